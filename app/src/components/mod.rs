@@ -1,0 +1,21 @@
+//! Reusable components: the top bar, the split chat/board view, small states.
+
+mod split;
+mod top_bar;
+
+pub use split::SplitView;
+pub use top_bar::TopBar;
+
+use leptos::prelude::*;
+
+/// Shown when the person may not see a page (the server also answers 403).
+#[component]
+pub fn Forbidden(message: String) -> impl IntoView {
+    view! {
+        <div role="alert" class="rounded-xl border border-amber-300 bg-amber-50 p-6 text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-100">
+            <p class="font-medium">"No tienes permiso para ver esta página."</p>
+            <p class="mt-1 text-sm">{message}</p>
+            <a href="/" class="mt-3 inline-block text-sm underline">"Volver al chat"</a>
+        </div>
+    }
+}

@@ -1,0 +1,211 @@
+//! The split view: chat left, board right, a draggable (and keyboard-resizable)
+//! divider whose position is remembered; under 768 px, tabs Chat · Tablero · Decisiones.
+
+use leptos::prelude::*;
+
+const MIN_PCT: f64 = 25.0;
+const MAX_PCT: f64 = 75.0;
+const DEFAULT_PCT: f64 = 42.0;
+#[cfg(feature = "hydrate")]
+const STORAGE_KEY: &str = "luna.split.chat_pct";
+
+#[derive(Clone, Copy, PartialEq, Eq, Debug)]
+enum Tab {
+    Chat,
+    Board,
+    Decisions,
+}
+
+fn clamp(pct: f64) -> f64 {
+    pct.clamp(MIN_PCT, MAX_PCT)
+}
+
+#[component]
+pub fn SplitView() -> impl IntoView {
+    let (tab, set_tab) = signal(Tab::Chat);
+    let (chat_pct, set_chat_pct) = signal(DEFAULT_PCT);
+    let (dragging, set_dragging) = signal(false);
+    let container = NodeRef::<leptos::html::Div>::new();
+
+    // Restore the remembered width once hydrated, and remember every change.
+    #[cfg(feature = "hydrate")]
+    {
+        Effect::new(move |_| {
+            let stored = window()
+                .local_storage()
+                .ok()
+                .flatten()
+                .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
+                .and_then(|v| v.parse::<f64>().ok());
+            if let Some(v) = stored {
+                set_chat_pct.set(clamp(v));
+            }
+        });
+    }
+    let remember = move |pct: f64| {
+        set_chat_pct.set(clamp(pct));
+        #[cfg(feature = "hydrate")]
+        if let Some(storage) = window().local_storage().ok().flatten() {
+            let _ = storage.set_item(STORAGE_KEY, &format!("{:.1}", clamp(pct)));
+        }
+    };
+
+    let on_pointer_down = move |ev: leptos::ev::PointerEvent| {
+        set_dragging.set(true);
+        #[cfg(feature = "hydrate")]
+        {
+            use wasm_bindgen::JsCast;
+            if let Some(target) = ev
+                .target()
+                .and_then(|t| t.dyn_into::<web_sys::Element>().ok())
+            {
+                let _ = target.set_pointer_capture(ev.pointer_id());
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = ev;
+    };
+    let on_pointer_move = move |ev: leptos::ev::PointerEvent| {
+        if !dragging.get_untracked() {
+            return;
+        }
+        #[cfg(feature = "hydrate")]
+        if let Some(el) = container.get_untracked() {
+            let rect = el.get_bounding_client_rect();
+            if rect.width() > 0.0 {
+                remember((ev.client_x() as f64 - rect.left()) / rect.width() * 100.0);
+            }
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (ev, container);
+    };
+    let on_pointer_up = move |_| set_dragging.set(false);
+    let on_key = move |ev: leptos::ev::KeyboardEvent| {
+        let step = if ev.shift_key() { 10.0 } else { 2.0 };
+        match ev.key().as_str() {
+            "ArrowLeft" => remember(chat_pct.get_untracked() - step),
+            "ArrowRight" => remember(chat_pct.get_untracked() + step),
+            "Home" => remember(MIN_PCT),
+            "End" => remember(MAX_PCT),
+            _ => return,
+        }
+        ev.prevent_default();
+    };
+
+    let tab_button = move |which: Tab, label: &'static str, controls: &'static str| {
+        view! {
+            <button
+                role="tab"
+                id=format!("tab-{controls}")
+                aria-controls=controls
+                aria-selected=move || (tab.get() == which).to_string()
+                class=move || {
+                    let base = "flex-1 py-2 text-sm font-medium border-b-2 focus-visible:outline-2 focus-visible:outline-indigo-500";
+                    if tab.get() == which {
+                        format!("{base} border-indigo-600 text-indigo-700 dark:text-indigo-300")
+                    } else {
+                        format!("{base} border-transparent text-slate-600 dark:text-slate-400")
+                    }
+                }
+                on:click=move |_| set_tab.set(which)
+            >
+                {label}
+            </button>
+        }
+    };
+
+    view! {
+        <div role="tablist" aria-label="Secciones" class="flex border-b border-slate-200 bg-white md:hidden dark:border-slate-800 dark:bg-slate-900">
+            {tab_button(Tab::Chat, "Chat", "chat-pane")}
+            {tab_button(Tab::Board, "Tablero", "board-pane")}
+            {tab_button(Tab::Decisions, "Decisiones", "decisions-pane")}
+        </div>
+        <div
+            node_ref=container
+            class="flex min-h-0 flex-1 flex-col md:flex-row"
+            style:--chat-width=move || format!("{:.1}%", chat_pct.get())
+            data-testid="split-view"
+        >
+            <section
+                id="chat-pane"
+                aria-label="Chat"
+                class=move || {
+                    let shown = if tab.get() == Tab::Chat { "flex" } else { "hidden md:flex" };
+                    format!("{shown} min-h-0 flex-1 flex-col md:w-[var(--chat-width)] md:flex-none")
+                }
+            >
+                <div class="flex-1 overflow-y-auto p-4">
+                    <div class="mx-auto max-w-xl rounded-xl border border-dashed border-slate-300 p-6 text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
+                        <p class="font-medium text-slate-800 dark:text-slate-200">"Pídele a Luna lo que buscas."</p>
+                        <p class="mt-2">
+                            "Por ejemplo: «Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.»"
+                        </p>
+                        <p class="mt-2">"Aquí verás la conversación, cada paso que Luna da y las decisiones que te toca tomar."</p>
+                    </div>
+                </div>
+                <form class="border-t border-slate-200 p-3 dark:border-slate-800" on:submit=|ev| ev.prevent_default()>
+                    <label for="composer" class="sr-only">"Mensaje para Luna"</label>
+                    <textarea
+                        id="composer"
+                        rows="2"
+                        disabled
+                        aria-describedby="composer-status"
+                        placeholder="Escribe qué proveedores buscas…"
+                        class="w-full resize-none rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-700 dark:bg-slate-950"
+                    ></textarea>
+                    <p id="composer-status" class="mt-1 text-xs text-slate-500">"El chat todavía no está disponible en esta versión."</p>
+                </form>
+            </section>
+            <div
+                role="separator"
+                aria-orientation="vertical"
+                aria-label="Cambiar el ancho del chat y el tablero"
+                aria-valuemin=MIN_PCT
+                aria-valuemax=MAX_PCT
+                aria-valuenow=move || format!("{:.0}", chat_pct.get())
+                tabindex="0"
+                data-testid="divider"
+                class=move || {
+                    let active = if dragging.get() { "bg-indigo-500" } else { "bg-slate-200 dark:bg-slate-800" };
+                    format!("hidden w-1.5 shrink-0 cursor-col-resize touch-none hover:bg-indigo-400 focus-visible:bg-indigo-500 focus-visible:outline-none md:block {active}")
+                }
+                on:pointerdown=on_pointer_down
+                on:pointermove=on_pointer_move
+                on:pointerup=on_pointer_up
+                on:pointercancel=on_pointer_up
+                on:keydown=on_key
+            ></div>
+            <section
+                id="board-pane"
+                aria-label="Tablero"
+                class=move || {
+                    let shown = if tab.get() == Tab::Chat { "hidden md:flex" } else { "flex" };
+                    format!("{shown} min-h-0 min-w-0 flex-1 flex-col gap-4 overflow-y-auto bg-white p-4 dark:bg-slate-900")
+                }
+            >
+                <div class=move || if tab.get() == Tab::Decisions { "hidden md:block space-y-4" } else { "block space-y-4" }>
+                    <BoardSection title="Selección" empty="Cuando Luna arme una selección, aquí verás cada empresa con la razón y la evidencia que la respaldan." />
+                    <BoardSection title="Lista guardada" empty="Al guardar la selección en tu CRM, aquí aparece la colección como tablero o tabla, con sus etapas." />
+                </div>
+                <div
+                    id="decisions-pane"
+                    class=move || if tab.get() == Tab::Board { "hidden md:block" } else { "block" }
+                >
+                    <BoardSection title="Decisiones pendientes" empty="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." />
+                </div>
+            </section>
+        </div>
+    }
+}
+
+#[component]
+fn BoardSection(title: &'static str, empty: &'static str) -> impl IntoView {
+    view! {
+        <section aria-label=title class="space-y-2">
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">{title}</h2>
+            <p class="rounded-xl border border-dashed border-slate-300 p-4 text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
+                {empty}
+            </p>
+        </section>
+    }
+}

@@ -1,0 +1,54 @@
+//! Luna's user interface: the HTML shell, the router and the pages, plus the server
+//! functions they call. Server functions stay thin: they take the engine and the
+//! caller from context, call the engine and map its error (see `server`).
+
+pub mod api;
+pub mod components;
+pub mod error;
+pub mod pages;
+#[cfg(feature = "ssr")]
+pub mod server;
+
+use leptos::prelude::*;
+use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
+use leptos_router::components::{Route, Router, Routes};
+use leptos_router::{path, SsrMode};
+
+use pages::{KnowledgeReviewPage, LoginPage, NotFoundPage, SettingsPage, WorkspacePage};
+
+/// The HTML document the server renders around the app.
+pub fn shell(options: LeptosOptions) -> impl IntoView {
+    view! {
+        <!DOCTYPE html>
+        <html lang="es-MX">
+            <head>
+                <meta charset="utf-8" />
+                <meta name="viewport" content="width=device-width, initial-scale=1" />
+                <meta name="color-scheme" content="light dark" />
+                <AutoReload options=options.clone() />
+                <HydrationScripts options />
+                <MetaTags />
+            </head>
+            <body class="h-full bg-slate-50 text-slate-900 antialiased dark:bg-slate-950 dark:text-slate-100">
+                <App />
+            </body>
+        </html>
+    }
+}
+
+#[component]
+pub fn App() -> impl IntoView {
+    provide_meta_context();
+    view! {
+        <Stylesheet id="leptos" href="/pkg/luna.css" />
+        <Title text="Luna" />
+        <Router>
+            <Routes fallback=|| view! { <NotFoundPage /> }>
+                <Route path=path!("/login") view=LoginPage />
+                <Route path=path!("/") view=WorkspacePage />
+                <Route path=path!("/ajustes") view=SettingsPage ssr=SsrMode::Async />
+                <Route path=path!("/conocimiento") view=KnowledgeReviewPage ssr=SsrMode::Async />
+            </Routes>
+        </Router>
+    }
+}

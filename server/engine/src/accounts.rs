@@ -1,0 +1,650 @@
+//! Accounts: users, workspaces, memberships, browser sessions, login throttling and
+//! workspace API keys. Every other module receives a `Caller` from here and scopes
+//! its reads and writes to `caller.workspace_id`.
+
+use argon2::password_hash::{
+    rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
+};
+use argon2::Argon2;
+use luna_protocol::account::{Me, Plan, Role};
+use luna_protocol::error::{ErrorBody, ErrorCode};
+use sqlx::Row;
+
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::{new_id, random_token, sha256_hex};
+use crate::store::Store;
+
+/// How long a browser session lives without a new login.
+pub const SESSION_TTL_MS: i64 = 14 * 24 * 3600 * 1000;
+/// Failed logins allowed per email inside `THROTTLE_WINDOW_MS` before throttling.
+pub const MAX_FAILURES: i64 = 5;
+pub const THROTTLE_WINDOW_MS: i64 = 15 * 60 * 1000;
+
+/// The message for any failed login. It never says whether the email exists.
+pub const BAD_CREDENTIALS_MESSAGE: &str = "El correo o la contraseña no son correctos.";
+
+/// An authenticated caller, resolved from a session cookie or an API key.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Caller {
+    pub user_id: String,
+    pub email: String,
+    pub display_name: String,
+    pub workspace_id: String,
+    pub workspace_name: String,
+    pub role: Role,
+    pub plan: Plan,
+    /// Set when the caller authenticated with an API key (MCP).
+    pub api_key_id: Option<String>,
+}
+
+impl Caller {
+    pub fn me(&self) -> Me {
+        Me {
+            user_id: self.user_id.clone(),
+            email: self.email.clone(),
+            display_name: self.display_name.clone(),
+            workspace_id: self.workspace_id.clone(),
+            workspace_name: self.workspace_name.clone(),
+            role: self.role,
+            plan: self.plan,
+        }
+    }
+
+    /// Fails with `FORBIDDEN` unless the caller is an owner or admin.
+    pub fn require_admin(&self) -> EngineResult<()> {
+        if self.role.can_administer() {
+            Ok(())
+        } else {
+            Err(EngineError::forbidden(
+                "Solo el dueño o un administrador del espacio de trabajo puede hacer esto.",
+            ))
+        }
+    }
+}
+
+/// A freshly created API key. `secret` is shown once and never stored.
+#[derive(Debug, Clone)]
+pub struct NewApiKey {
+    pub id: String,
+    pub prefix: String,
+    pub secret: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ApiKeySummary {
+    pub id: String,
+    pub name: String,
+    pub prefix: String,
+    pub created_at: i64,
+    pub revoked_at: Option<i64>,
+}
+
+/// Hashes a password with argon2id on the blocking pool (it is deliberately slow).
+pub async fn hash_password(password: String) -> EngineResult<String> {
+    tokio::task::spawn_blocking(move || {
+        let salt = SaltString::generate(&mut OsRng);
+        Argon2::default()
+            .hash_password(password.as_bytes(), &salt)
+            .map(|h| h.to_string())
+            .map_err(|e| EngineError::Internal(format!("argon2: {e}")))
+    })
+    .await
+    .map_err(|e| EngineError::Internal(format!("join: {e}")))?
+}
+
+/// Verifies on the blocking pool. With no stored hash (unknown email) it verifies
+/// against a throwaway hash so both failures cost the same time.
+async fn verify_password(password: String, hash: Option<String>) -> EngineResult<bool> {
+    tokio::task::spawn_blocking(move || {
+        let known = hash.is_some();
+        let hash = match hash {
+            Some(h) => h,
+            None => DUMMY_HASH
+                .get_or_init(|| {
+                    let salt = SaltString::generate(&mut OsRng);
+                    Argon2::default()
+                        .hash_password(random_token(16).as_bytes(), &salt)
+                        .map(|h| h.to_string())
+                        .unwrap_or_default()
+                })
+                .clone(),
+        };
+        let parsed =
+            PasswordHash::new(&hash).map_err(|e| EngineError::Internal(format!("argon2: {e}")))?;
+        Ok(Argon2::default()
+            .verify_password(password.as_bytes(), &parsed)
+            .is_ok()
+            && known)
+    })
+    .await
+    .map_err(|e| EngineError::Internal(format!("join: {e}")))?
+}
+
+fn normalize_email(email: &str) -> String {
+    email.trim().to_lowercase()
+}
+
+fn invalid(message: &str, hint: &str) -> EngineError {
+    EngineError::typed(ErrorCode::InvalidArgument, message, hint)
+}
+
+/// Account operations over the store.
+#[derive(Clone, Debug)]
+pub struct Accounts {
+    store: Store,
+}
+
+impl Accounts {
+    pub fn new(store: Store) -> Self {
+        Accounts { store }
+    }
+
+    pub async fn create_user(
+        &self,
+        email: &str,
+        display_name: &str,
+        password: &str,
+    ) -> EngineResult<String> {
+        let email = normalize_email(email);
+        if !email.contains('@') || email.len() > 254 {
+            return Err(invalid(
+                "El correo no es válido.",
+                "Escribe un correo como nombre@empresa.mx.",
+            ));
+        }
+        if password.chars().count() < 8 {
+            return Err(invalid(
+                "La contraseña es demasiado corta.",
+                "Usa al menos 8 caracteres.",
+            ));
+        }
+        let id = new_id("usr");
+        let hash = hash_password(password.to_owned()).await?;
+        let res = sqlx::query(
+            "insert into users (id, email, display_name, password_hash, created_at) values (?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(&email)
+        .bind(display_name.trim())
+        .bind(hash)
+        .bind(now_ms())
+        .execute(self.store.pool())
+        .await;
+        match res {
+            Ok(_) => Ok(id),
+            Err(sqlx::Error::Database(db)) if db.is_unique_violation() => Err(EngineError::typed(
+                ErrorCode::Conflict,
+                "Ya existe una cuenta con ese correo.",
+                "Inicia sesión con ese correo o usa otro.",
+            )),
+            Err(e) => Err(e.into()),
+        }
+    }
+
+    pub async fn create_workspace(&self, name: &str, plan: Plan) -> EngineResult<String> {
+        let id = new_id("ws");
+        sqlx::query("insert into workspaces (id, name, plan, created_at) values (?, ?, ?, ?)")
+            .bind(&id)
+            .bind(name.trim())
+            .bind(plan.as_str())
+            .bind(now_ms())
+            .execute(self.store.pool())
+            .await?;
+        Ok(id)
+    }
+
+    pub async fn add_member(
+        &self,
+        workspace_id: &str,
+        user_id: &str,
+        role: Role,
+    ) -> EngineResult<()> {
+        sqlx::query(
+            "insert into memberships (workspace_id, user_id, role, created_at) values (?, ?, ?, ?)
+             on conflict (workspace_id, user_id) do update set role = excluded.role",
+        )
+        .bind(workspace_id)
+        .bind(user_id)
+        .bind(role.as_str())
+        .bind(now_ms())
+        .execute(self.store.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Checks the credentials and opens a new session (a fresh token on every login).
+    /// Returns the cookie token and the caller. Wrong email and wrong password fail
+    /// identically; more than `MAX_FAILURES` failures in the window throttle the email.
+    pub async fn login(&self, email: &str, password: &str) -> EngineResult<(String, Caller)> {
+        let email = normalize_email(email);
+        let now = now_ms();
+        let pool = self.store.pool();
+
+        let recent: Vec<i64> = sqlx::query_scalar(
+            "select failed_at from login_failures where email = ? and failed_at > ? order by failed_at",
+        )
+        .bind(&email)
+        .bind(now - THROTTLE_WINDOW_MS)
+        .fetch_all(pool)
+        .await?;
+        if recent.len() as i64 >= MAX_FAILURES {
+            let oldest = recent[0];
+            let retry_after_ms = (oldest + THROTTLE_WINDOW_MS - now).max(1000);
+            let minutes = (retry_after_ms + 59_999) / 60_000;
+            return Err(EngineError::Typed(
+                ErrorBody::new(
+                    ErrorCode::TooManyAttempts,
+                    format!("Demasiados intentos fallidos. Espera {minutes} min antes de volver a intentar."),
+                    "Si olvidaste tu contraseña, pide a un administrador que la restablezca.",
+                )
+                .with_retry_after((retry_after_ms / 1000) as u64),
+            ));
+        }
+
+        let row = sqlx::query("select id, password_hash from users where email = ?")
+            .bind(&email)
+            .fetch_optional(pool)
+            .await?;
+        let (user_id, hash) = match row {
+            Some(r) => (
+                Some(r.get::<String, _>("id")),
+                Some(r.get::<String, _>("password_hash")),
+            ),
+            None => (None, None),
+        };
+        let ok = verify_password(password.to_owned(), hash).await?;
+        let user_id = match (ok, user_id) {
+            (true, Some(id)) => id,
+            _ => {
+                sqlx::query("insert into login_failures (email, failed_at) values (?, ?)")
+                    .bind(&email)
+                    .bind(now)
+                    .execute(pool)
+                    .await?;
+                return Err(EngineError::typed(
+                    ErrorCode::InvalidCredentials,
+                    BAD_CREDENTIALS_MESSAGE,
+                    "Revisa el correo y la contraseña e intenta de nuevo.",
+                ));
+            }
+        };
+
+        let workspace_id: Option<String> = sqlx::query_scalar(
+            "select workspace_id from memberships where user_id = ? order by created_at, workspace_id limit 1",
+        )
+        .bind(&user_id)
+        .fetch_optional(pool)
+        .await?;
+        let Some(workspace_id) = workspace_id else {
+            return Err(EngineError::forbidden(
+                "Tu cuenta no pertenece a ningún espacio de trabajo.",
+            ));
+        };
+
+        let token = random_token(32);
+        let mut tx = pool.begin().await?;
+        sqlx::query("delete from login_failures where email = ?")
+            .bind(&email)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query("delete from auth_sessions where expires_at < ?")
+            .bind(now)
+            .execute(&mut *tx)
+            .await?;
+        sqlx::query(
+            "insert into auth_sessions (token_hash, user_id, workspace_id, created_at, expires_at) values (?, ?, ?, ?, ?)",
+        )
+        .bind(sha256_hex(&token))
+        .bind(&user_id)
+        .bind(&workspace_id)
+        .bind(now)
+        .bind(now + SESSION_TTL_MS)
+        .execute(&mut *tx)
+        .await?;
+        tx.commit().await?;
+
+        let caller = self
+            .caller_for(&user_id, &workspace_id)
+            .await?
+            .ok_or_else(|| EngineError::Internal("membership vanished during login".into()))?;
+        Ok((token, caller))
+    }
+
+    /// Resolves a session cookie token to its caller, or `None` if unknown or expired.
+    pub async fn session_caller(&self, token: &str) -> EngineResult<Option<Caller>> {
+        let row = sqlx::query("select user_id, workspace_id from auth_sessions where token_hash = ? and expires_at > ?")
+            .bind(sha256_hex(token))
+            .bind(now_ms())
+            .fetch_optional(self.store.pool())
+            .await?;
+        match row {
+            Some(r) => {
+                self.caller_for(
+                    &r.get::<String, _>("user_id"),
+                    &r.get::<String, _>("workspace_id"),
+                )
+                .await
+            }
+            None => Ok(None),
+        }
+    }
+
+    pub async fn logout(&self, token: &str) -> EngineResult<()> {
+        sqlx::query("delete from auth_sessions where token_hash = ?")
+            .bind(sha256_hex(token))
+            .execute(self.store.pool())
+            .await?;
+        Ok(())
+    }
+
+    async fn caller_for(&self, user_id: &str, workspace_id: &str) -> EngineResult<Option<Caller>> {
+        let row = sqlx::query(
+            "select u.id, u.email, u.display_name, w.id as ws_id, w.name as ws_name, w.plan, m.role
+               from memberships m
+               join users u on u.id = m.user_id
+               join workspaces w on w.id = m.workspace_id
+              where m.user_id = ? and m.workspace_id = ?",
+        )
+        .bind(user_id)
+        .bind(workspace_id)
+        .fetch_optional(self.store.pool())
+        .await?;
+        row.map(|r| caller_from_row(&r, None)).transpose()
+    }
+
+    /// Creates an API key for the caller's workspace (owner/admin only).
+    pub async fn create_api_key(&self, caller: &Caller, name: &str) -> EngineResult<NewApiKey> {
+        caller.require_admin()?;
+        let name = name.trim();
+        if name.is_empty() || name.chars().count() > 80 {
+            return Err(invalid(
+                "El nombre de la llave no es válido.",
+                "Usa un nombre de 1 a 80 caracteres que diga quién la usará.",
+            ));
+        }
+        let id = new_id("key");
+        let secret = format!("luna_{}", random_token(24));
+        let prefix: String = secret.chars().take(10).collect();
+        sqlx::query(
+            "insert into api_keys (id, workspace_id, name, prefix, key_hash, created_by, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+        )
+        .bind(&id)
+        .bind(&caller.workspace_id)
+        .bind(name)
+        .bind(&prefix)
+        .bind(sha256_hex(&secret))
+        .bind(&caller.user_id)
+        .bind(now_ms())
+        .execute(self.store.pool())
+        .await?;
+        self.audit(
+            caller,
+            "api_key.created",
+            serde_json::json!({"key_id": id, "name": name}),
+        )
+        .await?;
+        Ok(NewApiKey { id, prefix, secret })
+    }
+
+    pub async fn list_api_keys(&self, caller: &Caller) -> EngineResult<Vec<ApiKeySummary>> {
+        caller.require_admin()?;
+        let rows = sqlx::query(
+            "select id, name, prefix, created_at, revoked_at from api_keys where workspace_id = ? order by created_at desc",
+        )
+        .bind(&caller.workspace_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        Ok(rows
+            .iter()
+            .map(|r| ApiKeySummary {
+                id: r.get("id"),
+                name: r.get("name"),
+                prefix: r.get("prefix"),
+                created_at: r.get("created_at"),
+                revoked_at: r.get("revoked_at"),
+            })
+            .collect())
+    }
+
+    /// Revokes a key of the caller's workspace. A key of another workspace is `NOT_FOUND`.
+    pub async fn revoke_api_key(&self, caller: &Caller, key_id: &str) -> EngineResult<()> {
+        caller.require_admin()?;
+        let done = sqlx::query(
+            "update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? and workspace_id = ?",
+        )
+        .bind(now_ms())
+        .bind(key_id)
+        .bind(&caller.workspace_id)
+        .execute(self.store.pool())
+        .await?;
+        if done.rows_affected() == 0 {
+            return Err(EngineError::not_found("esa llave"));
+        }
+        self.audit(
+            caller,
+            "api_key.revoked",
+            serde_json::json!({"key_id": key_id}),
+        )
+        .await
+    }
+
+    /// Resolves a bearer API key to a caller acting as the key's creator in its workspace.
+    pub async fn api_key_caller(&self, secret: &str) -> EngineResult<Option<Caller>> {
+        let row = sqlx::query(
+            "select u.id, u.email, u.display_name, w.id as ws_id, w.name as ws_name, w.plan, m.role, k.id as key_id
+               from api_keys k
+               join workspaces w on w.id = k.workspace_id
+               join users u on u.id = k.created_by
+               join memberships m on m.user_id = u.id and m.workspace_id = w.id
+              where k.key_hash = ? and k.revoked_at is null",
+        )
+        .bind(sha256_hex(secret))
+        .fetch_optional(self.store.pool())
+        .await?;
+        row.map(|r| {
+            let key_id: String = r.get("key_id");
+            caller_from_row(&r, Some(key_id))
+        })
+        .transpose()
+    }
+
+    /// Workspaces the user belongs to, as (id, name, plan, role).
+    pub async fn workspaces_of(
+        &self,
+        user_id: &str,
+    ) -> EngineResult<Vec<(String, String, Plan, Role)>> {
+        let rows = sqlx::query(
+            "select w.id, w.name, w.plan, m.role from memberships m join workspaces w on w.id = m.workspace_id
+              where m.user_id = ? order by m.created_at, w.id",
+        )
+        .bind(user_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let plan = Plan::parse(r.get::<&str, _>("plan"))
+                    .ok_or_else(|| EngineError::Internal("bad plan".into()))?;
+                let role = Role::parse(r.get::<&str, _>("role"))
+                    .ok_or_else(|| EngineError::Internal("bad role".into()))?;
+                Ok((r.get("id"), r.get("name"), plan, role))
+            })
+            .collect()
+    }
+
+    /// Members of the caller's workspace as (display name, email, role), owners first.
+    pub async fn members(&self, caller: &Caller) -> EngineResult<Vec<(String, String, Role)>> {
+        let rows = sqlx::query(
+            "select u.display_name, u.email, m.role from memberships m join users u on u.id = m.user_id
+              where m.workspace_id = ?
+              order by case m.role when 'owner' then 0 when 'admin' then 1 else 2 end, u.display_name",
+        )
+        .bind(&caller.workspace_id)
+        .fetch_all(self.store.pool())
+        .await?;
+        rows.iter()
+            .map(|r| {
+                let role = Role::parse(r.get::<&str, _>("role"))
+                    .ok_or_else(|| EngineError::Internal("bad role".into()))?;
+                Ok((r.get("display_name"), r.get("email"), role))
+            })
+            .collect()
+    }
+
+    /// Appends an audit entry for the caller's workspace.
+    pub async fn audit(
+        &self,
+        caller: &Caller,
+        action: &str,
+        detail: serde_json::Value,
+    ) -> EngineResult<()> {
+        sqlx::query("insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)")
+            .bind(&caller.workspace_id)
+            .bind(&caller.user_id)
+            .bind(action)
+            .bind(detail.to_string())
+            .bind(now_ms())
+            .execute(self.store.pool())
+            .await?;
+        Ok(())
+    }
+
+    pub async fn user_count(&self) -> EngineResult<i64> {
+        Ok(sqlx::query_scalar("select count(*) from users")
+            .fetch_one(self.store.pool())
+            .await?)
+    }
+}
+
+fn caller_from_row(
+    r: &sqlx::sqlite::SqliteRow,
+    api_key_id: Option<String>,
+) -> EngineResult<Caller> {
+    Ok(Caller {
+        user_id: r.get("id"),
+        email: r.get("email"),
+        display_name: r.get("display_name"),
+        workspace_id: r.get("ws_id"),
+        workspace_name: r.get("ws_name"),
+        role: Role::parse(r.get::<&str, _>("role"))
+            .ok_or_else(|| EngineError::Internal("bad role".into()))?,
+        plan: Plan::parse(r.get::<&str, _>("plan"))
+            .ok_or_else(|| EngineError::Internal("bad plan".into()))?,
+        api_key_id,
+    })
+}
+
+/// argon2id hash of a random string nobody knows; verified against when the email is unknown.
+static DUMMY_HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    async fn accounts_with_user() -> (Accounts, String) {
+        let store = Store::open_temp().await.unwrap();
+        let acc = Accounts::new(store);
+        let ws = acc.create_workspace("Prueba", Plan::Founder).await.unwrap();
+        let user = acc
+            .create_user("Ana@Example.mx", "Ana", "secreto-123")
+            .await
+            .unwrap();
+        acc.add_member(&ws, &user, Role::Member).await.unwrap();
+        (acc, ws)
+    }
+
+    #[tokio::test]
+    async fn login_opens_a_session_that_resolves_to_the_caller() {
+        let (acc, ws) = accounts_with_user().await;
+        let (token, caller) = acc.login(" ana@example.mx ", "secreto-123").await.unwrap();
+        assert_eq!(caller.workspace_id, ws);
+        assert_eq!(caller.role, Role::Member);
+        let again = acc.session_caller(&token).await.unwrap().unwrap();
+        assert_eq!(again, caller);
+        acc.logout(&token).await.unwrap();
+        assert!(acc.session_caller(&token).await.unwrap().is_none());
+    }
+
+    #[tokio::test]
+    async fn each_login_rotates_the_session_token() {
+        let (acc, _) = accounts_with_user().await;
+        let (a, _) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let (b, _) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        assert_ne!(a, b);
+    }
+
+    #[tokio::test]
+    async fn wrong_password_and_unknown_email_fail_the_same_way() {
+        let (acc, _) = accounts_with_user().await;
+        let a = acc
+            .login("ana@example.mx", "otra-cosa")
+            .await
+            .unwrap_err()
+            .body();
+        let b = acc
+            .login("nadie@example.mx", "otra-cosa")
+            .await
+            .unwrap_err()
+            .body();
+        assert_eq!(a, b);
+        assert_eq!(a.code, ErrorCode::InvalidCredentials);
+        assert_eq!(a.message, BAD_CREDENTIALS_MESSAGE);
+    }
+
+    #[tokio::test]
+    async fn repeated_failures_throttle_even_the_right_password() {
+        let (acc, _) = accounts_with_user().await;
+        for _ in 0..MAX_FAILURES {
+            let _ = acc.login("ana@example.mx", "mal").await;
+        }
+        let err = acc
+            .login("ana@example.mx", "secreto-123")
+            .await
+            .unwrap_err()
+            .body();
+        assert_eq!(err.code, ErrorCode::TooManyAttempts);
+        assert!(err.retry_after.unwrap() > 0);
+    }
+
+    #[tokio::test]
+    async fn api_keys_are_admin_only_scoped_and_revocable() {
+        let (acc, ws) = accounts_with_user().await;
+        let (_, member) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        assert_eq!(
+            acc.create_api_key(&member, "bot").await.unwrap_err().code(),
+            ErrorCode::Forbidden
+        );
+
+        let admin_id = acc
+            .create_user("jefa@example.mx", "Jefa", "secreto-456")
+            .await
+            .unwrap();
+        acc.add_member(&ws, &admin_id, Role::Admin).await.unwrap();
+        let (_, admin) = acc.login("jefa@example.mx", "secreto-456").await.unwrap();
+        let key = acc.create_api_key(&admin, "agente").await.unwrap();
+        let via_key = acc.api_key_caller(&key.secret).await.unwrap().unwrap();
+        assert_eq!(via_key.workspace_id, ws);
+        assert_eq!(via_key.api_key_id.as_deref(), Some(key.id.as_str()));
+
+        // Another workspace cannot revoke it: NOT_FOUND, not data.
+        let other_ws = acc.create_workspace("Otra", Plan::Founder).await.unwrap();
+        let other_id = acc
+            .create_user("otro@example.mx", "Otro", "secreto-789")
+            .await
+            .unwrap();
+        acc.add_member(&other_ws, &other_id, Role::Owner)
+            .await
+            .unwrap();
+        let (_, other) = acc.login("otro@example.mx", "secreto-789").await.unwrap();
+        assert_eq!(
+            acc.revoke_api_key(&other, &key.id)
+                .await
+                .unwrap_err()
+                .code(),
+            ErrorCode::NotFound
+        );
+
+        acc.revoke_api_key(&admin, &key.id).await.unwrap();
+        assert!(acc.api_key_caller(&key.secret).await.unwrap().is_none());
+    }
+}

@@ -1,0 +1,243 @@
+//! Configuration from environment variables, validated at start-up. A bad value stops
+//! the server with one clear line naming the variable, never a panic trace.
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+
+/// Everything Luna reads from the environment. See the README's configuration table.
+#[derive(Clone, Debug)]
+pub struct Config {
+    pub database_url: String,
+    pub bind: SocketAddr,
+    pub data_dir: PathBuf,
+    /// Secret for cookies and HMAC seals. Generated and stored on first run if absent.
+    pub secret: String,
+    pub model: Option<ModelConfig>,
+    pub smtp_url: Option<String>,
+    pub cookie_secure: bool,
+    pub seed_demo: bool,
+}
+
+#[derive(Clone, Debug)]
+pub struct ModelConfig {
+    pub base_url: String,
+    pub api_key: Option<String>,
+    pub primary: String,
+    pub fallback: Option<String>,
+}
+
+/// A configuration error: the variable and what is wrong with it.
+#[derive(Debug, thiserror::Error)]
+#[error("configuración inválida: {var}: {problem}")]
+pub struct ConfigError {
+    pub var: &'static str,
+    pub problem: String,
+}
+
+fn err(var: &'static str, problem: impl Into<String>) -> ConfigError {
+    ConfigError {
+        var,
+        problem: problem.into(),
+    }
+}
+
+fn parse_bool(
+    var: &'static str,
+    value: Option<String>,
+    default: bool,
+) -> Result<bool, ConfigError> {
+    match value.as_deref().map(str::trim) {
+        None | Some("") => Ok(default),
+        Some("1" | "true" | "yes" | "on") => Ok(true),
+        Some("0" | "false" | "no" | "off") => Ok(false),
+        Some(other) => Err(err(
+            var,
+            format!("«{other}» no es un booleano (usa true o false)"),
+        )),
+    }
+}
+
+impl Config {
+    /// Reads the process environment. `default_bind` comes from the Leptos options.
+    pub fn from_env(default_bind: SocketAddr) -> Result<Config, ConfigError> {
+        Config::from_lookup(|k| std::env::var(k).ok(), default_bind)
+    }
+
+    /// Reads configuration through `get`, so tests can pass a map.
+    pub fn from_lookup(
+        get: impl Fn(&str) -> Option<String>,
+        default_bind: SocketAddr,
+    ) -> Result<Config, ConfigError> {
+        let non_empty = |k: &str| get(k).filter(|v| !v.trim().is_empty());
+
+        let data_dir = PathBuf::from(non_empty("LUNA_DATA_DIR").unwrap_or_else(|| "data".into()));
+        let database_url = non_empty("LUNA_DATABASE_URL")
+            .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("luna.db").display()));
+        if !database_url.starts_with("sqlite:") {
+            return Err(err(
+                "LUNA_DATABASE_URL",
+                format!("«{database_url}» no es compatible; usa una URL sqlite:// (PostgreSQL llegará en una versión próxima)"),
+            ));
+        }
+
+        let bind = match non_empty("LUNA_BIND") {
+            Some(v) => v.parse().map_err(|_| {
+                err(
+                    "LUNA_BIND",
+                    format!("«{v}» no es una dirección; usa algo como 127.0.0.1:3000"),
+                )
+            })?,
+            None => default_bind,
+        };
+
+        let secret = match non_empty("LUNA_SECRET") {
+            Some(s) if s.len() < 32 => {
+                return Err(err("LUNA_SECRET", "debe tener al menos 32 caracteres"))
+            }
+            Some(s) => s,
+            None => String::new(), // filled by `ensure_secret` once the data dir exists
+        };
+
+        let model = match (
+            non_empty("LUNA_MODEL_BASE_URL"),
+            non_empty("LUNA_MODEL_PRIMARY"),
+        ) {
+            (None, None) => None,
+            (Some(base_url), Some(primary)) => {
+                if !(base_url.starts_with("http://") || base_url.starts_with("https://")) {
+                    return Err(err(
+                        "LUNA_MODEL_BASE_URL",
+                        format!("«{base_url}» debe empezar con http:// o https://"),
+                    ));
+                }
+                Some(ModelConfig {
+                    base_url,
+                    api_key: non_empty("LUNA_MODEL_API_KEY"),
+                    primary,
+                    fallback: non_empty("LUNA_MODEL_FALLBACK"),
+                })
+            }
+            (Some(_), None) => {
+                return Err(err(
+                    "LUNA_MODEL_PRIMARY",
+                    "falta el modelo principal para LUNA_MODEL_BASE_URL",
+                ))
+            }
+            (None, Some(_)) => {
+                return Err(err(
+                    "LUNA_MODEL_BASE_URL",
+                    "falta la URL del proveedor para LUNA_MODEL_PRIMARY",
+                ))
+            }
+        };
+
+        let smtp_url = non_empty("LUNA_SMTP_URL");
+        if let Some(url) = &smtp_url {
+            if !(url.starts_with("smtp://") || url.starts_with("smtps://")) {
+                return Err(err(
+                    "LUNA_SMTP_URL",
+                    format!("«{url}» debe empezar con smtp:// o smtps://"),
+                ));
+            }
+        }
+
+        Ok(Config {
+            database_url,
+            bind,
+            data_dir,
+            secret,
+            model,
+            smtp_url,
+            cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
+            seed_demo: parse_bool("LUNA_DEMO", get("LUNA_DEMO"), true)?,
+        })
+    }
+
+    /// Fills `secret` from `<data_dir>/secret.key`, creating it (mode 0600) on first run.
+    pub fn ensure_secret(&mut self) -> Result<(), ConfigError> {
+        if !self.secret.is_empty() {
+            return Ok(());
+        }
+        let path = self.data_dir.join("secret.key");
+        if let Ok(existing) = std::fs::read_to_string(&path) {
+            let existing = existing.trim().to_owned();
+            if existing.len() >= 32 {
+                self.secret = existing;
+                return Ok(());
+            }
+        }
+        std::fs::create_dir_all(&self.data_dir).map_err(|e| {
+            err(
+                "LUNA_DATA_DIR",
+                format!("no se pudo crear {}: {e}", self.data_dir.display()),
+            )
+        })?;
+        let mut bytes = [0u8; 32];
+        rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut bytes);
+        let secret = hex::encode(bytes);
+        std::fs::write(&path, &secret).map_err(|e| {
+            err(
+                "LUNA_DATA_DIR",
+                format!("no se pudo escribir {}: {e}", path.display()),
+            )
+        })?;
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
+        }
+        self.secret = secret;
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::collections::HashMap;
+
+    fn cfg(pairs: &[(&str, &str)]) -> Result<Config, ConfigError> {
+        let map: HashMap<String, String> = pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect();
+        Config::from_lookup(|k| map.get(k).cloned(), "127.0.0.1:3000".parse().unwrap())
+    }
+
+    #[test]
+    fn defaults_are_the_embedded_set_up() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.database_url, "sqlite://data/luna.db");
+        assert_eq!(c.bind.to_string(), "127.0.0.1:3000");
+        assert!(c.model.is_none() && c.smtp_url.is_none() && c.seed_demo);
+    }
+
+    #[test]
+    fn bad_values_name_the_variable() {
+        assert_eq!(cfg(&[("LUNA_BIND", "nope")]).unwrap_err().var, "LUNA_BIND");
+        assert_eq!(
+            cfg(&[("LUNA_MODEL_BASE_URL", "http://x")]).unwrap_err().var,
+            "LUNA_MODEL_PRIMARY"
+        );
+        assert_eq!(
+            cfg(&[("LUNA_SMTP_URL", "mail.example")]).unwrap_err().var,
+            "LUNA_SMTP_URL"
+        );
+        assert_eq!(
+            cfg(&[("LUNA_SECRET", "short")]).unwrap_err().var,
+            "LUNA_SECRET"
+        );
+        assert_eq!(cfg(&[("LUNA_DEMO", "maybe")]).unwrap_err().var, "LUNA_DEMO");
+    }
+
+    #[test]
+    fn secret_is_generated_once_and_reused() {
+        let dir = std::env::temp_dir().join(format!("luna-cfg-{}", uuid::Uuid::new_v4().simple()));
+        let mut a = cfg(&[("LUNA_DATA_DIR", dir.to_str().unwrap())]).unwrap();
+        a.ensure_secret().unwrap();
+        let mut b = cfg(&[("LUNA_DATA_DIR", dir.to_str().unwrap())]).unwrap();
+        b.ensure_secret().unwrap();
+        assert_eq!(a.secret.len(), 64);
+        assert_eq!(a.secret, b.secret);
+    }
+}

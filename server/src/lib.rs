@@ -1,0 +1,10 @@
+//! Luna's server: configuration, the axum router (pages, server functions, health)
+//! and start-up. The domain lives in `luna-engine`; this crate only adapts HTTP to it.
+
+pub mod config;
+pub mod health;
+pub mod routes;
+pub mod session;
+
+pub use config::Config;
+pub use routes::{app, AppState};

@@ -1,0 +1,153 @@
+//! The router (`app`) and start-up (`main_entry`).
+
+use std::time::Duration;
+
+use axum::extract::FromRef;
+use axum::http::{HeaderName, Request};
+use axum::routing::get;
+use axum::Router;
+use leptos::config::{get_configuration, LeptosOptions};
+use leptos::prelude::provide_context;
+use leptos_axum::{generate_route_list, LeptosRoutes};
+use luna_app::server::CookiePolicy;
+use luna_app::{shell, App};
+use luna_engine::Engine;
+use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
+use tower_http::trace::TraceLayer;
+
+use crate::config::Config;
+use crate::{health, session};
+
+/// Shared state of every route. Cheap to clone.
+#[derive(Clone, FromRef)]
+pub struct AppState {
+    pub leptos_options: LeptosOptions,
+    pub engine: Engine,
+    pub cookie: CookiePolicy,
+}
+
+const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
+
+/// Builds the whole HTTP surface for `state`.
+pub fn app(state: AppState) -> Router {
+    let routes = generate_route_list(App);
+    let context = {
+        let engine = state.engine.clone();
+        let cookie = state.cookie;
+        move || {
+            provide_context(engine.clone());
+            provide_context(cookie);
+        }
+    };
+    let shell_options = state.leptos_options.clone();
+    Router::new()
+        .route("/healthz", get(health::healthz))
+        .route("/readyz", get(health::readyz))
+        .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
+        .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
+        .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))
+        .layer(PropagateRequestIdLayer::new(REQUEST_ID))
+        .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
+            let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
+            tracing::info_span!("http", method = %req.method(), path = %req.uri().path(), request_id = %id, workspace = tracing::field::Empty)
+        }))
+        .layer(SetRequestIdLayer::new(REQUEST_ID, MakeRequestUuid))
+        .with_state(state)
+}
+
+/// Reads configuration, opens the database, seeds the demo and serves. Returns the exit code.
+pub async fn main_entry() -> i32 {
+    tracing_subscriber::fmt()
+        .with_env_filter(
+            tracing_subscriber::EnvFilter::try_from_default_env()
+                .unwrap_or_else(|_| "info,sqlx=warn,tower_http=info".into()),
+        )
+        .init();
+
+    let leptos_conf = match get_configuration(None) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("configuración inválida: Leptos: {e}");
+            return 2;
+        }
+    };
+    let mut config = match Config::from_env(leptos_conf.leptos_options.site_addr) {
+        Ok(c) => c,
+        Err(e) => {
+            eprintln!("{e}");
+            return 2;
+        }
+    };
+    if let Err(e) = config.ensure_secret() {
+        eprintln!("{e}");
+        return 2;
+    }
+
+    let engine = match Engine::open(&config.database_url).await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!(
+                "no se pudo abrir la base de datos {}: {e}",
+                config.database_url
+            );
+            return 1;
+        }
+    };
+    if config.seed_demo {
+        match luna_engine::demo::seed_if_empty(&engine.accounts).await {
+            Ok(true) => print_demo_logins(),
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("no se pudo sembrar la demo: {e}");
+                return 1;
+            }
+        }
+    }
+
+    let mut leptos_options = leptos_conf.leptos_options;
+    leptos_options.site_addr = config.bind;
+    let state = AppState {
+        leptos_options,
+        engine,
+        cookie: CookiePolicy {
+            secure: config.cookie_secure,
+        },
+    };
+    let listener = match tokio::net::TcpListener::bind(config.bind).await {
+        Ok(l) => l,
+        Err(e) => {
+            eprintln!("no se pudo escuchar en {}: {e}", config.bind);
+            return 1;
+        }
+    };
+    println!("Luna está lista en http://{}", config.bind);
+    tracing::info!(addr = %config.bind, model = config.model.is_some(), "serving");
+    let served = axum::serve(listener, app(state))
+        .with_graceful_shutdown(async {
+            let _ = tokio::signal::ctrl_c().await;
+        })
+        .await;
+    match served {
+        Ok(()) => 0,
+        Err(e) => {
+            eprintln!("el servidor se detuvo: {e}");
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            1
+        }
+    }
+}
+
+fn print_demo_logins() {
+    println!(
+        "Espacio de trabajo de demostración creado. Entradas (contraseña: {}):",
+        luna_engine::demo::DEMO_PASSWORD
+    );
+    for (email, name, ws, role) in luna_engine::demo::DEMO_USERS {
+        let (ws_name, plan) = luna_engine::demo::DEMO_WORKSPACES[*ws];
+        println!(
+            "  {email:<24} {name} · {} · {ws_name} ({})",
+            role.label(),
+            plan.label()
+        );
+    }
+}
