@@ -39,6 +39,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
+    // Marks the page as interactive once the WebAssembly has hydrated it (used by the
+    // end-to-end tests, and harmless otherwise).
+    #[cfg(feature = "hydrate")]
+    Effect::new(|_| {
+        if let Some(body) = document().body() {
+            let _ = body.set_attribute("data-hydrated", "true");
+        }
+    });
     view! {
         <Stylesheet id="leptos" href="/pkg/luna.css" />
         <Title text="Luna" />
