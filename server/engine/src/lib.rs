@@ -9,6 +9,7 @@ pub mod demo;
 pub mod error;
 pub mod ids;
 pub mod store;
+pub mod turn;
 
 pub use error::{EngineError, EngineResult};
 pub use store::Store;

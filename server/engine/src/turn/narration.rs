@@ -1,0 +1,237 @@
+//! Anchored narration. The model marks every fact as `[[kind:id]]`; the server replaces
+//! each marker with the label of an object validated in this turn and records the span,
+//! so the client never sees raw markers and every figure points at its evidence.
+//!
+//! A narration is valid only if every marker resolves and no digit appears outside a
+//! marker (a number, date or amount must come from data, never from the model's prose).
+
+use std::collections::HashMap;
+
+use serde::{Deserialize, Serialize};
+
+/// The kinds of object a narration may cite (SPEC §7.2).
+pub const REF_KINDS: &[&str] = &[
+    "company", "record", "topic", "decision", "sequence", "evidence", "run",
+];
+
+/// A resolved anchor: `text[start..end]` is the label of `reference` (`kind:id`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AnchorSpan {
+    pub start: usize,
+    pub end: usize,
+    pub reference: String,
+}
+
+/// Narration ready for the person: labels substituted, anchors recorded.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResolvedNarration {
+    pub text: String,
+    pub anchors: Vec<AnchorSpan>,
+}
+
+/// Why a narration was rejected.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum NarrationProblem {
+    /// A marker whose `kind:id` is not among the turn's validated objects.
+    UnresolvedRef(String),
+    /// A marker with an unknown kind or malformed body.
+    MalformedRef(String),
+    /// A digit in free prose: a figure that no object backs.
+    UnanchoredFigure(String),
+}
+
+/// The objects validated in this turn, by `kind:id`, with the label to show.
+#[derive(Debug, Clone, Default)]
+pub struct KnownRefs {
+    labels: HashMap<String, String>,
+}
+
+impl KnownRefs {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records an object. `reference` is `kind:id`; `label` is what the person reads.
+    pub fn insert(&mut self, reference: impl Into<String>, label: impl Into<String>) {
+        self.labels.insert(reference.into(), label.into());
+    }
+
+    pub fn label(&self, reference: &str) -> Option<&str> {
+        self.labels.get(reference).map(String::as_str)
+    }
+
+    pub fn len(&self) -> usize {
+        self.labels.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.labels.is_empty()
+    }
+}
+
+/// One piece of a narration: prose or a marker body (`kind:id`).
+#[derive(Debug, PartialEq, Eq)]
+enum Piece<'a> {
+    Prose(&'a str),
+    Marker(&'a str),
+}
+
+fn split(text: &str) -> Vec<Piece<'_>> {
+    let mut pieces = Vec::new();
+    let mut rest = text;
+    while let Some(open) = rest.find("[[") {
+        match rest[open + 2..].find("]]") {
+            Some(close) => {
+                if open > 0 {
+                    pieces.push(Piece::Prose(&rest[..open]));
+                }
+                pieces.push(Piece::Marker(&rest[open + 2..open + 2 + close]));
+                rest = &rest[open + 2 + close + 2..];
+            }
+            None => break,
+        }
+    }
+    if !rest.is_empty() {
+        pieces.push(Piece::Prose(rest));
+    }
+    pieces
+}
+
+fn marker_is_well_formed(body: &str) -> bool {
+    match body.split_once(':') {
+        Some((kind, id)) => {
+            REF_KINDS.contains(&kind) && !id.is_empty() && !id.contains(char::is_whitespace)
+        }
+        None => false,
+    }
+}
+
+/// Checks a narration against the turn's objects. `Ok` carries the resolved text;
+/// `Err` lists every problem found (used to ask the model for one repair).
+pub fn resolve(text: &str, known: &KnownRefs) -> Result<ResolvedNarration, Vec<NarrationProblem>> {
+    let mut out = String::with_capacity(text.len());
+    let mut anchors = Vec::new();
+    let mut problems = Vec::new();
+    for piece in split(text) {
+        match piece {
+            Piece::Prose(p) => {
+                if p.contains("[[") || p.contains("]]") {
+                    problems.push(NarrationProblem::MalformedRef(p.trim().to_owned()));
+                }
+                if p.chars().any(|c| c.is_ascii_digit()) {
+                    problems.push(NarrationProblem::UnanchoredFigure(p.trim().to_owned()));
+                }
+                out.push_str(p);
+            }
+            Piece::Marker(body) => {
+                if !marker_is_well_formed(body) {
+                    problems.push(NarrationProblem::MalformedRef(body.to_owned()));
+                    continue;
+                }
+                match known.label(body) {
+                    Some(label) => {
+                        let start = out.len();
+                        out.push_str(label);
+                        anchors.push(AnchorSpan {
+                            start,
+                            end: out.len(),
+                            reference: body.to_owned(),
+                        });
+                    }
+                    None => problems.push(NarrationProblem::UnresolvedRef(body.to_owned())),
+                }
+            }
+        }
+    }
+    if problems.is_empty() {
+        Ok(ResolvedNarration { text: out, anchors })
+    } else {
+        Err(problems)
+    }
+}
+
+/// Splits after `.`, `!`, `?` or a newline, keeping the terminator with its sentence.
+fn sentences(text: &str) -> Vec<&str> {
+    let mut out = Vec::new();
+    let mut start = 0;
+    let bytes: Vec<(usize, char)> = text.char_indices().collect();
+    let mut in_marker = false;
+    for (i, (pos, c)) in bytes.iter().enumerate() {
+        if *c == '[' && bytes.get(i + 1).map(|x| x.1) == Some('[') {
+            in_marker = true;
+        }
+        if *c == ']' && bytes.get(i + 1).map(|x| x.1) == Some(']') {
+            in_marker = false;
+        }
+        if !in_marker && matches!(c, '.' | '!' | '?' | '\n') {
+            let end = pos + c.len_utf8();
+            out.push(&text[start..end]);
+            start = end;
+        }
+    }
+    if start < text.len() {
+        out.push(&text[start..]);
+    }
+    out
+}
+
+/// The fallback after a failed repair: keeps only the sentences that resolve cleanly.
+pub fn trim_to_anchored(text: &str, known: &KnownRefs) -> ResolvedNarration {
+    let kept: String = sentences(text)
+        .into_iter()
+        .filter(|s| resolve(s, known).is_ok())
+        .collect();
+    resolve(kept.trim(), known).unwrap_or(ResolvedNarration {
+        text: String::new(),
+        anchors: vec![],
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn known() -> KnownRefs {
+        let mut k = KnownRefs::new();
+        k.insert("company:EMP010101AB1", "Empaques Tapatíos");
+        k.insert("evidence:count-1", "412");
+        k
+    }
+
+    #[test]
+    fn markers_become_labels_with_spans() {
+        let r = resolve(
+            "Hay [[evidence:count-1]] proveedores; destaca [[company:EMP010101AB1]].",
+            &known(),
+        )
+        .unwrap();
+        assert_eq!(r.text, "Hay 412 proveedores; destaca Empaques Tapatíos.");
+        assert_eq!(&r.text[r.anchors[0].start..r.anchors[0].end], "412");
+        assert_eq!(r.anchors[1].reference, "company:EMP010101AB1");
+        assert!(!r.text.contains("[["));
+    }
+
+    #[test]
+    fn an_unknown_ref_or_a_bare_number_is_rejected() {
+        let errs = resolve("Destaca [[company:NOPE]] con 40 contratos.", &known()).unwrap_err();
+        assert!(errs.contains(&NarrationProblem::UnresolvedRef("company:NOPE".into())));
+        assert!(errs
+            .iter()
+            .any(|e| matches!(e, NarrationProblem::UnanchoredFigure(_))));
+        let errs = resolve("Ver [[empresa:X]].", &known()).unwrap_err();
+        assert_eq!(
+            errs,
+            vec![NarrationProblem::MalformedRef("empresa:X".into())]
+        );
+    }
+
+    #[test]
+    fn trimming_keeps_only_anchored_sentences() {
+        let t = trim_to_anchored(
+            "Hay [[evidence:count-1]] proveedores. Son 40 en total. Destaca [[company:NOPE]]! Te propongo guardarlos.",
+            &known(),
+        );
+        assert_eq!(t.text, "Hay 412 proveedores. Te propongo guardarlos.");
+        assert_eq!(t.anchors.len(), 1);
+    }
+}
