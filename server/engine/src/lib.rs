@@ -6,9 +6,11 @@
 pub mod accounts;
 pub mod clock;
 pub mod demo;
+pub mod director;
 pub mod error;
 pub mod ids;
 pub mod store;
+pub mod text;
 pub mod turn;
 
 pub use error::{EngineError, EngineResult};
