@@ -4,6 +4,7 @@
 //! Modules are named for what they hold; see ARCHITECTURE.md for the code map.
 
 pub mod accounts;
+pub mod catalog;
 pub mod clock;
 pub mod demo;
 pub mod error;
