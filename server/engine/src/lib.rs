@@ -9,6 +9,7 @@ pub mod clock;
 pub mod demo;
 pub mod error;
 pub mod ids;
+pub mod market;
 pub mod store;
 
 pub use error::{EngineError, EngineResult};
