@@ -17,9 +17,7 @@ pub const SCIAN_CLASES_CSV: &str = include_str!("../../data/scian_clases.csv");
 pub const SCIAN_REFERENCE_CSV: &str = include_str!("../../data/scian_reference.csv");
 
 /// A giro (line of business) as a salesperson says it.
-#[derive(
-    Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema,
-)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum Giro {
     Empaque,
@@ -92,34 +90,74 @@ impl Giro {
     pub fn synonyms(self) -> &'static [&'static str] {
         match self {
             Giro::Empaque => &[
-                "empaque", "empaques", "embalaje", "envase", "envases", "empaquetado",
-                "carton", "cajas de carton", "bolsas", "packaging", "contenedores",
+                "empaque",
+                "empaques",
+                "embalaje",
+                "envase",
+                "envases",
+                "empaquetado",
+                "carton",
+                "cajas de carton",
+                "bolsas",
+                "packaging",
+                "contenedores",
             ],
             Giro::InsumosMedicos => &[
-                "insumos medicos", "material de curacion", "equipo medico", "material medico",
-                "medicamentos", "farmaceutica", "farmaceuticos", "dispositivos medicos",
+                "insumos medicos",
+                "material de curacion",
+                "equipo medico",
+                "material medico",
+                "medicamentos",
+                "farmaceutica",
+                "farmaceuticos",
+                "dispositivos medicos",
                 "salud",
             ],
             Giro::Construccion => &[
-                "construccion", "obra publica", "obra", "constructora", "constructoras",
-                "edificacion", "infraestructura",
+                "construccion",
+                "obra publica",
+                "obra",
+                "constructora",
+                "constructoras",
+                "edificacion",
+                "infraestructura",
             ],
             Giro::ServiciosTi => &[
-                "servicios de ti", "ti", "tecnologia", "tecnologias de la informacion",
-                "software", "sistemas", "computo", "informatica",
+                "servicios de ti",
+                "ti",
+                "tecnologia",
+                "tecnologias de la informacion",
+                "software",
+                "sistemas",
+                "computo",
+                "informatica",
             ],
             Giro::Alimentos => &[
-                "alimentos", "alimentacion", "comida", "comedor", "comedores", "viveres",
+                "alimentos",
+                "alimentacion",
+                "comida",
+                "comedor",
+                "comedores",
+                "viveres",
                 "abarrotes",
             ],
             Giro::Limpieza => &[
-                "limpieza", "aseo", "productos de limpieza", "intendencia", "higiene",
+                "limpieza",
+                "aseo",
+                "productos de limpieza",
+                "intendencia",
+                "higiene",
             ],
             Giro::Seguridad => &["seguridad", "vigilancia", "seguridad privada", "custodia"],
             Giro::Uniformes => &["uniformes", "ropa", "vestuario", "textil"],
             Giro::Impresion => &["impresion", "imprenta", "impresos", "formas impresas"],
             Giro::Consultoria => &["consultoria", "asesoria", "consultores"],
-            Giro::Eventos => &["eventos", "congresos", "convenciones", "logistica de eventos"],
+            Giro::Eventos => &[
+                "eventos",
+                "congresos",
+                "convenciones",
+                "logistica de eventos",
+            ],
             Giro::Transporte => &["transporte", "fletes", "mudanzas", "logistica", "carga"],
         }
     }
@@ -245,14 +283,26 @@ mod tests {
     #[test]
     fn giros_resolve_from_everyday_spanish() {
         assert_eq!(Giro::parse("Empaque").unwrap(), Giro::Empaque);
-        assert_eq!(Giro::parse("fabricantes de empaque").unwrap(), Giro::Empaque);
-        assert_eq!(Giro::parse("Insumos Médicos").unwrap(), Giro::InsumosMedicos);
-        assert_eq!(Giro::parse("insumos_medicos").unwrap(), Giro::InsumosMedicos);
+        assert_eq!(
+            Giro::parse("fabricantes de empaque").unwrap(),
+            Giro::Empaque
+        );
+        assert_eq!(
+            Giro::parse("Insumos Médicos").unwrap(),
+            Giro::InsumosMedicos
+        );
+        assert_eq!(
+            Giro::parse("insumos_medicos").unwrap(),
+            Giro::InsumosMedicos
+        );
         assert_eq!(Giro::parse("construcción").unwrap(), Giro::Construccion);
         assert_eq!(Giro::parse("servicios de TI").unwrap(), Giro::ServiciosTi);
         let err = Giro::parse("astronautas").unwrap_err().body();
         assert_eq!(err.code, ErrorCode::InvalidArgument);
-        assert!(err.allowed_values.unwrap().contains(&"limpieza".to_string()));
+        assert!(err
+            .allowed_values
+            .unwrap()
+            .contains(&"limpieza".to_string()));
     }
 
     #[test]

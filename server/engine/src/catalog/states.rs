@@ -247,7 +247,10 @@ impl State {
             }
         }
         Err(invalid(
-            format!("«{}» no es una entidad federativa reconocida.", input.trim()),
+            format!(
+                "«{}» no es una entidad federativa reconocida.",
+                input.trim()
+            ),
             "Usa uno de los 32 estados (se aceptan variantes como CDMX, Edomex o NL).",
             true,
         ))
@@ -299,7 +302,12 @@ pub fn municipalities(state: State) -> &'static [(&'static str, u32)] {
             ("San Nicolás de los Garza", 10),
             ("Santa Catarina", 6),
         ],
-        Guanajuato => &[("León", 45), ("Irapuato", 20), ("Celaya", 20), ("Guanajuato", 15)],
+        Guanajuato => &[
+            ("León", 45),
+            ("Irapuato", 20),
+            ("Celaya", 20),
+            ("Guanajuato", 15),
+        ],
         Puebla => &[("Puebla", 75), ("San Andrés Cholula", 15), ("Tehuacán", 10)],
         Queretaro => &[("Querétaro", 70), ("El Marqués", 18), ("Corregidora", 12)],
         BajaCalifornia => &[("Tijuana", 55), ("Mexicali", 35), ("Ensenada", 10)],
@@ -395,7 +403,10 @@ mod tests {
         assert_eq!(State::normalize("Q. Roo", f).unwrap(), State::QuintanaRoo);
         assert_eq!(State::normalize("Veracruz", f).unwrap(), State::Veracruz);
         assert_eq!(State::normalize("Michoacan", f).unwrap(), State::Michoacan);
-        assert_eq!(State::normalize("Estado de Jalisco", f).unwrap(), State::Jalisco);
+        assert_eq!(
+            State::normalize("Estado de Jalisco", f).unwrap(),
+            State::Jalisco
+        );
     }
 
     #[test]
@@ -410,7 +421,10 @@ mod tests {
             State::Mexico
         );
         assert_eq!(State::from_registry("MEXICO"), Some(State::Mexico));
-        assert_eq!(State::from_registry("DISTRITO FEDERAL"), Some(State::CiudadDeMexico));
+        assert_eq!(
+            State::from_registry("DISTRITO FEDERAL"),
+            Some(State::CiudadDeMexico)
+        );
     }
 
     #[test]

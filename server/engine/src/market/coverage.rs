@@ -69,11 +69,26 @@ impl Market {
             });
         }
         let specs = [
-            (MarketKind::Suppliers, "select count(*), null, null from mk_suppliers"),
-            (MarketKind::Opportunities, "select count(*), min(published), max(published) from mk_opportunities"),
-            (MarketKind::Awards, "select count(*), min(date), max(date) from mk_awards"),
-            (MarketKind::Permits, "select count(*), min(date), max(date) from mk_permits"),
-            (MarketKind::Risks, "select count(*), min(date), max(date) from mk_risks"),
+            (
+                MarketKind::Suppliers,
+                "select count(*), null, null from mk_suppliers",
+            ),
+            (
+                MarketKind::Opportunities,
+                "select count(*), min(published), max(published) from mk_opportunities",
+            ),
+            (
+                MarketKind::Awards,
+                "select count(*), min(date), max(date) from mk_awards",
+            ),
+            (
+                MarketKind::Permits,
+                "select count(*), min(date), max(date) from mk_permits",
+            ),
+            (
+                MarketKind::Risks,
+                "select count(*), min(date), max(date) from mk_risks",
+            ),
         ];
         let mut kinds = Vec::new();
         for (kind, sql) in specs {

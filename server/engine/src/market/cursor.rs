@@ -107,7 +107,9 @@ mod tests {
             ErrorCode::CursorQueryMismatch
         );
         assert_eq!(
-            open(b"other", &c, "suppliers", &h, 1001).unwrap_err().code(),
+            open(b"other", &c, "suppliers", &h, 1001)
+                .unwrap_err()
+                .code(),
             ErrorCode::CursorInvalid
         );
         assert_eq!(
@@ -123,11 +125,15 @@ mod tests {
             URL_SAFE_NO_PAD.encode(br#"{"v":1,"k":"suppliers","h":"x","o":0,"e":9999999999}"#)
         );
         assert_eq!(
-            open(key, &forged, "suppliers", &h, 1001).unwrap_err().code(),
+            open(key, &forged, "suppliers", &h, 1001)
+                .unwrap_err()
+                .code(),
             ErrorCode::CursorInvalid
         );
         assert_eq!(
-            open(key, "garbage", "suppliers", &h, 1001).unwrap_err().code(),
+            open(key, "garbage", "suppliers", &h, 1001)
+                .unwrap_err()
+                .code(),
             ErrorCode::CursorInvalid
         );
     }

@@ -119,7 +119,14 @@ pub fn allowed_keys(kind: MarketKind) -> &'static [&'static str] {
             "date_to",
             "rfc",
         ],
-        MarketKind::Permits => &["state", "rfc", "permit_type", "status", "date_from", "date_to"],
+        MarketKind::Permits => &[
+            "state",
+            "rfc",
+            "permit_type",
+            "status",
+            "date_from",
+            "date_to",
+        ],
         MarketKind::Risks => &["rfc", "mark_kind", "date_from", "date_to"],
     }
 }
@@ -278,7 +285,10 @@ impl MarketFilters {
             .filter(|s| !s.is_empty())
             .map(str::to_string);
         r.procedure = self.procedure;
-        for (v, name) in [(self.amount_min, "amount_min"), (self.amount_max, "amount_max")] {
+        for (v, name) in [
+            (self.amount_min, "amount_min"),
+            (self.amount_max, "amount_max"),
+        ] {
             if let Some(v) = v {
                 if !v.is_finite() || v < 0.0 {
                     return Err(invalid(

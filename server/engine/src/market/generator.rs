@@ -22,7 +22,10 @@ use crate::store::Store;
 /// Real federal buyers: (abbreviation, full name).
 pub const BUYERS: &[(&str, &str)] = &[
     ("IMSS", "Instituto Mexicano del Seguro Social"),
-    ("ISSSTE", "Instituto de Seguridad y Servicios Sociales de los Trabajadores del Estado"),
+    (
+        "ISSSTE",
+        "Instituto de Seguridad y Servicios Sociales de los Trabajadores del Estado",
+    ),
     ("CFE", "Comisión Federal de Electricidad"),
     ("SEDENA", "Secretaría de la Defensa Nacional"),
     ("SEMAR", "Secretaría de Marina"),
@@ -34,7 +37,10 @@ pub const BUYERS: &[(&str, &str)] = &[
     ("SEP", "Secretaría de Educación Pública"),
     ("DICONSA", "Diconsa, S.A. de C.V."),
     ("LICONSA", "Liconsa, S.A. de C.V."),
-    ("CAPUFE", "Caminos y Puentes Federales de Ingresos y Servicios Conexos"),
+    (
+        "CAPUFE",
+        "Caminos y Puentes Federales de Ingresos y Servicios Conexos",
+    ),
     ("GACM", "Grupo Aeroportuario de la Ciudad de México"),
 ];
 
@@ -89,8 +95,8 @@ pub struct GenerateReport {
 
 /// State weights (share of companies, roughly by economic size).
 const STATE_WEIGHTS: [u32; 32] = [
-    12, 22, 4, 3, 18, 3, 6, 18, 160, 6, 30, 5, 8, 120, 90, 14, 8, 3, 70, 5, 24, 18, 7, 10, 12,
-    16, 8, 18, 3, 25, 12, 4,
+    12, 22, 4, 3, 18, 3, 6, 18, 160, 6, 30, 5, 8, 120, 90, 14, 8, 3, 70, 5, 24, 18, 7, 10, 12, 16,
+    8, 18, 3, 25, 12, 4,
 ];
 
 fn giro_weights(state: State) -> [(Giro, u32); 12] {
@@ -113,10 +119,18 @@ fn giro_weights(state: State) -> [(Giro, u32); 12] {
 
 fn buyers_for(giro: Giro) -> &'static [&'static str] {
     match giro {
-        Giro::Empaque => &["IMSS", "DICONSA", "LICONSA", "SEDENA", "SEMAR", "PEMEX", "BIRMEX", "SEP", "ISSSTE"],
-        Giro::InsumosMedicos => &["IMSS", "ISSSTE", "SSA", "BIRMEX", "SEDENA", "SEMAR", "PEMEX"],
-        Giro::Construccion => &["SCT", "CONAGUA", "CAPUFE", "GACM", "PEMEX", "CFE", "SEDENA", "SEP"],
-        Giro::ServiciosTi => &["IMSS", "ISSSTE", "SEP", "CFE", "PEMEX", "SCT", "SSA", "SEMAR"],
+        Giro::Empaque => &[
+            "IMSS", "DICONSA", "LICONSA", "SEDENA", "SEMAR", "PEMEX", "BIRMEX", "SEP", "ISSSTE",
+        ],
+        Giro::InsumosMedicos => &[
+            "IMSS", "ISSSTE", "SSA", "BIRMEX", "SEDENA", "SEMAR", "PEMEX",
+        ],
+        Giro::Construccion => &[
+            "SCT", "CONAGUA", "CAPUFE", "GACM", "PEMEX", "CFE", "SEDENA", "SEP",
+        ],
+        Giro::ServiciosTi => &[
+            "IMSS", "ISSSTE", "SEP", "CFE", "PEMEX", "SCT", "SSA", "SEMAR",
+        ],
         Giro::Alimentos => &["DICONSA", "LICONSA", "SEDENA", "SEMAR", "IMSS", "SEP"],
         Giro::Limpieza => &["IMSS", "ISSSTE", "SEP", "CFE", "GACM", "CAPUFE", "SSA"],
         Giro::Seguridad => &["PEMEX", "CFE", "GACM", "CAPUFE", "IMSS", "SEP"],
@@ -131,36 +145,119 @@ fn buyers_for(giro: Giro) -> &'static [&'static str] {
 fn name_parts(giro: Giro) -> (&'static [&'static str], &'static [&'static str]) {
     match giro {
         Giro::Empaque => (
-            &["Empaques", "Envases", "Cartones", "Corrugados", "Plásticos", "Embalajes", "Bolsas y Películas"],
-            &["Cajas de cartón corrugado", "Bolsas de polietileno", "Envases de plástico para medicamentos", "Película estirable", "Cajas plegadizas", "Contenedores de plástico", "Envases de vidrio"],
+            &[
+                "Empaques",
+                "Envases",
+                "Cartones",
+                "Corrugados",
+                "Plásticos",
+                "Embalajes",
+                "Bolsas y Películas",
+            ],
+            &[
+                "Cajas de cartón corrugado",
+                "Bolsas de polietileno",
+                "Envases de plástico para medicamentos",
+                "Película estirable",
+                "Cajas plegadizas",
+                "Contenedores de plástico",
+                "Envases de vidrio",
+            ],
         ),
         Giro::InsumosMedicos => (
-            &["Insumos Médicos", "Distribuidora Médica", "Material de Curación", "Farmacéutica", "Equipos Médicos"],
-            &["Material de curación", "Jeringas desechables", "Guantes de látex", "Medicamentos genéricos", "Equipo de laboratorio", "Gasas y vendas"],
+            &[
+                "Insumos Médicos",
+                "Distribuidora Médica",
+                "Material de Curación",
+                "Farmacéutica",
+                "Equipos Médicos",
+            ],
+            &[
+                "Material de curación",
+                "Jeringas desechables",
+                "Guantes de látex",
+                "Medicamentos genéricos",
+                "Equipo de laboratorio",
+                "Gasas y vendas",
+            ],
         ),
         Giro::Construccion => (
-            &["Constructora", "Edificaciones", "Obras y Proyectos", "Infraestructura", "Pavimentos"],
-            &["Rehabilitación de carretera", "Construcción de planta de tratamiento", "Mantenimiento de edificio", "Obra eléctrica", "Pavimentación"],
+            &[
+                "Constructora",
+                "Edificaciones",
+                "Obras y Proyectos",
+                "Infraestructura",
+                "Pavimentos",
+            ],
+            &[
+                "Rehabilitación de carretera",
+                "Construcción de planta de tratamiento",
+                "Mantenimiento de edificio",
+                "Obra eléctrica",
+                "Pavimentación",
+            ],
         ),
         Giro::ServiciosTi => (
-            &["Soluciones Tecnológicas", "Sistemas", "Redes y Cómputo", "Software", "Datos y Nube"],
-            &["Licenciamiento de software", "Servicio de cómputo en la nube", "Equipo de cómputo", "Soporte técnico", "Desarrollo de sistemas"],
+            &[
+                "Soluciones Tecnológicas",
+                "Sistemas",
+                "Redes y Cómputo",
+                "Software",
+                "Datos y Nube",
+            ],
+            &[
+                "Licenciamiento de software",
+                "Servicio de cómputo en la nube",
+                "Equipo de cómputo",
+                "Soporte técnico",
+                "Desarrollo de sistemas",
+            ],
         ),
         Giro::Alimentos => (
-            &["Alimentos", "Comercializadora de Víveres", "Lácteos", "Panificadora", "Comedores Industriales"],
-            &["Suministro de víveres", "Leche en polvo", "Servicio de comedor", "Despensas", "Harina de maíz"],
+            &[
+                "Alimentos",
+                "Comercializadora de Víveres",
+                "Lácteos",
+                "Panificadora",
+                "Comedores Industriales",
+            ],
+            &[
+                "Suministro de víveres",
+                "Leche en polvo",
+                "Servicio de comedor",
+                "Despensas",
+                "Harina de maíz",
+            ],
         ),
         Giro::Limpieza => (
-            &["Servicios de Limpieza", "Químicos de Limpieza", "Mantenimiento Integral", "Higiene Institucional"],
-            &["Servicio de limpieza de inmuebles", "Productos de limpieza", "Jabón líquido", "Desinfectantes"],
+            &[
+                "Servicios de Limpieza",
+                "Químicos de Limpieza",
+                "Mantenimiento Integral",
+                "Higiene Institucional",
+            ],
+            &[
+                "Servicio de limpieza de inmuebles",
+                "Productos de limpieza",
+                "Jabón líquido",
+                "Desinfectantes",
+            ],
         ),
         Giro::Seguridad => (
             &["Seguridad Privada", "Vigilancia", "Protección Integral"],
-            &["Servicio de vigilancia", "Custodia de instalaciones", "Monitoreo de alarmas"],
+            &[
+                "Servicio de vigilancia",
+                "Custodia de instalaciones",
+                "Monitoreo de alarmas",
+            ],
         ),
         Giro::Uniformes => (
             &["Uniformes", "Confecciones", "Textiles"],
-            &["Uniformes de trabajo", "Calzado de seguridad", "Ropa quirúrgica"],
+            &[
+                "Uniformes de trabajo",
+                "Calzado de seguridad",
+                "Ropa quirúrgica",
+            ],
         ),
         Giro::Impresion => (
             &["Impresos", "Gráficos", "Litografía"],
@@ -168,31 +265,92 @@ fn name_parts(giro: Giro) -> (&'static [&'static str], &'static [&'static str]) 
         ),
         Giro::Consultoria => (
             &["Consultores", "Asesoría Integral", "Consultoría"],
-            &["Consultoría en procesos", "Estudio de factibilidad", "Auditoría externa de procesos"],
+            &[
+                "Consultoría en procesos",
+                "Estudio de factibilidad",
+                "Auditoría externa de procesos",
+            ],
         ),
         Giro::Eventos => (
             &["Eventos", "Convenciones", "Producciones"],
-            &["Organización de congreso", "Logística de evento", "Servicio integral de eventos"],
+            &[
+                "Organización de congreso",
+                "Logística de evento",
+                "Servicio integral de eventos",
+            ],
         ),
         Giro::Transporte => (
             &["Transportes", "Logística", "Fletes"],
-            &["Servicio de fletes", "Distribución de mercancía", "Transporte de carga"],
+            &[
+                "Servicio de fletes",
+                "Distribución de mercancía",
+                "Transporte de carga",
+            ],
         ),
     }
 }
 
 const SURNAMES: &[&str] = &[
-    "Hernández", "García", "Martínez", "López", "González", "Rodríguez", "Pérez", "Sánchez",
-    "Ramírez", "Torres", "Flores", "Rivera", "Gómez", "Díaz", "Cruz", "Morales", "Reyes",
-    "Gutiérrez", "Ortiz", "Chávez", "Ruiz", "Mendoza", "Aguilar", "Vázquez", "Castillo",
-    "Jiménez", "Moreno", "Romero", "Herrera", "Medina", "Núñez", "Peña", "Ibarra", "Zúñiga",
+    "Hernández",
+    "García",
+    "Martínez",
+    "López",
+    "González",
+    "Rodríguez",
+    "Pérez",
+    "Sánchez",
+    "Ramírez",
+    "Torres",
+    "Flores",
+    "Rivera",
+    "Gómez",
+    "Díaz",
+    "Cruz",
+    "Morales",
+    "Reyes",
+    "Gutiérrez",
+    "Ortiz",
+    "Chávez",
+    "Ruiz",
+    "Mendoza",
+    "Aguilar",
+    "Vázquez",
+    "Castillo",
+    "Jiménez",
+    "Moreno",
+    "Romero",
+    "Herrera",
+    "Medina",
+    "Núñez",
+    "Peña",
+    "Ibarra",
+    "Zúñiga",
 ];
 const PLACES: &[&str] = &[
-    "del Bajío", "de Occidente", "del Norte", "del Pacífico", "Nacional", "Industrial",
-    "del Centro", "Azteca", "Tapatía", "Regiomontana", "del Golfo", "Integral", "Global",
-    "de México", "Sureste", "Continental",
+    "del Bajío",
+    "de Occidente",
+    "del Norte",
+    "del Pacífico",
+    "Nacional",
+    "Industrial",
+    "del Centro",
+    "Azteca",
+    "Tapatía",
+    "Regiomontana",
+    "del Golfo",
+    "Integral",
+    "Global",
+    "de México",
+    "Sureste",
+    "Continental",
 ];
-const SUFFIXES: &[&str] = &["S.A. de C.V.", "S.A. de C.V.", "S. de R.L. de C.V.", "S.A.P.I. de C.V.", "S.C."];
+const SUFFIXES: &[&str] = &[
+    "S.A. de C.V.",
+    "S.A. de C.V.",
+    "S. de R.L. de C.V.",
+    "S.A.P.I. de C.V.",
+    "S.C.",
+];
 
 fn pick_weighted<R: Rng, T: Copy>(rng: &mut R, items: &[(T, u32)]) -> T {
     let total: u32 = items.iter().map(|(_, w)| *w).sum();
@@ -315,7 +473,12 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         };
         let size = pick_weighted(
             &mut rng,
-            &[("micro", 30), ("pequena", 35), ("mediana", 25), ("grande", 10)],
+            &[
+                ("micro", 30),
+                ("pequena", 35),
+                ("mediana", 25),
+                ("grande", 10),
+            ],
         );
         let slug: String = crate::catalog::text::fold(&name)
             .split(' ')
@@ -394,7 +557,11 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 let buyer = buyers[rng.gen_range(0..buyers.len())];
                 let procedure = pick_weighted(
                     &mut rng,
-                    &[(Procedure::Direct, 70), (Procedure::Limited, 12), (Procedure::Open, 18)],
+                    &[
+                        (Procedure::Direct, 70),
+                        (Procedure::Limited, 12),
+                        (Procedure::Open, 18),
+                    ],
                 );
                 let mu = match procedure {
                     Procedure::Direct => 11.8,
@@ -405,11 +572,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 let day = rng.gen_range(0..span_days);
                 let date = date_from_day(day);
                 let (_, items) = name_parts(s.giro);
-                let title = format!(
-                    "{} para {}",
-                    items[rng.gen_range(0..items.len())],
-                    buyer
-                );
+                let title = format!("{} para {}", items[rng.gen_range(0..items.len())], buyer);
                 seq += 1;
                 rows.push((seq, s, buyer, procedure, amount, date, title));
             }
@@ -418,29 +581,32 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
                     "insert or ignore into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) ",
                 );
-                qb.push_values(chunk, |mut b, (seq, s, buyer, proc_, amount, date, title)| {
-                    let buyer_name = BUYERS
-                        .iter()
-                        .find(|(k, _)| k == buyer)
-                        .map(|(_, n)| *n)
-                        .unwrap_or(buyer);
-                    let year: i64 = date.get(..4).and_then(|y| y.parse().ok()).unwrap_or(0);
-                    b.push_bind(format!("{GENERATOR_SOURCE}:{seq}"))
-                        .push_bind(format!("ocds-luna-{seq:08}"))
-                        .push_bind(&s.id)
-                        .push_bind(&s.name)
-                        .push_bind(*buyer)
-                        .push_bind(buyer_name)
-                        .push_bind(title.as_str())
-                        .push_bind(*amount)
-                        .push_bind("MXN")
-                        .push_bind(date.as_str())
-                        .push_bind(year)
-                        .push_bind(proc_.key())
-                        .push_bind(i64::from(s.state.code()))
-                        .push_bind(s.scian)
-                        .push_bind(GENERATOR_SOURCE);
-                });
+                qb.push_values(
+                    chunk,
+                    |mut b, (seq, s, buyer, proc_, amount, date, title)| {
+                        let buyer_name = BUYERS
+                            .iter()
+                            .find(|(k, _)| k == buyer)
+                            .map(|(_, n)| *n)
+                            .unwrap_or(buyer);
+                        let year: i64 = date.get(..4).and_then(|y| y.parse().ok()).unwrap_or(0);
+                        b.push_bind(format!("{GENERATOR_SOURCE}:{seq}"))
+                            .push_bind(format!("ocds-luna-{seq:08}"))
+                            .push_bind(&s.id)
+                            .push_bind(&s.name)
+                            .push_bind(*buyer)
+                            .push_bind(buyer_name)
+                            .push_bind(title.as_str())
+                            .push_bind(*amount)
+                            .push_bind("MXN")
+                            .push_bind(date.as_str())
+                            .push_bind(year)
+                            .push_bind(proc_.key())
+                            .push_bind(i64::from(s.state.code()))
+                            .push_bind(s.scian)
+                            .push_bind(GENERATOR_SOURCE);
+                    },
+                );
                 report.awards += qb.build().execute(&mut *tx).await?.rows_affected();
             }
             tx.commit().await?;
@@ -460,39 +626,52 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         let buyer = buyers[rng.gen_range(0..buyers.len())];
         let procedure = pick_weighted(
             &mut rng,
-            &[(Procedure::Open, 55), (Procedure::Limited, 30), (Procedure::Direct, 15)],
+            &[
+                (Procedure::Open, 55),
+                (Procedure::Limited, 30),
+                (Procedure::Direct, 15),
+            ],
         );
         let (_, items) = name_parts(giro);
         let title = format!("{} para {buyer}", items[rng.gen_range(0..items.len())]);
         let amount = ((14.0 + 1.1 * normal(&mut rng)).exp()).round();
         let day = rng.gen_range(5 * 365..span_days + 240);
-        let status = if day > span_days - 60 { "active" } else { "complete" };
-        opp_rows.push((i, state, scian, buyer, procedure, title, amount, day, status));
+        let status = if day > span_days - 60 {
+            "active"
+        } else {
+            "complete"
+        };
+        opp_rows.push((
+            i, state, scian, buyer, procedure, title, amount, day, status,
+        ));
     }
     for chunk in opp_rows.chunks(400) {
         let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
             "insert or ignore into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source) ",
         );
-        qb.push_values(chunk, |mut b, (i, state, scian, buyer, p, title, amount, day, status)| {
-            let buyer_name = BUYERS
-                .iter()
-                .find(|(k, _)| k == buyer)
-                .map(|(_, n)| *n)
-                .unwrap_or(buyer);
-            b.push_bind(format!("ocds-luna-lic-{i:07}"))
-                .push_bind(title.as_str())
-                .push_bind(*buyer)
-                .push_bind(buyer_name)
-                .push_bind(p.key())
-                .push_bind(i64::from(state.code()))
-                .push_bind(*scian)
-                .push_bind(*amount)
-                .push_bind("MXN")
-                .push_bind(date_from_day(*day))
-                .push_bind(date_from_day(*day + 21))
-                .push_bind(*status)
-                .push_bind(GENERATOR_SOURCE);
-        });
+        qb.push_values(
+            chunk,
+            |mut b, (i, state, scian, buyer, p, title, amount, day, status)| {
+                let buyer_name = BUYERS
+                    .iter()
+                    .find(|(k, _)| k == buyer)
+                    .map(|(_, n)| *n)
+                    .unwrap_or(buyer);
+                b.push_bind(format!("ocds-luna-lic-{i:07}"))
+                    .push_bind(title.as_str())
+                    .push_bind(*buyer)
+                    .push_bind(buyer_name)
+                    .push_bind(p.key())
+                    .push_bind(i64::from(state.code()))
+                    .push_bind(*scian)
+                    .push_bind(*amount)
+                    .push_bind("MXN")
+                    .push_bind(date_from_day(*day))
+                    .push_bind(date_from_day(*day + 21))
+                    .push_bind(*status)
+                    .push_bind(GENERATOR_SOURCE);
+            },
+        );
         report.opportunities += qb.build().execute(&mut *tx).await?.rows_affected();
     }
 
@@ -514,9 +693,18 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             };
             let status = pick_weighted(
                 &mut rng,
-                &[("vigente", 75), ("vencido", 15), ("en_tramite", 8), ("revocado", 2)],
+                &[
+                    ("vigente", 75),
+                    ("vencido", 15),
+                    ("en_tramite", 8),
+                    ("revocado", 2),
+                ],
             );
-            let number = format!("{:04}M{}SSA", rng.gen_range(1..9999), rng.gen_range(2010..2025));
+            let number = format!(
+                "{:04}M{}SSA",
+                rng.gen_range(1..9999),
+                rng.gen_range(2010..2025)
+            );
             let day = rng.gen_range(0..span_days);
             permits.push((s, ptype, status, number, date_from_day(day)));
         }

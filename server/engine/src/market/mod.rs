@@ -129,16 +129,19 @@ pub fn parse_args<T: DeserializeOwned>(value: serde_json::Value) -> EngineResult
         return Err(bad_args("se esperaba un objeto"));
     }
     let kind = match value.get("kind").and_then(|k| k.as_str()) {
-        Some(k) => MarketKind::ALL.into_iter().find(|x| x.key() == k).ok_or_else(|| {
-            EngineError::Typed(
-                luna_protocol::error::ErrorBody::new(
-                    ErrorCode::InvalidArgument,
-                    format!("Tipo de registro desconocido: «{k}»."),
-                    "Usa uno de los tipos permitidos.",
+        Some(k) => MarketKind::ALL
+            .into_iter()
+            .find(|x| x.key() == k)
+            .ok_or_else(|| {
+                EngineError::Typed(
+                    luna_protocol::error::ErrorBody::new(
+                        ErrorCode::InvalidArgument,
+                        format!("Tipo de registro desconocido: «{k}»."),
+                        "Usa uno de los tipos permitidos.",
+                    )
+                    .with_allowed_values(MarketKind::ALL.iter().map(|k| k.key().to_string())),
                 )
-                .with_allowed_values(MarketKind::ALL.iter().map(|k| k.key().to_string())),
-            )
-        })?,
+            })?,
         None if value.get("group_by").is_some() => MarketKind::Awards,
         None => MarketKind::Suppliers,
     };

@@ -35,9 +35,11 @@ fn table(kind: MarketKind) -> (&'static str, &'static str, &'static str) {
     match kind {
         MarketKind::Suppliers => ("mk_suppliers s", SUPPLIER_COLS, "s.awards_total desc, s.id"),
         MarketKind::Awards => ("mk_awards a", AWARD_COLS, "a.date desc, a.id desc"),
-        MarketKind::Opportunities => {
-            ("mk_opportunities o", OPP_COLS, "o.published desc, o.id desc")
-        }
+        MarketKind::Opportunities => (
+            "mk_opportunities o",
+            OPP_COLS,
+            "o.published desc, o.id desc",
+        ),
         MarketKind::Permits => ("mk_permits p", PERMIT_COLS, "p.date desc, p.id desc"),
         MarketKind::Risks => ("mk_risks r", RISK_COLS, "r.date desc, r.id desc"),
     }
@@ -62,7 +64,11 @@ fn now_secs() -> i64 {
 impl Market {
     /// `market_search`. `page_cap` pushes an output budget down to the page size
     /// (the page is never cut after the query; the cursor stays consistent).
-    pub async fn search(&self, args: &SearchArgs, page_cap: Option<u32>) -> EngineResult<SearchPage> {
+    pub async fn search(
+        &self,
+        args: &SearchArgs,
+        page_cap: Option<u32>,
+    ) -> EngineResult<SearchPage> {
         self.search_at(args, page_cap, now_secs()).await
     }
 
@@ -303,8 +309,12 @@ impl Market {
                 None
             };
             let top = self.awards_of(&supplier.id, 3).await?;
-            supplier.evidence.extend(top.iter().map(rows::award_evidence));
-            supplier.evidence.extend(marks.iter().map(rows::risk_evidence));
+            supplier
+                .evidence
+                .extend(top.iter().map(rows::award_evidence));
+            supplier
+                .evidence
+                .extend(marks.iter().map(rows::risk_evidence));
             supplier
                 .evidence
                 .extend(permits.iter().map(rows::permit_evidence));
@@ -482,7 +492,11 @@ impl Market {
         let w = where_for(MarketKind::Awards, &resolved, None);
         let (key, label, order) = match args.group_by {
             GroupBy::Supplier => ("a.supplier_id", "max(a.supplier_name)", "4 desc, 1"),
-            GroupBy::Buyer => ("a.buyer", "max(coalesce(a.buyer_name, a.buyer))", "4 desc, 1"),
+            GroupBy::Buyer => (
+                "a.buyer",
+                "max(coalesce(a.buyer_name, a.buyer))",
+                "4 desc, 1",
+            ),
             GroupBy::State => ("a.state_code", "''", "4 desc, 1"),
             GroupBy::Year => ("a.year", "''", "1 desc"),
         };
@@ -535,7 +549,11 @@ impl Market {
                 GroupBy::Year => {
                     let y: Option<i64> = row.try_get("k")?;
                     let y = y.unwrap_or(0);
-                    (y.to_string(), format!("record:year:{y}"), format!("Año {y}"))
+                    (
+                        y.to_string(),
+                        format!("record:year:{y}"),
+                        format!("Año {y}"),
+                    )
                 }
             };
             groups.push(AggregateGroup {
@@ -595,7 +613,10 @@ impl Market {
             Some(row) => Some(rows::supplier(&row)?),
             None => None,
         };
-        let supplier_id = supplier.as_ref().map(|s| s.id.clone()).unwrap_or(key.clone());
+        let supplier_id = supplier
+            .as_ref()
+            .map(|s| s.id.clone())
+            .unwrap_or(key.clone());
         let by_year_rows = sqlx::query(
             "select a.year, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) \
              from mk_awards a where a.supplier_id = ? group by a.year order by a.year",
@@ -753,9 +774,9 @@ impl Market {
             } else {
                 Vec::new()
             };
-            let adverse = m.iter().any(|x| {
-                MarkKind::from_key(&x.mark_kind).is_some_and(MarkKind::is_adverse)
-            });
+            let adverse = m
+                .iter()
+                .any(|x| MarkKind::from_key(&x.mark_kind).is_some_and(MarkKind::is_adverse));
             let risk_level = if !c.format_ok {
                 "no_verificable"
             } else if adverse {

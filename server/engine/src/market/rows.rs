@@ -13,8 +13,7 @@ pub const SUPPLIER_COLS: &str = "s.id, s.rfc, s.rfc_valid, s.name, s.state_code,
 pub const AWARD_COLS: &str = "a.id, a.ocid, a.supplier_id, a.supplier_name, a.buyer, a.buyer_name, a.title, a.amount, a.currency, a.date, a.procedure, a.state_code, a.scian, a.source";
 pub const OPP_COLS: &str = "o.id, o.ocid, o.title, o.buyer, o.buyer_name, o.procedure, o.state_code, o.scian, o.amount, o.currency, o.published, o.closes, o.status, o.source";
 pub const PERMIT_COLS: &str = "p.id, p.holder_id, p.holder_rfc, p.holder_name, p.permit_type, p.number, p.status, p.date, p.state_code, p.source";
-pub const RISK_COLS: &str =
-    "r.id, r.rfc, r.name, r.mark_kind, r.source, r.date, r.notice, r.note";
+pub const RISK_COLS: &str = "r.id, r.rfc, r.name, r.mark_kind, r.source, r.date, r.notice, r.note";
 
 /// `$1,234,567 MXN` style amount for labels.
 pub fn money(amount: f64, currency: &str) -> String {
@@ -62,7 +61,10 @@ pub fn supplier(row: &SqliteRow) -> EngineResult<SupplierRow> {
         name,
         state,
         municipality: row.try_get("municipality")?,
-        scian_name: scian.as_deref().and_then(scian::name_of).map(str::to_string),
+        scian_name: scian
+            .as_deref()
+            .and_then(scian::name_of)
+            .map(str::to_string),
         scian,
         size_band: row.try_get("size_band")?,
         website: row.try_get("website")?,

@@ -95,12 +95,16 @@ impl Procedure {
 #[serde(rename_all = "snake_case")]
 pub enum MarkKind {
     /// SAT 69-B: presunto (presumed simulated invoicing).
+    #[serde(rename = "sat_69b_presunto")]
     Sat69bPresunto,
     /// SAT 69-B: definitivo.
+    #[serde(rename = "sat_69b_definitivo")]
     Sat69bDefinitivo,
     /// SAT 69-B: desvirtuado (the taxpayer disproved it).
+    #[serde(rename = "sat_69b_desvirtuado")]
     Sat69bDesvirtuado,
     /// SAT 69-B: sentencia favorable.
+    #[serde(rename = "sat_69b_sentencia_favorable")]
     Sat69bSentenciaFavorable,
     /// Sanctioned supplier (SFP/Función Pública).
     ProveedorSancionado,

@@ -95,9 +95,11 @@ fn party_identity(p: &Value, warnings: &mut Vec<String>) -> Option<Party> {
     let ident = p.get("identifier");
     let scheme = ident.and_then(|i| s(i.get("scheme"))).unwrap_or_default();
     let ident_id = ident.and_then(|i| s(i.get("id")));
-    let raw = ident_id
-        .clone()
-        .or_else(|| party_id.clone().map(|id| id.trim_start_matches("RFC-").to_string()))?;
+    let raw = ident_id.clone().or_else(|| {
+        party_id
+            .clone()
+            .map(|id| id.trim_start_matches("RFC-").to_string())
+    })?;
     let check = rfc::check(&raw);
     let (key, rfc, rfc_valid) = if check.format_ok
         && (scheme.eq_ignore_ascii_case("RFC") || scheme.is_empty() || scheme.contains("RFC"))
@@ -114,9 +116,17 @@ fn party_identity(p: &Value, warnings: &mut Vec<String>) -> Option<Party> {
         ));
         (format!("rfc-hash:{}", raw.to_lowercase()), None, false)
     } else if check.format_ok {
-        (check.normalized.clone(), Some(check.normalized), check.check_digit_ok)
+        (
+            check.normalized.clone(),
+            Some(check.normalized),
+            check.check_digit_ok,
+        )
     } else {
-        let scheme = if scheme.is_empty() { "ID".to_string() } else { scheme };
+        let scheme = if scheme.is_empty() {
+            "ID".to_string()
+        } else {
+            scheme
+        };
         (format!("{scheme}:{raw}"), None, false)
     };
     let name = ident
@@ -215,7 +225,8 @@ fn releases_of(doc: &Value, skipped: &mut Vec<Skipped>) -> Vec<Value> {
                     } else {
                         skipped.push(Skipped {
                             item: ocid,
-                            reason: "El registro no trae compiledRelease ni entregas con datos.".into(),
+                            reason: "El registro no trae compiledRelease ni entregas con datos."
+                                .into(),
                         });
                     }
                 }
@@ -327,7 +338,9 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 .get("tenderPeriod")
                 .and_then(|p| date_of(p.get("startDate")))
                 .or_else(|| release_date.clone());
-            let closes = t.get("tenderPeriod").and_then(|p| date_of(p.get("endDate")));
+            let closes = t
+                .get("tenderPeriod")
+                .and_then(|p| date_of(p.get("endDate")));
             let status = s(t.get("status")).and_then(|st| match st.as_str() {
                 "planning" | "planned" => Some("planning".to_string()),
                 "active" => Some("active".into()),
@@ -391,7 +404,9 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
         if awards.is_empty() {
             report.skipped.push(Skipped {
                 item: ocid.clone(),
-                reason: "La entrega no trae adjudicaciones (solo se importó la licitación, si la hay).".into(),
+                reason:
+                    "La entrega no trae adjudicaciones (solo se importó la licitación, si la hay)."
+                        .into(),
             });
         }
         let contracts = release

@@ -76,7 +76,9 @@ pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportRe
     if !header_ok {
         report.skipped.push(Skipped {
             item: "archivo".into(),
-            reason: "No encontramos el encabezado del listado 69-B en la línea 3 (No, RFC, Nombre…).".into(),
+            reason:
+                "No encontramos el encabezado del listado 69-B en la línea 3 (No, RFC, Nombre…)."
+                    .into(),
         });
         return Ok(report);
     }
