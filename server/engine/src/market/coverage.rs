@@ -133,7 +133,7 @@ impl Market {
                 _ => states_without_data.push(s.name().to_string()),
             }
         }
-        states.sort_by(|a, b| b.suppliers.cmp(&a.suppliers));
+        states.sort_by_key(|s| std::cmp::Reverse(s.suppliers));
         let last_import_at = sources.iter().map(|s| s.last_import_at).max();
         let awards = &kinds[2];
         let summary = format!(
