@@ -4,11 +4,13 @@
 //! Modules are named for what they hold; see ARCHITECTURE.md for the code map.
 
 pub mod accounts;
+pub mod catalog;
 pub mod clock;
 pub mod demo;
 pub mod director;
 pub mod error;
 pub mod ids;
+pub mod market;
 pub mod store;
 pub mod text;
 pub mod turn;

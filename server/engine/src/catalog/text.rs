@@ -1,0 +1,66 @@
+//! Spanish text folding shared by the normalisers and the search layer: lower case,
+//! accents and diaeresis removed, `ñ` folded to `n`, punctuation turned into spaces
+//! and whitespace collapsed. The same folding SQLite FTS5 applies with
+//! `unicode61 remove_diacritics 2`, so a folded query matches a folded index.
+
+/// Folds `input` for comparison: `"Cd. de México"` → `"cd de mexico"`.
+pub fn fold(input: &str) -> String {
+    let mut out = String::with_capacity(input.len());
+    let mut pending_space = false;
+    for ch in input.chars() {
+        let mapped = fold_char(ch);
+        match mapped {
+            Some(c) if c.is_alphanumeric() || c == '&' => {
+                if pending_space && !out.is_empty() {
+                    out.push(' ');
+                }
+                pending_space = false;
+                out.push(c);
+            }
+            _ => pending_space = true,
+        }
+    }
+    out
+}
+
+fn fold_char(ch: char) -> Option<char> {
+    let c = match ch {
+        'á' | 'à' | 'ä' | 'â' | 'Á' | 'À' | 'Ä' | 'Â' => 'a',
+        'é' | 'è' | 'ë' | 'ê' | 'É' | 'È' | 'Ë' | 'Ê' => 'e',
+        'í' | 'ì' | 'ï' | 'î' | 'Í' | 'Ì' | 'Ï' | 'Î' => 'i',
+        'ó' | 'ò' | 'ö' | 'ô' | 'Ó' | 'Ò' | 'Ö' | 'Ô' => 'o',
+        'ú' | 'ù' | 'ü' | 'û' | 'Ú' | 'Ù' | 'Ü' | 'Û' => 'u',
+        'ñ' | 'Ñ' => 'n',
+        'ç' | 'Ç' => 'c',
+        other => {
+            let mut lower = other.to_lowercase();
+            let first = lower.next()?;
+            return Some(first);
+        }
+    };
+    Some(c)
+}
+
+/// Splits a free-text query into folded search terms (at most `max` of them).
+pub fn terms(input: &str, max: usize) -> Vec<String> {
+    fold(input)
+        .split(' ')
+        .filter(|t| !t.is_empty())
+        .take(max)
+        .map(str::to_owned)
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn folds_accents_case_enye_and_punctuation() {
+        assert_eq!(fold("Cd. de México"), "cd de mexico");
+        assert_eq!(fold("  NUEVO  León "), "nuevo leon");
+        assert_eq!(fold("Compañía Piñata"), "compania pinata");
+        assert_eq!(fold("B&D S.A. de C.V."), "b&d s a de c v");
+        assert_eq!(terms("Insumos   MÉDICOS", 8), vec!["insumos", "medicos"]);
+    }
+}

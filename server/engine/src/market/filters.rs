@@ -1,0 +1,671 @@
+//! Structured filters. The wire struct is the union of every filter key; each kind
+//! admits a closed subset (`allowed_keys`) and an unknown or foreign key is rejected
+//! with `INVALID_ARGUMENT` + `allowed_values`, never dropped. Resolution turns loose
+//! input (state names, giros, dates) into checked values and then into SQL.
+
+use luna_protocol::error::{ErrorBody, ErrorCode};
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::types::{MarkKind, MarketKind, Procedure, SizeBand};
+use crate::catalog::scian::{self, Giro};
+use crate::catalog::states::{State, StateContext};
+use crate::catalog::text;
+use crate::error::{EngineError, EngineResult};
+
+/// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
+#[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct MarketFilters {
+    /// One state (CDMX, Edomex… accepted; the bare country "México" is not).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub state: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub municipality: Option<String>,
+    /// Giro in words: empaque, insumos médicos, construcción, servicios de TI…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub giro: Option<String>,
+    /// SCIAN code prefix, 2 to 6 digits.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub scian: Option<String>,
+    /// Government buyer: IMSS, ISSSTE, CFE, PEMEX… or part of its name.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub procedure: Option<Procedure>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_min: Option<f64>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub amount_max: Option<f64>,
+    /// `YYYY-MM-DD` (or `YYYY`), inclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_from: Option<String>,
+    /// `YYYY-MM-DD` (or `YYYY`), inclusive.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub date_to: Option<String>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rfc: Option<String>,
+    /// Proveedores: true = already sold to government (has Adjudicaciones).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub has_awards: Option<bool>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub size_band: Option<SizeBand>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mark_kind: Option<MarkKind>,
+    /// Registros: e.g. "registro sanitario".
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub permit_type: Option<String>,
+    /// Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub status: Option<String>,
+}
+
+/// Every key of [`MarketFilters`].
+pub const ALL_KEYS: &[&str] = &[
+    "state",
+    "municipality",
+    "giro",
+    "scian",
+    "buyer",
+    "procedure",
+    "amount_min",
+    "amount_max",
+    "date_from",
+    "date_to",
+    "rfc",
+    "has_awards",
+    "size_band",
+    "mark_kind",
+    "permit_type",
+    "status",
+];
+
+/// The closed set of filter keys per kind.
+pub fn allowed_keys(kind: MarketKind) -> &'static [&'static str] {
+    match kind {
+        MarketKind::Suppliers => &[
+            "state",
+            "municipality",
+            "giro",
+            "scian",
+            "size_band",
+            "rfc",
+            "has_awards",
+            "buyer",
+            "date_from",
+            "date_to",
+        ],
+        MarketKind::Opportunities => &[
+            "state",
+            "giro",
+            "scian",
+            "buyer",
+            "procedure",
+            "amount_min",
+            "amount_max",
+            "date_from",
+            "date_to",
+            "status",
+        ],
+        MarketKind::Awards => &[
+            "state",
+            "giro",
+            "scian",
+            "buyer",
+            "procedure",
+            "amount_min",
+            "amount_max",
+            "date_from",
+            "date_to",
+            "rfc",
+        ],
+        MarketKind::Permits => &[
+            "state",
+            "rfc",
+            "permit_type",
+            "status",
+            "date_from",
+            "date_to",
+        ],
+        MarketKind::Risks => &["rfc", "mark_kind", "date_from", "date_to"],
+    }
+}
+
+fn unknown_key_error(key: &str, kind: MarketKind) -> EngineError {
+    let allowed = allowed_keys(kind);
+    let hint = if ALL_KEYS.contains(&key) {
+        format!(
+            "El filtro `{key}` no aplica a {}; usa solo los filtros permitidos para ese tipo.",
+            kind.label()
+        )
+    } else {
+        format!(
+            "`{key}` no es un filtro; los filtros de {} son: {}.",
+            kind.label(),
+            allowed.join(", ")
+        )
+    };
+    EngineError::Typed(
+        ErrorBody::new(
+            ErrorCode::InvalidArgument,
+            format!("Filtro no admitido para {}: «{key}».", kind.label()),
+            hint,
+        )
+        .with_allowed_values(allowed.iter().map(|s| s.to_string())),
+    )
+}
+
+/// Checks raw filter keys (before deserialising) against the kind's closed set.
+pub fn check_raw_keys(
+    kind: MarketKind,
+    filters: &serde_json::Map<String, serde_json::Value>,
+) -> EngineResult<()> {
+    let allowed = allowed_keys(kind);
+    for key in filters.keys() {
+        if !allowed.contains(&key.as_str()) {
+            return Err(unknown_key_error(key, kind));
+        }
+    }
+    Ok(())
+}
+
+pub(crate) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
+    EngineError::typed(ErrorCode::InvalidArgument, message, hint)
+}
+
+/// Filters after validation, ready for SQL.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct Resolved {
+    pub state: Option<State>,
+    pub municipality: Option<String>,
+    /// SCIAN prefixes (from `giro` and/or `scian`); any of them matches.
+    pub scian: Vec<String>,
+    pub buyer: Option<String>,
+    pub procedure: Option<Procedure>,
+    pub amount_min: Option<f64>,
+    pub amount_max: Option<f64>,
+    pub date_from: Option<String>,
+    pub date_to: Option<String>,
+    pub rfc: Option<String>,
+    pub has_awards: Option<bool>,
+    pub size_band: Option<SizeBand>,
+    pub mark_kind: Option<MarkKind>,
+    pub permit_type: Option<String>,
+    pub status: Option<String>,
+}
+
+fn parse_date(value: &str, end: bool) -> EngineResult<String> {
+    let v = value.trim();
+    let bad = || {
+        invalid(
+            format!("«{v}» no es una fecha válida."),
+            "Usa el formato AAAA-MM-DD (por ejemplo 2023-01-31) o solo el año (2023).",
+        )
+    };
+    if v.len() == 4 && v.chars().all(|c| c.is_ascii_digit()) {
+        return Ok(if end {
+            format!("{v}-12-31")
+        } else {
+            format!("{v}-01-01")
+        });
+    }
+    chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| bad())?;
+    Ok(v.to_string())
+}
+
+impl MarketFilters {
+    /// Keys present in this value.
+    pub fn present_keys(&self) -> Vec<&'static str> {
+        let mut keys = Vec::new();
+        macro_rules! k {
+            ($($f:ident),*) => { $( if self.$f.is_some() { keys.push(stringify!($f)); } )* };
+        }
+        k!(
+            state,
+            municipality,
+            giro,
+            scian,
+            buyer,
+            procedure,
+            amount_min,
+            amount_max,
+            date_from,
+            date_to,
+            rfc,
+            has_awards,
+            size_band,
+            mark_kind,
+            permit_type,
+            status
+        );
+        keys
+    }
+
+    /// Validates against `kind` and resolves every value. Typed errors only.
+    pub fn resolve(&self, kind: MarketKind) -> EngineResult<Resolved> {
+        let allowed = allowed_keys(kind);
+        for key in self.present_keys() {
+            if !allowed.contains(&key) {
+                return Err(unknown_key_error(key, kind));
+            }
+        }
+        let mut r = Resolved::default();
+        if let Some(s) = &self.state {
+            r.state = Some(State::normalize(s, StateContext::Filter)?);
+        }
+        r.municipality = self
+            .municipality
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        if let Some(g) = &self.giro {
+            let giro = Giro::parse(g)?;
+            r.scian.extend(giro.codes().into_iter().map(str::to_string));
+        }
+        if let Some(s) = &self.scian {
+            let prefix = scian::parse_prefix(s)?;
+            if self.giro.is_some() {
+                // Both: keep the giro codes that fall under the prefix.
+                r.scian.retain(|c| c.starts_with(&prefix));
+                if r.scian.is_empty() {
+                    return Err(invalid(
+                        "El giro y el código SCIAN no se cruzan.",
+                        "Usa solo `giro` o solo `scian`.",
+                    ));
+                }
+            } else {
+                r.scian.push(prefix);
+            }
+        }
+        r.buyer = self
+            .buyer
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+            .map(str::to_string);
+        r.procedure = self.procedure;
+        for (v, name) in [
+            (self.amount_min, "amount_min"),
+            (self.amount_max, "amount_max"),
+        ] {
+            if let Some(v) = v {
+                if !v.is_finite() || v < 0.0 {
+                    return Err(invalid(
+                        format!("`{name}` debe ser un monto positivo."),
+                        "Escribe el monto en pesos, sin signos ni comas.",
+                    ));
+                }
+            }
+        }
+        r.amount_min = self.amount_min;
+        r.amount_max = self.amount_max;
+        if let (Some(a), Some(b)) = (r.amount_min, r.amount_max) {
+            if a > b {
+                return Err(invalid(
+                    "`amount_min` es mayor que `amount_max`.",
+                    "Invierte los montos del rango.",
+                ));
+            }
+        }
+        if let Some(d) = &self.date_from {
+            r.date_from = Some(parse_date(d, false)?);
+        }
+        if let Some(d) = &self.date_to {
+            r.date_to = Some(parse_date(d, true)?);
+        }
+        if let (Some(a), Some(b)) = (&r.date_from, &r.date_to) {
+            if a > b {
+                return Err(invalid(
+                    "`date_from` es posterior a `date_to`.",
+                    "Invierte las fechas del periodo.",
+                ));
+            }
+        }
+        if let Some(rfc) = &self.rfc {
+            let check = crate::catalog::rfc::check(rfc);
+            if !check.format_ok {
+                return Err(invalid(
+                    format!("«{}» no tiene formato de RFC.", rfc.trim()),
+                    "Un RFC de persona moral tiene 12 caracteres (3 letras, fecha AAMMDD y homoclave); de persona física, 13.",
+                ));
+            }
+            r.rfc = Some(check.normalized);
+        }
+        r.has_awards = self.has_awards;
+        r.size_band = self.size_band;
+        r.mark_kind = self.mark_kind;
+        r.permit_type = self
+            .permit_type
+            .as_deref()
+            .map(text::fold)
+            .filter(|s| !s.is_empty());
+        if let Some(s) = &self.status {
+            let f = text::fold(s).replace(' ', "_");
+            let allowed: &[&str] = match kind {
+                MarketKind::Opportunities => &["planning", "active", "complete", "cancelled"],
+                _ => &["vigente", "vencido", "en_tramite", "revocado"],
+            };
+            if !allowed.contains(&f.as_str()) {
+                return Err(EngineError::Typed(
+                    ErrorBody::new(
+                        ErrorCode::InvalidArgument,
+                        format!("Estado de trámite no reconocido: «{}».", s.trim()),
+                        "Usa uno de los valores permitidos.",
+                    )
+                    .with_allowed_values(allowed.iter().map(|s| s.to_string())),
+                ));
+            }
+            r.status = Some(f);
+        }
+        Ok(r)
+    }
+}
+
+/// A bound SQL value.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Val {
+    Text(String),
+    Int(i64),
+    Real(f64),
+}
+
+/// A WHERE clause under construction.
+#[derive(Debug, Default, Clone)]
+pub struct Where {
+    pub clauses: Vec<String>,
+    pub binds: Vec<Val>,
+}
+
+impl Where {
+    pub fn push(&mut self, clause: impl Into<String>, binds: impl IntoIterator<Item = Val>) {
+        self.clauses.push(clause.into());
+        self.binds.extend(binds);
+    }
+    pub fn sql(&self) -> String {
+        if self.clauses.is_empty() {
+            "1=1".into()
+        } else {
+            self.clauses.join(" and ")
+        }
+    }
+}
+
+/// Known buyer abbreviations (upper-case) matched exactly; anything else matches names.
+pub fn buyer_clause(col_code: &str, col_name: &str, buyer: &str) -> (String, Vec<Val>) {
+    let upper = buyer.trim().to_uppercase();
+    if super::generator::BUYERS.iter().any(|b| b.0 == upper) {
+        (format!("{col_code} = ?"), vec![Val::Text(upper)])
+    } else {
+        (
+            format!("({col_code} = ? or {col_name} like ? or {col_code} like ?)"),
+            vec![
+                Val::Text(buyer.trim().to_string()),
+                Val::Text(format!("%{}%", buyer.trim())),
+                Val::Text(format!("%{}%", buyer.trim())),
+            ],
+        )
+    }
+}
+
+fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
+    let parts: Vec<String> = prefixes
+        .iter()
+        .map(|p| {
+            if p.len() == 6 {
+                format!("{col} = ?")
+            } else {
+                format!("{col} like ?")
+            }
+        })
+        .collect();
+    let binds = prefixes
+        .iter()
+        .map(|p| {
+            if p.len() == 6 {
+                Val::Text(p.clone())
+            } else {
+                Val::Text(format!("{p}%"))
+            }
+        })
+        .collect();
+    (format!("({})", parts.join(" or ")), binds)
+}
+
+/// FTS5 match expression from free text: every folded term, quoted, prefix-matched.
+pub fn fts_query(query: &str) -> Option<String> {
+    let terms = text::terms(query, 8);
+    if terms.is_empty() {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(|t| format!("\"{}\"*", t.replace('"', "")))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// Builds the WHERE clause for `kind` over its table alias.
+pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
+    let mut w = Where::default();
+    let fts = query.and_then(fts_query);
+    match kind {
+        MarketKind::Suppliers => {
+            if let Some(q) = fts {
+                w.push(
+                    "s.rowid in (select rowid from mk_suppliers_fts where mk_suppliers_fts match ?)",
+                    [Val::Text(q)],
+                );
+            }
+            if let Some(s) = r.state {
+                w.push("s.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if let Some(m) = &r.municipality {
+                w.push("s.municipality = ?", [Val::Text(m.clone())]);
+            }
+            if !r.scian.is_empty() {
+                let (c, b) = scian_clause("s.scian", &r.scian);
+                w.push(c, b);
+            }
+            if let Some(b) = r.size_band {
+                w.push("s.size_band = ?", [Val::Text(b.key().into())]);
+            }
+            if let Some(rfc) = &r.rfc {
+                w.push("s.rfc = ?", [Val::Text(rfc.clone())]);
+            }
+            match r.has_awards {
+                Some(true) => w.push("s.awards_count > 0", []),
+                Some(false) => w.push("s.awards_count = 0", []),
+                None => {}
+            }
+            if r.buyer.is_some() || r.date_from.is_some() || r.date_to.is_some() {
+                let mut sub = Where::default();
+                sub.push("a.supplier_id = s.id", []);
+                award_side(&mut sub, r);
+                w.push(
+                    format!("exists (select 1 from mk_awards a where {})", sub.sql()),
+                    sub.binds,
+                );
+            }
+        }
+        MarketKind::Awards => {
+            if let Some(q) = fts {
+                w.push(
+                    "a.id in (select rowid from mk_awards_fts where mk_awards_fts match ?)",
+                    [Val::Text(q)],
+                );
+            }
+            if let Some(s) = r.state {
+                w.push("a.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if !r.scian.is_empty() {
+                let (c, b) = scian_clause("a.scian", &r.scian);
+                w.push(c, b);
+            }
+            if let Some(p) = r.procedure {
+                w.push("a.procedure = ?", [Val::Text(p.key().into())]);
+            }
+            if let Some(v) = r.amount_min {
+                w.push("a.amount >= ?", [Val::Real(v)]);
+            }
+            if let Some(v) = r.amount_max {
+                w.push("a.amount <= ?", [Val::Real(v)]);
+            }
+            if let Some(rfc) = &r.rfc {
+                w.push("a.supplier_id = ?", [Val::Text(rfc.clone())]);
+            }
+            award_side(&mut w, r);
+        }
+        MarketKind::Opportunities => {
+            if let Some(q) = fts {
+                w.push(
+                    "o.id in (select rowid from mk_opportunities_fts where mk_opportunities_fts match ?)",
+                    [Val::Text(q)],
+                );
+            }
+            if let Some(s) = r.state {
+                w.push("o.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if !r.scian.is_empty() {
+                let (c, b) = scian_clause("o.scian", &r.scian);
+                w.push(c, b);
+            }
+            if let Some(b) = &r.buyer {
+                let (c, b) = buyer_clause("o.buyer", "o.buyer_name", b);
+                w.push(c, b);
+            }
+            if let Some(p) = r.procedure {
+                w.push("o.procedure = ?", [Val::Text(p.key().into())]);
+            }
+            if let Some(v) = r.amount_min {
+                w.push("o.amount >= ?", [Val::Real(v)]);
+            }
+            if let Some(v) = r.amount_max {
+                w.push("o.amount <= ?", [Val::Real(v)]);
+            }
+            if let Some(d) = &r.date_from {
+                w.push("o.published >= ?", [Val::Text(d.clone())]);
+            }
+            if let Some(d) = &r.date_to {
+                w.push("o.published <= ?", [Val::Text(d.clone())]);
+            }
+            if let Some(s) = &r.status {
+                w.push("o.status = ?", [Val::Text(s.clone())]);
+            }
+        }
+        MarketKind::Permits => {
+            if let Some(q) = fts {
+                w.push(
+                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
+                    [Val::Text(q)],
+                );
+            }
+            if let Some(s) = r.state {
+                w.push("p.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if let Some(rfc) = &r.rfc {
+                w.push("p.holder_rfc = ?", [Val::Text(rfc.clone())]);
+            }
+            if let Some(t) = &r.permit_type {
+                w.push(
+                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
+                    [Val::Text(format!(
+                        "permit_type : ({})",
+                        fts_query(t).unwrap_or_default()
+                    ))],
+                );
+            }
+            if let Some(s) = &r.status {
+                w.push("p.status = ?", [Val::Text(s.clone())]);
+            }
+            if let Some(d) = &r.date_from {
+                w.push("p.date >= ?", [Val::Text(d.clone())]);
+            }
+            if let Some(d) = &r.date_to {
+                w.push("p.date <= ?", [Val::Text(d.clone())]);
+            }
+        }
+        MarketKind::Risks => {
+            if let Some(q) = fts {
+                w.push(
+                    "r.id in (select rowid from mk_risks_fts where mk_risks_fts match ?)",
+                    [Val::Text(q)],
+                );
+            }
+            if let Some(rfc) = &r.rfc {
+                w.push("r.rfc = ?", [Val::Text(rfc.clone())]);
+            }
+            if let Some(k) = r.mark_kind {
+                w.push("r.mark_kind = ?", [Val::Text(k.key().into())]);
+            }
+            if let Some(d) = &r.date_from {
+                w.push("r.date >= ?", [Val::Text(d.clone())]);
+            }
+            if let Some(d) = &r.date_to {
+                w.push("r.date <= ?", [Val::Text(d.clone())]);
+            }
+        }
+    }
+    w
+}
+
+/// Buyer and date window on the awards alias `a`.
+fn award_side(w: &mut Where, r: &Resolved) {
+    if let Some(b) = &r.buyer {
+        let (c, b) = buyer_clause("a.buyer", "a.buyer_name", b);
+        w.push(c, b);
+    }
+    if let Some(d) = &r.date_from {
+        w.push("a.date >= ?", [Val::Text(d.clone())]);
+    }
+    if let Some(d) = &r.date_to {
+        w.push("a.date <= ?", [Val::Text(d.clone())]);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn unknown_and_foreign_keys_are_rejected_with_allowed_values() {
+        let f = MarketFilters {
+            mark_kind: Some(MarkKind::Sat69bDefinitivo),
+            ..Default::default()
+        };
+        let err = f.resolve(MarketKind::Suppliers).unwrap_err().body();
+        assert_eq!(err.code, ErrorCode::InvalidArgument);
+        let allowed = err.allowed_values.unwrap();
+        assert!(allowed.contains(&"giro".to_string()));
+        assert!(!allowed.contains(&"mark_kind".to_string()));
+        assert!(f.resolve(MarketKind::Risks).is_ok());
+
+        let raw = serde_json::json!({"color": "rojo"});
+        let err = check_raw_keys(MarketKind::Awards, raw.as_object().unwrap())
+            .unwrap_err()
+            .body();
+        assert!(err.hint.contains("no es un filtro"));
+    }
+
+    #[test]
+    fn resolves_giro_state_and_dates() {
+        let f = MarketFilters {
+            state: Some("jal".into()),
+            giro: Some("empaque".into()),
+            date_from: Some("2020".into()),
+            date_to: Some("2021-06-30".into()),
+            ..Default::default()
+        };
+        let r = f.resolve(MarketKind::Suppliers).unwrap();
+        assert_eq!(r.state, Some(State::Jalisco));
+        assert!(r.scian.contains(&"322210".to_string()));
+        assert_eq!(r.date_from.as_deref(), Some("2020-01-01"));
+        let bad = MarketFilters {
+            date_from: Some("ayer".into()),
+            ..Default::default()
+        };
+        assert!(bad.resolve(MarketKind::Awards).is_err());
+    }
+}

@@ -1,0 +1,580 @@
+//! Arguments and results of the market operations. Argument structs derive
+//! `JsonSchema` and deny unknown fields so the tool registry can publish them as-is;
+//! results are plain serde structs whose rows carry `ref`, `ref_label` and `evidence`.
+
+use luna_protocol::error::ErrorBody;
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+
+use super::filters::MarketFilters;
+
+/// The five kinds of market record (SPEC §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarketKind {
+    /// Proveedores.
+    Suppliers,
+    /// Licitaciones.
+    Opportunities,
+    /// Adjudicaciones.
+    Awards,
+    /// Registros.
+    Permits,
+    /// Marcas de riesgo.
+    Risks,
+}
+
+impl MarketKind {
+    pub const ALL: [MarketKind; 5] = [
+        MarketKind::Suppliers,
+        MarketKind::Opportunities,
+        MarketKind::Awards,
+        MarketKind::Permits,
+        MarketKind::Risks,
+    ];
+    pub fn key(self) -> &'static str {
+        match self {
+            MarketKind::Suppliers => "suppliers",
+            MarketKind::Opportunities => "opportunities",
+            MarketKind::Awards => "awards",
+            MarketKind::Permits => "permits",
+            MarketKind::Risks => "risks",
+        }
+    }
+    /// Product word (plural) for labels.
+    pub fn label(self) -> &'static str {
+        match self {
+            MarketKind::Suppliers => "Proveedores",
+            MarketKind::Opportunities => "Licitaciones",
+            MarketKind::Awards => "Adjudicaciones",
+            MarketKind::Permits => "Registros",
+            MarketKind::Risks => "marcas de riesgo",
+        }
+    }
+}
+
+/// Procedure type under LAASSP, with its OCDS `procurementMethod`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum Procedure {
+    /// Licitación pública.
+    Open,
+    /// Invitación a cuando menos tres personas.
+    Limited,
+    /// Adjudicación directa.
+    Direct,
+}
+
+impl Procedure {
+    pub fn key(self) -> &'static str {
+        match self {
+            Procedure::Open => "open",
+            Procedure::Limited => "limited",
+            Procedure::Direct => "direct",
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            Procedure::Open => "licitación pública",
+            Procedure::Limited => "invitación a cuando menos tres personas",
+            Procedure::Direct => "adjudicación directa",
+        }
+    }
+    pub fn from_key(s: &str) -> Option<Procedure> {
+        match s {
+            "open" => Some(Procedure::Open),
+            "limited" | "selective" => Some(Procedure::Limited),
+            "direct" => Some(Procedure::Direct),
+            _ => None,
+        }
+    }
+}
+
+/// Kind of risk mark (closed enum, SPEC §5 rule 2).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum MarkKind {
+    /// SAT 69-B: presunto (presumed simulated invoicing).
+    #[serde(rename = "sat_69b_presunto")]
+    Sat69bPresunto,
+    /// SAT 69-B: definitivo.
+    #[serde(rename = "sat_69b_definitivo")]
+    Sat69bDefinitivo,
+    /// SAT 69-B: desvirtuado (the taxpayer disproved it).
+    #[serde(rename = "sat_69b_desvirtuado")]
+    Sat69bDesvirtuado,
+    /// SAT 69-B: sentencia favorable.
+    #[serde(rename = "sat_69b_sentencia_favorable")]
+    Sat69bSentenciaFavorable,
+    /// Sanctioned supplier (SFP/Función Pública).
+    ProveedorSancionado,
+}
+
+impl MarkKind {
+    pub const ALL: [MarkKind; 5] = [
+        MarkKind::Sat69bPresunto,
+        MarkKind::Sat69bDefinitivo,
+        MarkKind::Sat69bDesvirtuado,
+        MarkKind::Sat69bSentenciaFavorable,
+        MarkKind::ProveedorSancionado,
+    ];
+    pub fn key(self) -> &'static str {
+        match self {
+            MarkKind::Sat69bPresunto => "sat_69b_presunto",
+            MarkKind::Sat69bDefinitivo => "sat_69b_definitivo",
+            MarkKind::Sat69bDesvirtuado => "sat_69b_desvirtuado",
+            MarkKind::Sat69bSentenciaFavorable => "sat_69b_sentencia_favorable",
+            MarkKind::ProveedorSancionado => "proveedor_sancionado",
+        }
+    }
+    pub fn label(self) -> &'static str {
+        match self {
+            MarkKind::Sat69bPresunto => "SAT 69-B presunto",
+            MarkKind::Sat69bDefinitivo => "SAT 69-B definitivo",
+            MarkKind::Sat69bDesvirtuado => "SAT 69-B desvirtuado",
+            MarkKind::Sat69bSentenciaFavorable => "SAT 69-B sentencia favorable",
+            MarkKind::ProveedorSancionado => "proveedor sancionado",
+        }
+    }
+    pub fn from_key(s: &str) -> Option<MarkKind> {
+        MarkKind::ALL.into_iter().find(|k| k.key() == s)
+    }
+    /// Whether the mark still weighs against the RFC (desvirtuado / sentencia favorable do not).
+    pub fn is_adverse(self) -> bool {
+        matches!(
+            self,
+            MarkKind::Sat69bPresunto | MarkKind::Sat69bDefinitivo | MarkKind::ProveedorSancionado
+        )
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum SizeBand {
+    Micro,
+    Pequena,
+    Mediana,
+    Grande,
+}
+
+impl SizeBand {
+    pub fn key(self) -> &'static str {
+        match self {
+            SizeBand::Micro => "micro",
+            SizeBand::Pequena => "pequena",
+            SizeBand::Mediana => "mediana",
+            SizeBand::Grande => "grande",
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum GroupBy {
+    Supplier,
+    Buyer,
+    State,
+    Year,
+}
+
+// ---------------------------------------------------------------- arguments
+
+/// `market_search{kind, query?, filters, limit≤50, cursor?}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct SearchArgs {
+    pub kind: MarketKind,
+    /// Free text (folded: accents, ñ and case do not matter).
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Closed per kind; an unknown key is rejected with `allowed_values`.
+    #[serde(default)]
+    pub filters: MarketFilters,
+    /// 1..=50, default 20.
+    #[serde(default)]
+    pub limit: Option<u32>,
+    /// Opaque cursor from a previous page of the same query.
+    #[serde(default)]
+    pub cursor: Option<String>,
+}
+
+/// `market_get{record_ref, include_awards?}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct GetArgs {
+    /// `company:<id>` or `record:<kind>:<id>`.
+    pub record_ref: String,
+    #[serde(default)]
+    pub include_awards: bool,
+}
+
+/// `market_count{filters, states[]≤5}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CountArgs {
+    /// Which records to count; default `suppliers`.
+    #[serde(default)]
+    pub kind: Option<MarketKind>,
+    #[serde(default)]
+    pub filters: MarketFilters,
+    /// Up to 5 states, each counted on its own.
+    #[serde(default)]
+    pub states: Vec<String>,
+}
+
+/// `market_aggregate{filters, group_by}` over Adjudicaciones.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct AggregateArgs {
+    #[serde(default)]
+    pub filters: MarketFilters,
+    pub group_by: GroupBy,
+    /// Groups returned, 1..=50, default 20.
+    #[serde(default)]
+    pub limit: Option<u32>,
+}
+
+/// `market_history{rfc}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct HistoryArgs {
+    pub rfc: String,
+}
+
+/// One segment of `market_compare`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct Segment {
+    pub label: String,
+    #[serde(default)]
+    pub filters: MarketFilters,
+}
+
+/// `market_compare{segments}` (2..=5 segments of Adjudicaciones filters).
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct CompareArgs {
+    pub segments: Vec<Segment>,
+}
+
+/// `market_screen{rfcs: 1..50}`.
+#[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct ScreenArgs {
+    pub rfcs: Vec<String>,
+}
+
+// ---------------------------------------------------------------- results
+
+/// A piece of evidence attached to a row: an award, a mark or a registration.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Evidence {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    /// `adjudicacion` | `marca_de_riesgo` | `registro`.
+    pub kind: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub date: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub amount: Option<f64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub buyer: Option<String>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SupplierRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub id: String,
+    pub rfc: Option<String>,
+    pub rfc_valid: bool,
+    pub name: String,
+    pub state: Option<String>,
+    pub municipality: Option<String>,
+    pub scian: Option<String>,
+    pub scian_name: Option<String>,
+    pub size_band: Option<String>,
+    pub website: Option<String>,
+    pub logo_url: Option<String>,
+    pub awards_count: i64,
+    pub awards_total_mxn: f64,
+    pub last_award: Option<String>,
+    pub source: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct OpportunityRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub id: i64,
+    pub ocid: String,
+    pub title: String,
+    pub buyer: String,
+    pub buyer_name: Option<String>,
+    pub procedure: Option<String>,
+    pub procedure_label: Option<String>,
+    pub state: Option<String>,
+    pub scian: Option<String>,
+    pub amount: Option<f64>,
+    pub currency: String,
+    pub published: Option<String>,
+    pub closes: Option<String>,
+    pub status: Option<String>,
+    pub source: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct AwardRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub id: i64,
+    pub ocid: Option<String>,
+    pub supplier_ref: String,
+    pub supplier_id: String,
+    pub supplier_name: String,
+    pub buyer: String,
+    pub buyer_name: Option<String>,
+    pub title: String,
+    pub amount: Option<f64>,
+    pub currency: String,
+    pub date: Option<String>,
+    pub procedure: Option<String>,
+    pub procedure_label: Option<String>,
+    pub state: Option<String>,
+    pub scian: Option<String>,
+    pub source: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct PermitRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub id: i64,
+    pub holder_ref: Option<String>,
+    pub holder_rfc: Option<String>,
+    pub holder_name: String,
+    pub permit_type: String,
+    pub number: Option<String>,
+    pub status: String,
+    pub date: Option<String>,
+    pub state: Option<String>,
+    pub source: String,
+    pub evidence: Vec<Evidence>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct RiskRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub id: i64,
+    pub rfc: String,
+    pub name: String,
+    pub mark_kind: String,
+    pub mark_label: String,
+    pub source: String,
+    pub date: Option<String>,
+    pub notice: Option<String>,
+    pub note: Option<String>,
+    pub evidence: Vec<Evidence>,
+}
+
+/// One row of any kind.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(untagged)]
+pub enum MarketRow {
+    Supplier(SupplierRow),
+    Opportunity(OpportunityRow),
+    Award(AwardRow),
+    Permit(PermitRow),
+    Risk(RiskRow),
+}
+
+impl MarketRow {
+    pub fn ref_str(&self) -> &str {
+        match self {
+            MarketRow::Supplier(r) => &r.r#ref,
+            MarketRow::Opportunity(r) => &r.r#ref,
+            MarketRow::Award(r) => &r.r#ref,
+            MarketRow::Permit(r) => &r.r#ref,
+            MarketRow::Risk(r) => &r.r#ref,
+        }
+    }
+    pub fn ref_label(&self) -> &str {
+        match self {
+            MarketRow::Supplier(r) => &r.ref_label,
+            MarketRow::Opportunity(r) => &r.ref_label,
+            MarketRow::Award(r) => &r.ref_label,
+            MarketRow::Permit(r) => &r.ref_label,
+            MarketRow::Risk(r) => &r.ref_label,
+        }
+    }
+}
+
+/// A page of `market_search`.
+#[derive(Debug, Clone, Serialize)]
+pub struct SearchPage {
+    pub kind: MarketKind,
+    pub results: Vec<MarketRow>,
+    pub shown: usize,
+    pub has_more: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cursor: Option<String>,
+}
+
+/// Which branch `market_get` ran (billing charges by branch, SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum GetBranch {
+    Supplier,
+    Opportunity,
+    Award,
+    Permit,
+    Risk,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SupplierDetail {
+    #[serde(flatten)]
+    pub supplier: SupplierRow,
+    /// Present when `include_awards` (most recent first, up to 50).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub awards: Option<Vec<AwardRow>>,
+    pub marks: Vec<RiskRow>,
+    pub permits: Vec<PermitRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(tag = "record_kind", rename_all = "snake_case")]
+pub enum MarketRecord {
+    Supplier(Box<SupplierDetail>),
+    Opportunity(OpportunityRow),
+    Award(AwardRow),
+    Permit(PermitRow),
+    Risk(RiskRow),
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct GetResult {
+    pub branch: GetBranch,
+    pub record: MarketRecord,
+}
+
+/// Per-state count; `count: null` with `error` when that state could not be read.
+#[derive(Debug, Clone, Serialize)]
+pub struct StateCount {
+    /// The state as written by the caller.
+    pub input: String,
+    pub state: Option<String>,
+    #[serde(rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub r#ref: Option<String>,
+    pub ref_label: String,
+    pub count: Option<u64>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub error: Option<ErrorBody>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CountResult {
+    pub kind: MarketKind,
+    /// Empty when no `states` were given.
+    pub states: Vec<StateCount>,
+    /// Exact total; `null` if any state failed.
+    pub total: Option<u64>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AggregateGroup {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub key: String,
+    pub awards: u64,
+    pub amount_mxn: f64,
+    pub suppliers: u64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct AggregateResult {
+    pub group_by: GroupBy,
+    pub groups: Vec<AggregateGroup>,
+    pub shown: usize,
+    pub has_more: bool,
+    pub total_awards: u64,
+    pub total_amount_mxn: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct YearStat {
+    pub year: i64,
+    pub awards: u64,
+    pub amount_mxn: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct HistoryResult {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub rfc: String,
+    pub check_digit_ok: bool,
+    pub warnings: Vec<String>,
+    pub supplier: Option<SupplierRow>,
+    pub by_year: Vec<YearStat>,
+    /// Most recent awards (up to 20).
+    pub awards: Vec<AwardRow>,
+    pub marks: Vec<RiskRow>,
+    pub permits: Vec<PermitRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BuyerShare {
+    pub buyer: String,
+    pub awards: u64,
+    pub amount_mxn: f64,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct SegmentStats {
+    pub label: String,
+    pub awards: u64,
+    pub amount_mxn: f64,
+    pub avg_amount_mxn: Option<f64>,
+    pub suppliers: u64,
+    pub top_buyers: Vec<BuyerShare>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct CompareResult {
+    pub segments: Vec<SegmentStats>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenRow {
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub ref_label: String,
+    pub input: String,
+    pub rfc: String,
+    pub format_ok: bool,
+    pub check_digit_ok: bool,
+    pub warnings: Vec<String>,
+    pub known_supplier: bool,
+    /// `sin_marcas` | `con_marcas_no_vigentes` | `con_marcas`.
+    pub risk_level: String,
+    pub marks: Vec<RiskRow>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct ScreenResult {
+    pub results: Vec<ScreenRow>,
+    pub with_marks: usize,
+}
