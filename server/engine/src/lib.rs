@@ -12,7 +12,6 @@ pub mod error;
 pub mod ids;
 pub mod market;
 pub mod store;
-pub mod text;
 pub mod turn;
 
 pub use error::{EngineError, EngineResult};

@@ -18,7 +18,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::text::fold;
+use crate::catalog::text::fold;
 
 /// Catalogue lookups the grammar needs. Inputs are folded text.
 pub trait Vocabulary {
