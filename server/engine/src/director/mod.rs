@@ -2,3 +2,4 @@
 //! Spanish commercial request with a documented grammar (`grammar`) and plans tool calls.
 
 pub mod grammar;
+pub mod vocab;
