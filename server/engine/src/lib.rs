@@ -8,6 +8,7 @@ pub mod clock;
 pub mod demo;
 pub mod error;
 pub mod ids;
+pub mod session;
 pub mod store;
 
 pub use error::{EngineError, EngineResult};
@@ -18,6 +19,7 @@ pub use store::Store;
 pub struct Engine {
     pub store: Store,
     pub accounts: accounts::Accounts,
+    pub sessions: session::Sessions,
 }
 
 impl Engine {
@@ -30,6 +32,7 @@ impl Engine {
     pub fn from_store(store: Store) -> Engine {
         Engine {
             accounts: accounts::Accounts::new(store.clone()),
+            sessions: session::Sessions::new(store.clone()),
             store,
         }
     }
