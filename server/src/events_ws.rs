@@ -209,3 +209,64 @@ where
 {
     sink.send(msg).await.map_err(|_| StreamError::Sink)
 }
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
+    use luna_engine::Store;
+    use luna_protocol::event::{SessionEvent, UserMessage};
+
+    use super::*;
+
+    fn message(i: u64) -> SessionEvent {
+        SessionEvent::UserMessage(UserMessage {
+            turn_id: format!("turn_{i}"),
+            text: format!("Mensaje {i}"),
+            steering: false,
+        })
+    }
+
+    /// Live events can arrive past a gap (a missed publish) or twice; the stream
+    /// recovers the gap from the log and drops what it already sent.
+    #[tokio::test]
+    async fn gaps_in_live_events_are_filled_from_the_log_and_duplicates_dropped() {
+        let engine = Engine::from_store(Store::open_temp().await.unwrap());
+        seed_if_empty(&engine.accounts).await.unwrap();
+        let (_, caller) = engine
+            .accounts
+            .login("duena@demo.luna.mx", DEMO_PASSWORD)
+            .await
+            .unwrap();
+        let sessions = engine.sessions.clone();
+        let id = sessions.create(&caller).await.unwrap().id;
+        let backlog: Vec<_> = (1..=3).map(message).collect();
+        sessions.append_all(&id, &backlog).await.unwrap();
+
+        let (tx, live) = broadcast::channel(16);
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let sink = futures_util::sink::unfold(
+            (Some(tx), sent.clone(), sessions.clone(), id.clone()),
+            |(mut tx, sent, sessions, id), msg: StreamMessage| async move {
+                let seq = msg.seq();
+                sent.lock().unwrap().push(seq);
+                // Once the backlog is out, append 4..=6 but only "publish" 6, then 5 again.
+                if seq == 3 {
+                    if let Some(sender) = tx.take() {
+                        let more: Vec<_> = (4..=6).map(message).collect();
+                        let stored = sessions.append_all(&id, &more).await.unwrap();
+                        sender.send(stored[2].clone()).unwrap();
+                        sender.send(stored[1].clone()).unwrap();
+                    }
+                }
+                Ok::<_, std::convert::Infallible>((tx, sent, sessions, id))
+            },
+        );
+        let mut sink = Box::pin(sink);
+        stream_events(&sessions, &caller, &id, 1, live, &mut sink)
+            .await
+            .unwrap();
+        assert_eq!(*sent.lock().unwrap(), vec![2, 3, 4, 5, 6]);
+    }
+}
