@@ -2,6 +2,7 @@
 //! and start-up. The domain lives in `luna-engine`; this crate only adapts HTTP to it.
 
 pub mod config;
+pub mod events_ws;
 pub mod health;
 pub mod routes;
 pub mod session;

@@ -16,7 +16,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::{health, session};
+use crate::{events_ws, health, session};
 
 /// Shared state of every route. Cheap to clone.
 #[derive(Clone, FromRef)]
@@ -43,6 +43,7 @@ pub fn app(state: AppState) -> Router {
     Router::new()
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
+        .route("/api/sessions/{id}/events", get(events_ws::session_events))
         .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))

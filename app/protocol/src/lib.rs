@@ -1,5 +1,17 @@
 //! Luna's wire contract: the types that cross between server and browser (and MCP
 //! clients). Serde only, no I/O, so it builds for wasm32 and for the server alike.
+//!
+//! The work session lives here too: its events (`event`), the board and chat they
+//! project to (`board`, `chat`), the one reducer (`view::apply`) and the websocket
+//! frames (`stream`).
 
 pub mod account;
+pub mod board;
+pub mod chat;
+pub mod decision;
 pub mod error;
+pub mod event;
+pub mod patch;
+pub mod session;
+pub mod stream;
+pub mod view;

@@ -11,6 +11,7 @@ pub mod director;
 pub mod error;
 pub mod ids;
 pub mod market;
+pub mod session;
 pub mod store;
 pub mod turn;
 
@@ -22,6 +23,7 @@ pub use store::Store;
 pub struct Engine {
     pub store: Store,
     pub accounts: accounts::Accounts,
+    pub sessions: session::Sessions,
 }
 
 impl Engine {
@@ -34,6 +36,7 @@ impl Engine {
     pub fn from_store(store: Store) -> Engine {
         Engine {
             accounts: accounts::Accounts::new(store.clone()),
+            sessions: session::Sessions::new(store.clone()),
             store,
         }
     }

@@ -57,6 +57,14 @@ impl Store {
         &self.pool
     }
 
+    /// Begins a write transaction that takes SQLite's write lock up front
+    /// (`BEGIN IMMEDIATE`). A deferred transaction that reads first and writes later
+    /// can fail with `SQLITE_BUSY` when another writer committed in between; taking
+    /// the lock first makes concurrent writers queue on the busy timeout instead.
+    pub async fn begin_write(&self) -> EngineResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
+        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    }
+
     /// True when the database answers a trivial query (used by `/readyz`).
     pub async fn ping(&self) -> bool {
         sqlx::query_scalar::<_, i64>("select 1")

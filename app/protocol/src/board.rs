@@ -1,0 +1,107 @@
+//! The board (SPEC §13): the selection as argued cards, the saved CRM collection,
+//! pending decisions, research runs and sequence drafts. The board is a projection
+//! of the session log; tools change it through `board.patched` (RFC 6902 against the
+//! JSON form of this type), decisions and runs through their own events.
+
+use serde::{Deserialize, Serialize};
+
+use crate::decision::DecisionCard;
+
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Board {
+    #[serde(default)]
+    pub selection: Vec<SelectionItem>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub saved: Option<SavedCollection>,
+    #[serde(default)]
+    pub pending: Vec<DecisionCard>,
+    #[serde(default)]
+    pub runs: Vec<RunCard>,
+    #[serde(default)]
+    pub sequences: Vec<SequenceCard>,
+}
+
+impl Board {
+    /// JSON Pointer of the selection list, for building patches.
+    pub const SELECTION: &'static str = "/selection";
+    pub const SAVED: &'static str = "/saved";
+    pub const SEQUENCES: &'static str = "/sequences";
+}
+
+/// A company in the selection, with the reason Luna chose it (an item without `why`
+/// never enters: `selection_update` rejects it).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SelectionItem {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub label: String,
+    pub why: String,
+    #[serde(default)]
+    pub evidence: Vec<Evidence>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub priority: Option<u8>,
+}
+
+/// A piece of evidence behind a selection item (an award, a permit, a risk mark…).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Evidence {
+    #[serde(rename = "ref")]
+    pub reference: String,
+    pub label: String,
+}
+
+/// The CRM collection the selection was saved into, summarised for the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SavedCollection {
+    pub collection_id: String,
+    pub name: String,
+    pub total: u32,
+    #[serde(default)]
+    pub stages: Vec<StageCount>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageCount {
+    pub stage: String,
+    pub count: u32,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum RunStatus {
+    Running,
+    Finished,
+    Failed,
+}
+
+/// A long research run (SPEC §10) as the board shows it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunCard {
+    pub run_id: String,
+    pub title: String,
+    /// The current real phase, in Spanish ("Leyendo adjudicaciones de 2024").
+    pub phase: String,
+    pub status: RunStatus,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub summary: Option<String>,
+    #[serde(default)]
+    pub refs: Vec<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SequenceStatus {
+    Borrador,
+    Autorizada,
+    Activa,
+}
+
+/// A sequence draft or campaign (SPEC §9).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SequenceCard {
+    pub sequence_id: String,
+    pub name: String,
+    pub steps: u32,
+    pub recipients: u32,
+    pub status: SequenceStatus,
+}

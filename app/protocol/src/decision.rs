@@ -1,0 +1,117 @@
+//! Decision cards (SPEC §7.2, §8): the typed, person-resolved proposals that stand
+//! between Luna and anything that costs money, leaves the workspace, sends email or
+//! changes Knowledge. The card is client-safe: it never carries quote tokens or
+//! idempotency keys, only what the person needs to decide.
+
+use serde::{Deserialize, Serialize};
+
+/// The `DecisionDraft` kinds of SPEC §7.2.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionKind {
+    GuardarEnCrm,
+    CambiosMasivos,
+    DejarNota,
+    SugerirEdicion,
+    Investigar,
+    RevelarContactos,
+    RevisarSecuencia,
+    FusionarConocimiento,
+}
+
+impl DecisionKind {
+    /// The authorization level (SPEC §8): 1 = one tap, 2 = pending decision.
+    pub fn level(self) -> u8 {
+        match self {
+            DecisionKind::GuardarEnCrm
+            | DecisionKind::CambiosMasivos
+            | DecisionKind::DejarNota
+            | DecisionKind::SugerirEdicion
+            | DecisionKind::Investigar => 1,
+            DecisionKind::RevelarContactos
+            | DecisionKind::RevisarSecuencia
+            | DecisionKind::FusionarConocimiento => 2,
+        }
+    }
+
+    /// Where the card is resolved. Knowledge merges belong to owners/admins on the
+    /// review page; everything else is resolved in the chat.
+    pub fn resolves_in(self) -> ResolvesIn {
+        match self {
+            DecisionKind::FusionarConocimiento => ResolvesIn::RevisionConocimiento,
+            _ => ResolvesIn::Chat,
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResolvesIn {
+    Chat,
+    RevisionConocimiento,
+}
+
+/// Which ledger an amount belongs to (SPEC §3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Ledger {
+    /// Créditos de inteligencia (monthly allowance).
+    Inteligencia,
+    /// Créditos de contacto (prepaid; revealing a person costs 2).
+    Contacto,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Credits {
+    pub amount: u32,
+    pub ledger: Ledger,
+}
+
+/// One line of a card's preview ("12 se crearán", a recipient, a sequence step…).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PreviewLine {
+    pub label: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
+    /// A client-safe ref (`company:…`) the line points at, if any.
+    #[serde(default, rename = "ref", skip_serializing_if = "Option::is_none")]
+    pub reference: Option<String>,
+}
+
+/// A decision waiting for the person.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionCard {
+    pub id: String,
+    pub kind: DecisionKind,
+    pub title: String,
+    #[serde(default)]
+    pub preview: Vec<PreviewLine>,
+    /// What accepting costs, if anything.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub price: Option<Credits>,
+    /// The balance of the ledger the price is charged to, when the card was issued.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub balance: Option<Credits>,
+    /// Unix milliseconds after which the card can no longer be accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub expires_at: Option<i64>,
+    /// What happens on accept, in one Spanish sentence.
+    pub consequence: String,
+    pub resolves_in: ResolvesIn,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DecisionOutcome {
+    Accepted,
+    Declined,
+    Expired,
+}
+
+/// What resolving a decision produced, for the chat line and the board.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct DecisionResult {
+    pub summary: String,
+    #[serde(default)]
+    pub refs: Vec<String>,
+}

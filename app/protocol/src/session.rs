@@ -1,0 +1,109 @@
+//! The work session as the browser sees it: its stage (SPEC §7.4), its mode and
+//! budget (SPEC §8), and the summary returned by the session server functions.
+
+use serde::{Deserialize, Serialize};
+
+use crate::view::SessionView;
+
+/// Where the conversation stands; decides which tools Luna sees (SPEC §7.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Stage {
+    SinCriterio,
+    Buscando,
+    ConSeleccion,
+    ConListaGuardada,
+    DecisionPendiente,
+}
+
+impl Stage {
+    pub const ALL: [Stage; 5] = [
+        Stage::SinCriterio,
+        Stage::Buscando,
+        Stage::ConSeleccion,
+        Stage::ConListaGuardada,
+        Stage::DecisionPendiente,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Stage::SinCriterio => "sin_criterio",
+            Stage::Buscando => "buscando",
+            Stage::ConSeleccion => "con_seleccion",
+            Stage::ConListaGuardada => "con_lista_guardada",
+            Stage::DecisionPendiente => "decision_pendiente",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<Stage> {
+        Stage::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+}
+
+/// How level-1/2 actions run (SPEC §8): ask every time, auto inside a budget, or per class.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum SessionMode {
+    #[default]
+    Preguntar,
+    Automatico,
+    AjusteFino,
+}
+
+impl SessionMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionMode::Preguntar => "preguntar",
+            SessionMode::Automatico => "automatico",
+            SessionMode::AjusteFino => "ajuste_fino",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<SessionMode> {
+        [
+            SessionMode::Preguntar,
+            SessionMode::Automatico,
+            SessionMode::AjusteFino,
+        ]
+        .into_iter()
+        .find(|m| m.as_str() == s)
+    }
+
+    /// Spanish label for the mode selector.
+    pub fn label(self) -> &'static str {
+        match self {
+            SessionMode::Preguntar => "Preguntar",
+            SessionMode::Automatico => "Automático con presupuesto",
+            SessionMode::AjusteFino => "Ajuste fino",
+        }
+    }
+}
+
+/// The auto-mode budget of one session and what has been spent against it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct SessionBudget {
+    pub credit_cap: u32,
+    pub contact_cap: u32,
+    pub credits_spent: u32,
+    pub contacts_spent: u32,
+}
+
+/// A work session's row, safe to show to its workspace's members.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct SessionInfo {
+    pub id: String,
+    pub stage: Stage,
+    pub mode: SessionMode,
+    pub budget: SessionBudget,
+    /// Unix milliseconds.
+    pub created_at: i64,
+    /// The seq of the newest event (0 when the log is empty).
+    pub last_seq: u64,
+}
+
+/// The projection of a session at `seq`: what `session_snapshot` returns.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SessionSnapshot {
+    pub seq: u64,
+    pub view: SessionView,
+}

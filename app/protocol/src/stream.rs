@@ -1,0 +1,75 @@
+//! The websocket stream of a session (`GET /api/sessions/{id}/events?since=seq`):
+//! the server sends an optional snapshot, then events in `seq` order with no gaps.
+//! `Replica` is the client side: it keeps the view and the last seq, ignores
+//! duplicates and reports a gap (the client then reconnects with `since`).
+
+use serde::{Deserialize, Serialize};
+
+use crate::event::SessionEvent;
+use crate::view::{apply, SessionView};
+
+/// One websocket text frame, as JSON:
+/// `{"type":"event","seq":n,"event":{…}}` or `{"type":"snapshot","seq":n,"view":{…}}`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "type", rename_all = "snake_case")]
+pub enum StreamMessage {
+    Event { seq: u64, event: SessionEvent },
+    Snapshot { seq: u64, view: SessionView },
+}
+
+impl StreamMessage {
+    pub fn seq(&self) -> u64 {
+        match self {
+            StreamMessage::Event { seq, .. } | StreamMessage::Snapshot { seq, .. } => *seq,
+        }
+    }
+}
+
+/// The stream skipped events: the client must reconnect with `since = expected - 1`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StreamGap {
+    pub expected: u64,
+    pub got: u64,
+}
+
+/// A client's copy of a session: the view as of `seq`.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+pub struct Replica {
+    pub seq: u64,
+    pub view: SessionView,
+}
+
+impl Replica {
+    pub fn new(seq: u64, view: SessionView) -> Self {
+        Replica { seq, view }
+    }
+
+    /// Takes one message. Returns `Ok(true)` when the view changed, `Ok(false)` for a
+    /// duplicate or stale message, `Err` when an event arrives past a gap.
+    pub fn receive(&mut self, message: &StreamMessage) -> Result<bool, StreamGap> {
+        match message {
+            StreamMessage::Snapshot { seq, view } => {
+                if *seq < self.seq {
+                    return Ok(false);
+                }
+                self.seq = *seq;
+                self.view = view.clone();
+                Ok(true)
+            }
+            StreamMessage::Event { seq, event } => {
+                if *seq <= self.seq {
+                    return Ok(false);
+                }
+                if *seq != self.seq + 1 {
+                    return Err(StreamGap {
+                        expected: self.seq + 1,
+                        got: *seq,
+                    });
+                }
+                apply(&mut self.view, event);
+                self.seq = *seq;
+                Ok(true)
+            }
+        }
+    }
+}

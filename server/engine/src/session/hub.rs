@@ -1,0 +1,52 @@
+//! In-process fan-out of appended events: one tokio broadcast channel per session,
+//! created lazily on first subscribe and dropped when nobody listens. It is only a
+//! wake-up and a fast path: a subscriber that lags or misses a publish catches up
+//! from the log, which stays the source of truth.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex, MutexGuard};
+
+use luna_protocol::event::StoredEvent;
+use tokio::sync::broadcast;
+
+/// Events buffered per session before a slow subscriber lags (and re-reads the log).
+const CHANNEL_CAPACITY: usize = 256;
+
+#[derive(Clone, Debug, Default)]
+pub struct Hub {
+    channels: Arc<Mutex<HashMap<String, broadcast::Sender<StoredEvent>>>>,
+}
+
+impl Hub {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<StoredEvent>>> {
+        // The map holds no invariant a panicking holder could break; keep serving.
+        self.channels.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<StoredEvent> {
+        let mut map = self.lock();
+        map.entry(session_id.to_owned())
+            .or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Sends committed events to the session's subscribers, in the given order.
+    pub fn publish(&self, session_id: &str, events: impl IntoIterator<Item = StoredEvent>) {
+        let mut map = self.lock();
+        let Some(sender) = map.get(session_id) else {
+            return;
+        };
+        for event in events {
+            if sender.send(event).is_err() {
+                // Nobody listens any more: forget the channel until someone subscribes.
+                map.remove(session_id);
+                return;
+            }
+        }
+    }
+
+    /// Sessions with a live channel (for tests and metrics).
+    pub fn channel_count(&self) -> usize {
+        self.lock().len()
+    }
+}

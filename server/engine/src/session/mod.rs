@@ -1,0 +1,250 @@
+//! Work sessions (SPEC §2, §12): the one owner of a conversation's state.
+//!
+//! A session is a row (workspace, user, stage, mode, budget), an append-only event
+//! log with a gap-free `seq`, and cached snapshots of the reducer's view. Board and
+//! chat are never stored as tables: they are `luna_protocol::view::apply` folded over
+//! the log, here for snapshots and in the browser for live updates.
+//!
+//! Writing: open a transaction with [`Sessions::begin`], [`Sessions::append`] the
+//! events (and update any derived rows in the same transaction), commit, then
+//! [`Sessions::publish`] what was appended so live subscribers see it:
+//!
+//! ```ignore
+//! let mut tx = engine.sessions.begin().await?;
+//! let a = engine.sessions.append(&mut tx, &session_id, &event).await?;
+//! /* …update derived rows with `&mut *tx`… */
+//! tx.commit().await?;
+//! engine.sessions.publish([a]);
+//! ```
+//!
+//! Reading is scoped to the caller's workspace: another workspace's session is
+//! `NOT_FOUND`, never data.
+
+mod hub;
+mod rows;
+
+use luna_protocol::event::{SessionEvent, StoredEvent};
+use luna_protocol::session::{SessionInfo, SessionSnapshot};
+use luna_protocol::view::{apply, SessionView};
+use sqlx::SqliteConnection;
+use tokio::sync::broadcast;
+
+use crate::accounts::Caller;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::store::Store;
+
+pub use hub::Hub;
+pub use rows::Tx;
+
+/// A snapshot of the view is cached every this many events.
+pub const SNAPSHOT_EVERY: u64 = 50;
+/// Events read per query when folding or catching up.
+const PAGE: u64 = 500;
+
+/// An event appended inside a transaction that has not been published yet. Hand it
+/// to [`Sessions::publish`] after the transaction commits.
+#[derive(Debug, Clone, PartialEq)]
+#[must_use = "publish appended events after the transaction commits"]
+pub struct Appended {
+    pub session_id: String,
+    pub event: StoredEvent,
+}
+
+/// The work-session service. Cheap to clone; clones share the fan-out hub.
+#[derive(Clone, Debug)]
+pub struct Sessions {
+    store: Store,
+    hub: Hub,
+}
+
+impl Sessions {
+    pub fn new(store: Store) -> Self {
+        Sessions {
+            store,
+            hub: Hub::default(),
+        }
+    }
+
+    /// Opens a new, empty session for the caller.
+    pub async fn create(&self, caller: &Caller) -> EngineResult<SessionInfo> {
+        let id = new_id("ses");
+        let mut conn = self.store.pool().acquire().await?;
+        rows::insert_session(&mut conn, &id, &caller.workspace_id, &caller.user_id).await?;
+        tracing::info!(session = %id, workspace = %caller.workspace_id, "work session created");
+        self.load(&mut conn, caller, &id).await
+    }
+
+    /// The session, if the caller's workspace owns it; otherwise `NOT_FOUND`.
+    pub async fn get(&self, caller: &Caller, session_id: &str) -> EngineResult<SessionInfo> {
+        let mut conn = self.store.pool().acquire().await?;
+        self.load(&mut conn, caller, session_id).await
+    }
+
+    /// The caller's most recent session in this workspace, so a reload returns to it.
+    pub async fn latest(&self, caller: &Caller) -> EngineResult<Option<SessionInfo>> {
+        let mut conn = self.store.pool().acquire().await?;
+        rows::latest_session(&mut conn, &caller.workspace_id, &caller.user_id)
+            .await?
+            .map(rows::SessionRow::into_info)
+            .transpose()
+    }
+
+    async fn load(
+        &self,
+        conn: &mut SqliteConnection,
+        caller: &Caller,
+        session_id: &str,
+    ) -> EngineResult<SessionInfo> {
+        rows::find_session(conn, &caller.workspace_id, session_id)
+            .await?
+            .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?
+            .into_info()
+    }
+
+    /// Begins the write transaction that `append` takes (SQLite write lock up front).
+    pub async fn begin(&self) -> EngineResult<Tx<'static>> {
+        self.store.begin_write().await
+    }
+
+    /// Appends `event` to the session's log inside `tx` and returns it with its seq.
+    /// The seq is assigned in the same transaction (gap-free, unique per session);
+    /// every `SNAPSHOT_EVERY` events the view is cached. Callers have authorized the
+    /// session already (e.g. with [`Sessions::get`]).
+    pub async fn append(
+        &self,
+        tx: &mut Tx<'_>,
+        session_id: &str,
+        event: &SessionEvent,
+    ) -> EngineResult<Appended> {
+        event.validate().map_err(|e| {
+            EngineError::Internal(format!("refusing to append {}: {e}", event.kind()))
+        })?;
+        let stage = match event {
+            SessionEvent::TurnAccepted(t) => Some(t.stage),
+            _ => None,
+        };
+        let conn: &mut SqliteConnection = tx;
+        let seq = rows::next_seq(conn, session_id, stage)
+            .await?
+            .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
+        rows::insert_event(conn, session_id, seq, event).await?;
+        if seq % SNAPSHOT_EVERY == 0 {
+            let (at, view) = fold_latest(conn, session_id).await?;
+            rows::insert_snapshot(conn, session_id, at, &view).await?;
+        }
+        Ok(Appended {
+            session_id: session_id.to_owned(),
+            event: StoredEvent {
+                seq,
+                event: event.clone(),
+            },
+        })
+    }
+
+    /// Hands committed events to live subscribers. Call only after the commit.
+    pub fn publish(&self, appended: impl IntoIterator<Item = Appended>) {
+        for a in appended {
+            self.hub.publish(&a.session_id, [a.event]);
+        }
+    }
+
+    /// Appends `events` atomically in a transaction of its own, commits and publishes.
+    pub async fn append_all(
+        &self,
+        session_id: &str,
+        events: &[SessionEvent],
+    ) -> EngineResult<Vec<StoredEvent>> {
+        let mut tx = self.begin().await?;
+        let mut appended = Vec::with_capacity(events.len());
+        for event in events {
+            appended.push(self.append(&mut tx, session_id, event).await?);
+        }
+        tx.commit().await?;
+        let stored = appended.iter().map(|a| a.event.clone()).collect();
+        self.publish(appended);
+        Ok(stored)
+    }
+
+    /// Appends one event in its own transaction, commits and publishes.
+    pub async fn append_one(
+        &self,
+        session_id: &str,
+        event: SessionEvent,
+    ) -> EngineResult<StoredEvent> {
+        let mut stored = self.append_all(session_id, &[event]).await?;
+        stored
+            .pop()
+            .ok_or_else(|| EngineError::Internal("append returned nothing".into()))
+    }
+
+    /// The session's events with `seq > since`, in order.
+    pub async fn events_since(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+        since: u64,
+    ) -> EngineResult<Vec<StoredEvent>> {
+        let mut conn = self.store.pool().acquire().await?;
+        self.load(&mut conn, caller, session_id).await?;
+        let mut out = Vec::new();
+        let mut after = since;
+        loop {
+            let page = rows::events_after(&mut conn, session_id, after, PAGE).await?;
+            let Some(last) = page.last() else { break };
+            after = last.seq;
+            out.extend(page);
+        }
+        Ok(out)
+    }
+
+    /// The view as of the newest event: the latest cached snapshot plus the tail.
+    pub async fn snapshot_at_latest(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> EngineResult<SessionSnapshot> {
+        let mut conn = self.store.pool().acquire().await?;
+        self.load(&mut conn, caller, session_id).await?;
+        let (seq, view) = fold_latest(&mut conn, session_id).await?;
+        Ok(SessionSnapshot { seq, view })
+    }
+
+    /// Live events of the session, for the websocket. Subscribe BEFORE reading the
+    /// backlog, then drop live events whose seq was already sent.
+    pub async fn subscribe(
+        &self,
+        caller: &Caller,
+        session_id: &str,
+    ) -> EngineResult<broadcast::Receiver<StoredEvent>> {
+        self.get(caller, session_id).await?;
+        Ok(self.hub.subscribe(session_id))
+    }
+
+    /// The fan-out hub (tests and metrics).
+    pub fn hub(&self) -> &Hub {
+        &self.hub
+    }
+}
+
+/// Folds the newest cached snapshot and every event after it.
+async fn fold_latest(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+) -> EngineResult<(u64, SessionView)> {
+    let (mut seq, mut view) = rows::snapshot_before(conn, session_id, u64::MAX)
+        .await?
+        .unwrap_or_default();
+    loop {
+        let page = rows::events_after(conn, session_id, seq, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        seq = last.seq;
+        for e in &page {
+            apply(&mut view, &e.event);
+        }
+    }
+    Ok((seq, view))
+}
+
+#[cfg(test)]
+mod tests;

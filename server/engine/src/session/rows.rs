@@ -1,0 +1,222 @@
+//! SQL for work sessions: the session row, the event log and snapshots. Every query
+//! of this aggregate lives here; callers above pass the transaction or the pool.
+
+use luna_protocol::event::{SessionEvent, StoredEvent};
+use luna_protocol::session::{SessionBudget, SessionInfo, SessionMode, Stage};
+use luna_protocol::view::SessionView;
+use sqlx::{Sqlite, SqliteConnection};
+
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+
+pub type Tx<'c> = sqlx::Transaction<'c, Sqlite>;
+
+#[derive(Debug, sqlx::FromRow)]
+pub struct SessionRow {
+    pub id: String,
+    pub stage: String,
+    pub mode: String,
+    pub credit_cap: i64,
+    pub contact_cap: i64,
+    pub credits_spent: i64,
+    pub contacts_spent: i64,
+    pub last_seq: i64,
+    pub created_at: i64,
+}
+
+fn count(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+impl SessionRow {
+    pub fn into_info(self) -> EngineResult<SessionInfo> {
+        let stage = Stage::parse(&self.stage)
+            .ok_or_else(|| EngineError::Internal(format!("bad stage {:?}", self.stage)))?;
+        let mode = SessionMode::parse(&self.mode)
+            .ok_or_else(|| EngineError::Internal(format!("bad mode {:?}", self.mode)))?;
+        Ok(SessionInfo {
+            id: self.id,
+            stage,
+            mode,
+            budget: SessionBudget {
+                credit_cap: count(self.credit_cap),
+                contact_cap: count(self.contact_cap),
+                credits_spent: count(self.credits_spent),
+                contacts_spent: count(self.contacts_spent),
+            },
+            created_at: self.created_at,
+            last_seq: self.last_seq.max(0) as u64,
+        })
+    }
+}
+
+const SESSION_COLUMNS: &str = "id, stage, mode, credit_cap, contact_cap, \
+     credits_spent, contacts_spent, last_seq, created_at";
+
+pub async fn insert_session(
+    conn: &mut SqliteConnection,
+    id: &str,
+    workspace_id: &str,
+    user_id: &str,
+) -> EngineResult<()> {
+    let now = now_ms();
+    sqlx::query(
+        "insert into work_sessions (id, workspace_id, user_id, created_at, updated_at)
+         values (?, ?, ?, ?, ?)",
+    )
+    .bind(id)
+    .bind(workspace_id)
+    .bind(user_id)
+    .bind(now)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The session if it belongs to `workspace_id`; another workspace's session is `None`.
+pub async fn find_session(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    id: &str,
+) -> EngineResult<Option<SessionRow>> {
+    Ok(sqlx::query_as::<_, SessionRow>(&format!(
+        "select {SESSION_COLUMNS} from work_sessions where id = ? and workspace_id = ?"
+    ))
+    .bind(id)
+    .bind(workspace_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// The user's most recent session in the workspace.
+pub async fn latest_session(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    user_id: &str,
+) -> EngineResult<Option<SessionRow>> {
+    Ok(sqlx::query_as::<_, SessionRow>(&format!(
+        "select {SESSION_COLUMNS} from work_sessions
+          where workspace_id = ? and user_id = ?
+          order by created_at desc, rowid desc limit 1"
+    ))
+    .bind(workspace_id)
+    .bind(user_id)
+    .fetch_optional(conn)
+    .await?)
+}
+
+/// Hands out the next seq by bumping the session's counter (this write locks the
+/// session for the rest of the transaction, so concurrent appenders queue up), and
+/// keeps the derived `stage` column in step with `turn.accepted`.
+pub async fn next_seq(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    stage: Option<Stage>,
+) -> EngineResult<Option<u64>> {
+    let seq: Option<i64> = sqlx::query_scalar(
+        "update work_sessions
+            set last_seq = last_seq + 1, stage = coalesce(?, stage), updated_at = ?
+          where id = ?
+      returning last_seq",
+    )
+    .bind(stage.map(Stage::as_str))
+    .bind(now_ms())
+    .bind(session_id)
+    .fetch_optional(conn)
+    .await?;
+    Ok(seq.map(|s| s as u64))
+}
+
+pub async fn insert_event(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    seq: u64,
+    event: &SessionEvent,
+) -> EngineResult<()> {
+    let payload = serde_json::to_string(event)
+        .map_err(|e| EngineError::Internal(format!("event json: {e}")))?;
+    sqlx::query(
+        "insert into session_events (session_id, seq, kind, payload, created_at) values (?, ?, ?, ?, ?)",
+    )
+    .bind(session_id)
+    .bind(seq as i64)
+    .bind(event.kind())
+    .bind(payload)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Events with `seq > since`, in order (at most `limit`).
+pub async fn events_after(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    since: u64,
+    limit: u64,
+) -> EngineResult<Vec<StoredEvent>> {
+    let rows: Vec<(i64, String)> = sqlx::query_as(
+        "select seq, payload from session_events
+          where session_id = ? and seq > ? order by seq limit ?",
+    )
+    .bind(session_id)
+    .bind(since.min(i64::MAX as u64) as i64)
+    .bind(limit.min(i64::MAX as u64) as i64)
+    .fetch_all(conn)
+    .await?;
+    rows.into_iter()
+        .map(|(seq, payload)| {
+            let event = serde_json::from_str(&payload).map_err(|e| {
+                EngineError::Internal(format!("stored event {session_id}#{seq}: {e}"))
+            })?;
+            Ok(StoredEvent {
+                seq: seq as u64,
+                event,
+            })
+        })
+        .collect()
+}
+
+/// The newest snapshot at or before `at_most`, if any.
+pub async fn snapshot_before(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    at_most: u64,
+) -> EngineResult<Option<(u64, SessionView)>> {
+    let row: Option<(i64, String)> = sqlx::query_as(
+        "select seq, view from session_snapshots
+          where session_id = ? and seq <= ? order by seq desc limit 1",
+    )
+    .bind(session_id)
+    .bind(at_most.min(i64::MAX as u64) as i64)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|(seq, view)| {
+        let view = serde_json::from_str(&view)
+            .map_err(|e| EngineError::Internal(format!("snapshot {session_id}@{seq}: {e}")))?;
+        Ok((seq as u64, view))
+    })
+    .transpose()
+}
+
+pub async fn insert_snapshot(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    seq: u64,
+    view: &SessionView,
+) -> EngineResult<()> {
+    let json = serde_json::to_string(view)
+        .map_err(|e| EngineError::Internal(format!("snapshot json: {e}")))?;
+    sqlx::query(
+        "insert into session_snapshots (session_id, seq, view, created_at) values (?, ?, ?, ?)
+         on conflict (session_id, seq) do nothing",
+    )
+    .bind(session_id)
+    .bind(seq as i64)
+    .bind(json)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

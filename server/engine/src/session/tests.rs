@@ -1,0 +1,224 @@
+//! Store tests of the work session: scoping, gap-free seqs under concurrency,
+//! atomic appends, snapshots and resuming from every `since` point.
+
+use luna_protocol::event::{NarrationDelta, SessionEvent, StoredEvent, TurnAccepted, UserMessage};
+use luna_protocol::session::Stage;
+use luna_protocol::stream::{Replica, StreamMessage};
+use luna_protocol::view::{fold, SessionView};
+
+use super::*;
+use crate::accounts::Accounts;
+use crate::demo::{seed_if_empty, DEMO_PASSWORD};
+
+const RECORDED: &str = include_str!("../../../../app/protocol/tests/golden/scene.events.json");
+
+async fn engine_with_callers() -> (Sessions, Caller, Caller, Caller) {
+    let store = Store::open_temp().await.unwrap();
+    let accounts = Accounts::new(store.clone());
+    seed_if_empty(&accounts).await.unwrap();
+    let login = |email: &'static str| {
+        let accounts = accounts.clone();
+        async move { accounts.login(email, DEMO_PASSWORD).await.unwrap().1 }
+    };
+    let owner = login("duena@demo.luna.mx").await;
+    let member = login("ventas@demo.luna.mx").await;
+    let outsider = login("explorer@demo.luna.mx").await;
+    (Sessions::new(store), owner, member, outsider)
+}
+
+fn message(i: usize) -> SessionEvent {
+    SessionEvent::UserMessage(UserMessage {
+        turn_id: format!("turn_{i}"),
+        text: format!("mensaje {i}"),
+        steering: false,
+    })
+}
+
+/// The recorded scene, repeated until the log is longer than two snapshot periods.
+fn long_session() -> Vec<SessionEvent> {
+    let scene: Vec<StoredEvent> = serde_json::from_str(RECORDED).unwrap();
+    scene
+        .iter()
+        .cycle()
+        .take(scene.len() * 5)
+        .map(|e| e.event.clone())
+        .collect()
+}
+
+#[tokio::test]
+async fn members_of_the_workspace_read_a_session_and_other_workspaces_get_not_found() {
+    let (sessions, owner, member, outsider) = engine_with_callers().await;
+    let info = sessions.create(&owner).await.unwrap();
+    assert_eq!(info.last_seq, 0);
+    assert_eq!(info.stage, Stage::SinCriterio);
+    assert_eq!(info.budget.credit_cap, 50);
+    assert_eq!(sessions.get(&member, &info.id).await.unwrap().id, info.id);
+
+    use luna_protocol::error::ErrorCode::{self, NotFound};
+    fn code<T>(r: EngineResult<T>) -> ErrorCode {
+        r.map(|_| ()).unwrap_err().code()
+    }
+    assert_eq!(code(sessions.get(&outsider, &info.id).await), NotFound);
+    assert_eq!(
+        code(sessions.events_since(&outsider, &info.id, 0).await),
+        NotFound
+    );
+    assert_eq!(
+        code(sessions.snapshot_at_latest(&outsider, &info.id).await),
+        NotFound
+    );
+    assert_eq!(
+        code(sessions.subscribe(&outsider, &info.id).await),
+        NotFound
+    );
+    assert_eq!(code(sessions.get(&owner, "ses_nope").await), NotFound);
+}
+
+#[tokio::test]
+async fn latest_returns_the_callers_newest_session_only() {
+    let (sessions, owner, member, _) = engine_with_callers().await;
+    assert_eq!(sessions.latest(&owner).await.unwrap(), None);
+    let _first = sessions.create(&owner).await.unwrap();
+    let second = sessions.create(&owner).await.unwrap();
+    let _theirs = sessions.create(&member).await.unwrap();
+    assert_eq!(
+        sessions.latest(&owner).await.unwrap().unwrap().id,
+        second.id
+    );
+}
+
+#[tokio::test]
+async fn concurrent_appends_get_gap_free_unique_seqs() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let mut tasks = Vec::new();
+    for w in 0..8 {
+        let (sessions, id) = (sessions.clone(), id.clone());
+        tasks.push(tokio::spawn(async move {
+            let mut seqs = Vec::new();
+            for i in 0..25 {
+                seqs.push(
+                    sessions
+                        .append_one(&id, message(w * 100 + i))
+                        .await
+                        .unwrap()
+                        .seq,
+                );
+            }
+            seqs
+        }));
+    }
+    let mut all = Vec::new();
+    for t in tasks {
+        let seqs = t.await.unwrap();
+        // Each writer sees its own appends in increasing order.
+        assert!(seqs.windows(2).all(|w| w[0] < w[1]));
+        all.extend(seqs);
+    }
+    all.sort_unstable();
+    assert_eq!(all, (1..=200).collect::<Vec<u64>>());
+    let log = sessions.events_since(&owner, &id, 0).await.unwrap();
+    assert_eq!(
+        log.iter().map(|e| e.seq).collect::<Vec<_>>(),
+        (1..=200).collect::<Vec<u64>>()
+    );
+    assert_eq!(sessions.get(&owner, &id).await.unwrap().last_seq, 200);
+}
+
+#[tokio::test]
+async fn a_rolled_back_append_leaves_no_gap_and_publishes_nothing() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let mut live = sessions.subscribe(&owner, &id).await.unwrap();
+
+    let mut tx = sessions.begin().await.unwrap();
+    let dropped = sessions.append(&mut tx, &id, &message(1)).await.unwrap();
+    assert_eq!(dropped.event.seq, 1);
+    tx.rollback().await.unwrap();
+
+    let kept = sessions.append_one(&id, message(2)).await.unwrap();
+    assert_eq!(kept.seq, 1);
+    let got = live.recv().await.unwrap();
+    assert_eq!(got, kept);
+    assert!(live.try_recv().is_err());
+}
+
+#[tokio::test]
+async fn append_updates_the_derived_stage_in_the_same_transaction() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let accepted = SessionEvent::TurnAccepted(TurnAccepted {
+        turn_id: "turn_1".into(),
+        stage: Stage::ConSeleccion,
+    });
+    sessions.append_one(&id, accepted).await.unwrap();
+    assert_eq!(
+        sessions.get(&owner, &id).await.unwrap().stage,
+        Stage::ConSeleccion
+    );
+}
+
+#[tokio::test]
+async fn malformed_events_and_unknown_sessions_are_refused() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let raw = SessionEvent::NarrationDelta(NarrationDelta::new("t").text("hay [[record:x]]"));
+    assert!(sessions.append_one(&id, raw).await.is_err());
+    assert!(sessions
+        .append_one("ses_missing", message(1))
+        .await
+        .is_err());
+    assert_eq!(sessions.get(&owner, &id).await.unwrap().last_seq, 0);
+}
+
+#[tokio::test]
+async fn snapshots_are_cached_and_resuming_from_every_since_point_matches_the_full_fold() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let events = long_session();
+    // Append in a few transactions of different sizes.
+    for chunk in events.chunks(17) {
+        sessions.append_all(&id, chunk).await.unwrap();
+    }
+    let log = sessions.events_since(&owner, &id, 0).await.unwrap();
+    assert_eq!(log.len(), events.len());
+    let mut full = SessionView::default();
+    fold(&mut full, &log);
+
+    let cached: i64 =
+        sqlx::query_scalar("select count(*) from session_snapshots where session_id = ?")
+            .bind(&id)
+            .fetch_one(sessions.store.pool())
+            .await
+            .unwrap();
+    assert_eq!(cached as u64, events.len() as u64 / SNAPSHOT_EVERY);
+
+    let latest = sessions.snapshot_at_latest(&owner, &id).await.unwrap();
+    assert_eq!(latest.seq, events.len() as u64);
+    assert_eq!(latest.view, full);
+
+    for k in 0..=log.len() {
+        let mut start = SessionView::default();
+        fold(&mut start, &log[..k]);
+        let mut replica = Replica::new(k as u64, start);
+        for e in sessions.events_since(&owner, &id, k as u64).await.unwrap() {
+            let msg = StreamMessage::Event {
+                seq: e.seq,
+                event: e.event,
+            };
+            assert_eq!(replica.receive(&msg), Ok(true), "since={k}");
+        }
+        assert_eq!(replica.view, full, "since={k}");
+    }
+}
+
+#[tokio::test]
+async fn the_hub_drops_a_channel_nobody_listens_to() {
+    let (sessions, owner, _, _) = engine_with_callers().await;
+    let id = sessions.create(&owner).await.unwrap().id;
+    let live = sessions.subscribe(&owner, &id).await.unwrap();
+    assert_eq!(sessions.hub().channel_count(), 1);
+    drop(live);
+    sessions.append_one(&id, message(1)).await.unwrap();
+    assert_eq!(sessions.hub().channel_count(), 0);
+}

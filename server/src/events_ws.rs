@@ -1,0 +1,272 @@
+//! `GET /api/sessions/{id}/events?since=<seq>`: a work session's events over a
+//! websocket (SPEC §12). The caller comes from the session cookie (401 without one);
+//! a session of another workspace is 404. The stream sends a snapshot when the client
+//! is far behind, then the backlog, then live events — in `seq` order, with no gaps
+//! and no duplicates, even while events are appended during the catch-up.
+
+use axum::extract::rejection::ExtensionRejection;
+use axum::extract::ws::rejection::WebSocketUpgradeRejection;
+use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::{Path, Query, State};
+use axum::http::{HeaderMap, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::{Extension, Json};
+use futures_util::{Sink, SinkExt, StreamExt};
+use luna_engine::accounts::Caller;
+use luna_engine::session::Sessions;
+use luna_engine::{Engine, EngineError};
+use luna_protocol::error::ErrorEnvelope;
+use luna_protocol::event::StoredEvent;
+use luna_protocol::stream::StreamMessage;
+use serde::Deserialize;
+use tokio::sync::broadcast;
+use tracing::Instrument;
+
+/// A client further behind than this many events gets a snapshot instead of the log.
+pub const SNAPSHOT_AFTER: u64 = 200;
+
+#[derive(Debug, Deserialize)]
+pub struct Since {
+    #[serde(default)]
+    pub since: u64,
+}
+
+/// The JSON error response for an engine error (5xx details stay in the logs).
+pub fn error_response(err: EngineError) -> Response {
+    let body = err.body();
+    let status =
+        StatusCode::from_u16(body.code.http_status()).unwrap_or(StatusCode::INTERNAL_SERVER_ERROR);
+    (status, Json(ErrorEnvelope { error: body })).into_response()
+}
+
+pub async fn session_events(
+    State(engine): State<Engine>,
+    Path(session_id): Path<String>,
+    Query(Since { since }): Query<Since>,
+    headers: HeaderMap,
+    caller: Result<Extension<Caller>, ExtensionRejection>,
+    upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
+) -> Response {
+    let Ok(Extension(caller)) = caller else {
+        return error_response(EngineError::typed(
+            luna_protocol::error::ErrorCode::Unauthorized,
+            "Tu sesión terminó. Vuelve a iniciar sesión.",
+            "Entra de nuevo con tu correo y contraseña.",
+        ));
+    };
+    // Subscribe before the upgrade: this checks access (404 for another workspace)
+    // and guarantees nothing appended from now on is missed.
+    let live = match engine.sessions.subscribe(&caller, &session_id).await {
+        Ok(rx) => rx,
+        Err(e) => return error_response(e),
+    };
+    let upgrade = match upgrade {
+        Ok(u) => u,
+        Err(rejection) => return rejection.into_response(),
+    };
+    let request_id = headers
+        .get("x-request-id")
+        .and_then(|v| v.to_str().ok())
+        .unwrap_or("-")
+        .to_owned();
+    let span = tracing::info_span!(
+        "session_events",
+        session = %session_id,
+        workspace = %caller.workspace_id,
+        request_id = %request_id,
+        since
+    );
+    let sessions = engine.sessions.clone();
+    upgrade.on_upgrade(move |socket| {
+        serve_socket(socket, sessions, caller, session_id, since, live).instrument(span)
+    })
+}
+
+async fn serve_socket(
+    socket: WebSocket,
+    sessions: Sessions,
+    caller: Caller,
+    session_id: String,
+    since: u64,
+    live: broadcast::Receiver<StoredEvent>,
+) {
+    let (sender, mut receiver) = socket.split();
+    // `ready` (not an async block) keeps the adapted sink `Unpin`.
+    let mut sink = sender.with(|msg: StreamMessage| {
+        std::future::ready(
+            serde_json::to_string(&msg)
+                .map(|json| Message::Text(json.into()))
+                .map_err(axum::Error::new),
+        )
+    });
+    // The client sends nothing we need; reading only tells us when it leaves.
+    let closed = async {
+        while let Some(Ok(msg)) = receiver.next().await {
+            if matches!(msg, Message::Close(_)) {
+                break;
+            }
+        }
+    };
+    tokio::select! {
+        result = stream_events(&sessions, &caller, &session_id, since, live, &mut sink) => {
+            if let Err(e) = result {
+                tracing::warn!(error = %e, "session stream ended");
+            }
+        }
+        () = closed => tracing::debug!("client closed the stream"),
+    }
+}
+
+/// Why a stream stopped.
+#[derive(Debug, thiserror::Error)]
+pub enum StreamError {
+    #[error("engine: {0}")]
+    Engine(#[from] EngineError),
+    #[error("the client is gone")]
+    Sink,
+}
+
+/// Streams a session into `sink`: a snapshot if the client is more than
+/// `SNAPSHOT_AFTER` events behind (or ahead of the log), then every event after the
+/// last one sent, then live events. `live` must be subscribed before this is called.
+/// A live event past a gap (a lagging receiver, a missed publish) is recovered from
+/// the log, and one already sent is dropped, so the client sees each seq exactly once.
+pub async fn stream_events<S>(
+    sessions: &Sessions,
+    caller: &Caller,
+    session_id: &str,
+    since: u64,
+    mut live: broadcast::Receiver<StoredEvent>,
+    sink: &mut S,
+) -> Result<(), StreamError>
+where
+    S: Sink<StreamMessage> + Unpin,
+{
+    let mut last = since;
+    let latest = sessions.get(caller, session_id).await?.last_seq;
+    if since > latest || latest - since > SNAPSHOT_AFTER {
+        let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
+        last = snapshot.seq;
+        send(
+            sink,
+            StreamMessage::Snapshot {
+                seq: snapshot.seq,
+                view: snapshot.view,
+            },
+        )
+        .await?;
+    }
+    catch_up(sessions, caller, session_id, &mut last, sink).await?;
+    loop {
+        match live.recv().await {
+            Ok(e) if e.seq <= last => {}
+            Ok(e) if e.seq == last + 1 => {
+                last = e.seq;
+                send(
+                    sink,
+                    StreamMessage::Event {
+                        seq: e.seq,
+                        event: e.event,
+                    },
+                )
+                .await?;
+            }
+            Ok(_) | Err(broadcast::error::RecvError::Lagged(_)) => {
+                catch_up(sessions, caller, session_id, &mut last, sink).await?;
+            }
+            Err(broadcast::error::RecvError::Closed) => return Ok(()),
+        }
+    }
+}
+
+async fn catch_up<S>(
+    sessions: &Sessions,
+    caller: &Caller,
+    session_id: &str,
+    last: &mut u64,
+    sink: &mut S,
+) -> Result<(), StreamError>
+where
+    S: Sink<StreamMessage> + Unpin,
+{
+    for e in sessions.events_since(caller, session_id, *last).await? {
+        *last = e.seq;
+        send(
+            sink,
+            StreamMessage::Event {
+                seq: e.seq,
+                event: e.event,
+            },
+        )
+        .await?;
+    }
+    Ok(())
+}
+
+async fn send<S>(sink: &mut S, msg: StreamMessage) -> Result<(), StreamError>
+where
+    S: Sink<StreamMessage> + Unpin,
+{
+    sink.send(msg).await.map_err(|_| StreamError::Sink)
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::{Arc, Mutex};
+
+    use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
+    use luna_engine::Store;
+    use luna_protocol::event::{SessionEvent, UserMessage};
+
+    use super::*;
+
+    fn message(i: u64) -> SessionEvent {
+        SessionEvent::UserMessage(UserMessage {
+            turn_id: format!("turn_{i}"),
+            text: format!("Mensaje {i}"),
+            steering: false,
+        })
+    }
+
+    /// Live events can arrive past a gap (a missed publish) or twice; the stream
+    /// recovers the gap from the log and drops what it already sent.
+    #[tokio::test]
+    async fn gaps_in_live_events_are_filled_from_the_log_and_duplicates_dropped() {
+        let engine = Engine::from_store(Store::open_temp().await.unwrap());
+        seed_if_empty(&engine.accounts).await.unwrap();
+        let (_, caller) = engine
+            .accounts
+            .login("duena@demo.luna.mx", DEMO_PASSWORD)
+            .await
+            .unwrap();
+        let sessions = engine.sessions.clone();
+        let id = sessions.create(&caller).await.unwrap().id;
+        let backlog: Vec<_> = (1..=3).map(message).collect();
+        sessions.append_all(&id, &backlog).await.unwrap();
+
+        let (tx, live) = broadcast::channel(16);
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let sink = futures_util::sink::unfold(
+            (Some(tx), sent.clone(), sessions.clone(), id.clone()),
+            |(mut tx, sent, sessions, id), msg: StreamMessage| async move {
+                let seq = msg.seq();
+                sent.lock().unwrap().push(seq);
+                // Once the backlog is out, append 4..=6 but only "publish" 6, then 5 again.
+                if seq == 3 {
+                    if let Some(sender) = tx.take() {
+                        let more: Vec<_> = (4..=6).map(message).collect();
+                        let stored = sessions.append_all(&id, &more).await.unwrap();
+                        sender.send(stored[2].clone()).unwrap();
+                        sender.send(stored[1].clone()).unwrap();
+                    }
+                }
+                Ok::<_, std::convert::Infallible>((tx, sent, sessions, id))
+            },
+        );
+        let mut sink = Box::pin(sink);
+        stream_events(&sessions, &caller, &id, 1, live, &mut sink)
+            .await
+            .unwrap();
+        assert_eq!(*sent.lock().unwrap(), vec![2, 3, 4, 5, 6]);
+    }
+}

@@ -1,0 +1,122 @@
+//! `spawn_app()`: Luna's router on an ephemeral port with a fresh, seeded database.
+
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use futures_util::StreamExt;
+use leptos::config::LeptosOptions;
+use luna_app::server::CookiePolicy;
+use luna_engine::accounts::Caller;
+use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
+use luna_engine::{Engine, Store};
+use luna_protocol::event::{SessionEvent, UserMessage};
+use luna_protocol::stream::StreamMessage;
+use luna_server::{app, AppState};
+use tokio::net::TcpStream;
+use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+use tokio_tungstenite::tungstenite::http::header::COOKIE;
+use tokio_tungstenite::tungstenite::http::HeaderValue;
+use tokio_tungstenite::tungstenite::Message;
+use tokio_tungstenite::{MaybeTlsStream, WebSocketStream};
+
+pub type Socket = WebSocketStream<MaybeTlsStream<TcpStream>>;
+
+pub struct TestApp {
+    pub addr: SocketAddr,
+    pub engine: Engine,
+}
+
+pub async fn spawn_app() -> TestApp {
+    let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
+    seed_if_empty(&engine.accounts).await.expect("demo seed");
+    let state = AppState {
+        leptos_options: LeptosOptions::builder().output_name("luna").build(),
+        engine: engine.clone(),
+        cookie: CookiePolicy::default(),
+    };
+    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+    let addr = listener.local_addr().unwrap();
+    tokio::spawn(async move { axum::serve(listener, app(state)).await });
+    TestApp { addr, engine }
+}
+
+impl TestApp {
+    /// Logs a demo user in; returns the cookie token and the caller.
+    pub async fn login(&self, email: &str) -> (String, Caller) {
+        self.engine
+            .accounts
+            .login(email, DEMO_PASSWORD)
+            .await
+            .expect("demo login")
+    }
+
+    /// Opens the events websocket, with the session cookie when `token` is given.
+    pub async fn connect(
+        &self,
+        token: Option<&str>,
+        session_id: &str,
+        since: u64,
+    ) -> Result<Socket, tokio_tungstenite::tungstenite::Error> {
+        let url = format!(
+            "ws://{}/api/sessions/{session_id}/events?since={since}",
+            self.addr
+        );
+        let mut request = url.into_client_request()?;
+        if let Some(token) = token {
+            let cookie = HeaderValue::from_str(&format!("luna_session={token}")).unwrap();
+            request.headers_mut().insert(COOKIE, cookie);
+        }
+        tokio_tungstenite::connect_async(request)
+            .await
+            .map(|(socket, _)| socket)
+    }
+}
+
+/// The HTTP status a refused websocket handshake answered with.
+pub fn handshake_status(err: tokio_tungstenite::tungstenite::Error) -> u16 {
+    match err {
+        tokio_tungstenite::tungstenite::Error::Http(response) => response.status().as_u16(),
+        other => panic!("expected an HTTP refusal, got {other}"),
+    }
+}
+
+/// The next stream message, or `None` if nothing arrives within `wait`.
+pub async fn next_message(socket: &mut Socket, wait: Duration) -> Option<StreamMessage> {
+    loop {
+        let frame = tokio::time::timeout(wait, socket.next()).await.ok()??;
+        match frame.expect("websocket frame") {
+            Message::Text(text) => {
+                return Some(serde_json::from_str(&text).expect("a stream message"));
+            }
+            Message::Close(_) => return None,
+            _ => continue,
+        }
+    }
+}
+
+/// Reads messages until one with `seq >= until` arrives; fails after 10 s of silence.
+pub async fn read_until(socket: &mut Socket, until: u64) -> Vec<StreamMessage> {
+    let mut out = Vec::new();
+    loop {
+        let msg = next_message(socket, Duration::from_secs(10))
+            .await
+            .expect("the stream went silent before reaching the expected seq");
+        let seq = msg.seq();
+        out.push(msg);
+        if seq >= until {
+            return out;
+        }
+    }
+}
+
+pub fn message(i: u64) -> SessionEvent {
+    SessionEvent::UserMessage(UserMessage {
+        turn_id: format!("turn_{i}"),
+        text: format!("Mensaje número {i}"),
+        steering: false,
+    })
+}
+
+pub fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
+    messages.iter().map(StreamMessage::seq).collect()
+}

@@ -1,0 +1,4 @@
+//! Full-stack tests: the real router on port 0 with a fresh database.
+
+mod helpers;
+mod session_events;
