@@ -120,3 +120,15 @@ pub fn message(i: u64) -> SessionEvent {
 pub fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
     messages.iter().map(StreamMessage::seq).collect()
 }
+
+/// The router alone (for `tower::ServiceExt::oneshot`), with a fresh seeded database.
+pub async fn router() -> (axum::Router, Engine) {
+    let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
+    seed_if_empty(&engine.accounts).await.expect("demo seed");
+    let state = AppState {
+        leptos_options: LeptosOptions::builder().output_name("luna").build(),
+        engine: engine.clone(),
+        cookie: CookiePolicy::default(),
+    };
+    (app(state), engine)
+}

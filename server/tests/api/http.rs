@@ -1,6 +1,6 @@
 //! HTTP surface: health, page guard, server-function auth and session cookies.
 
-mod common;
+use crate::helpers;
 
 use axum::body::Body;
 use axum::http::{header, Request, StatusCode};
@@ -31,7 +31,7 @@ fn session_cookie(res: &axum::response::Response) -> Option<String> {
 
 #[tokio::test]
 async fn health_and_readiness_answer() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     let res = app.clone().oneshot(get("/healthz")).await.unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     let res = app.oneshot(get("/readyz")).await.unwrap();
@@ -40,7 +40,7 @@ async fn health_and_readiness_answer() {
 
 #[tokio::test]
 async fn pages_redirect_to_login_without_a_session() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     for path in ["/", "/ajustes", "/conocimiento"] {
         let res = app.clone().oneshot(get(path)).await.unwrap();
         assert_eq!(res.status(), StatusCode::SEE_OTHER, "{path}");
@@ -50,14 +50,14 @@ async fn pages_redirect_to_login_without_a_session() {
 
 #[tokio::test]
 async fn every_response_carries_a_request_id() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     let res = app.oneshot(get("/healthz")).await.unwrap();
     assert!(res.headers().contains_key("x-request-id"));
 }
 
 #[tokio::test]
 async fn a_server_function_without_a_session_answers_401_with_a_typed_error() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     let res = app.oneshot(form("/api/whoami", "", None)).await.unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
     let body = axum::body::to_bytes(res.into_body(), 1 << 20)
@@ -69,7 +69,7 @@ async fn a_server_function_without_a_session_answers_401_with_a_typed_error() {
 
 #[tokio::test]
 async fn login_sets_an_http_only_cookie_that_opens_the_app_and_rotates() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     let body = format!("email=ventas%40demo.luna.mx&password={DEMO_PASSWORD}");
     let res = app
         .clone()
@@ -109,7 +109,7 @@ async fn login_sets_an_http_only_cookie_that_opens_the_app_and_rotates() {
 
 #[tokio::test]
 async fn a_member_gets_403_from_the_settings_function() {
-    let (app, _) = common::spawn_app().await;
+    let (app, _) = helpers::router().await;
     let body = format!("email=ventas%40demo.luna.mx&password={DEMO_PASSWORD}");
     let res = app
         .clone()
