@@ -3,3 +3,4 @@
 
 pub mod account;
 pub mod error;
+pub mod tool;

@@ -3,21 +3,30 @@
 //!
 //! Modules are named for what they hold; see ARCHITECTURE.md for the code map.
 
+pub mod account_tools;
 pub mod accounts;
+pub mod billing;
 pub mod clock;
 pub mod demo;
 pub mod error;
 pub mod ids;
+pub mod registry;
 pub mod store;
+pub mod testkit;
 
 pub use error::{EngineError, EngineResult};
 pub use store::Store;
+
+use std::sync::Arc;
 
 /// The engine's services, cheap to clone, shared by every request.
 #[derive(Clone, Debug)]
 pub struct Engine {
     pub store: Store,
     pub accounts: accounts::Accounts,
+    pub billing: billing::Billing,
+    /// The tool catalog, built once from every family's `register`.
+    pub registry: Arc<registry::Registry>,
 }
 
 impl Engine {
@@ -30,7 +39,18 @@ impl Engine {
     pub fn from_store(store: Store) -> Engine {
         Engine {
             accounts: accounts::Accounts::new(store.clone()),
+            billing: billing::Billing::new(store.clone()),
+            registry: Arc::new(registry::catalog()),
             store,
         }
+    }
+
+    /// Runs one tool call through the registry's pipeline (every surface uses this).
+    pub async fn call_tool(
+        &self,
+        caller: &accounts::Caller,
+        request: registry::ToolRequest,
+    ) -> registry::ToolResponse {
+        registry::pipeline::call(self, caller, request).await
     }
 }
