@@ -32,11 +32,12 @@ pub fn apply(env: &mut Envelope, budget: usize) -> bool {
     while !env.results.is_empty() && size_chars(env) > budget {
         env.results.pop();
         env.shown = env.results.len();
+        // Mark the cut before measuring again: the marks take characters too.
         env.has_more = true;
+        if env.status == ResultStatus::Ok {
+            env.status = ResultStatus::Incomplete;
+        }
         cut = true;
-    }
-    if cut && env.status == ResultStatus::Ok {
-        env.status = ResultStatus::Incomplete;
     }
     cut
 }
