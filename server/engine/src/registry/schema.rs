@@ -24,6 +24,9 @@ pub fn normalize_root(schema: &mut Value) {
     if let Some(obj) = schema.as_object_mut() {
         obj.remove("$schema");
         obj.remove("title");
+        // The tool's own description says what it does; the args struct's doc
+        // comment (English, for programmers) must not leak to clients.
+        obj.remove("description");
         obj.entry("type").or_insert_with(|| json!("object"));
         obj.entry("properties").or_insert_with(|| json!({}));
         obj.insert("additionalProperties".into(), Value::Bool(false));

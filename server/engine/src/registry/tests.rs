@@ -113,6 +113,22 @@ fn lexicon_check(what: &str, text: &str) {
     assert!(v.is_empty(), "{what} uses forbidden words {v:?}: {text}");
 }
 
+/// Every `description` inside a schema (field docs reach clients and the model).
+fn schema_descriptions(v: &Value, out: &mut Vec<String>) {
+    match v {
+        Value::Object(o) => {
+            for (k, child) in o {
+                match (k.as_str(), child) {
+                    ("description", Value::String(s)) => out.push(s.clone()),
+                    _ => schema_descriptions(child, out),
+                }
+            }
+        }
+        Value::Array(a) => a.iter().for_each(|c| schema_descriptions(c, out)),
+        _ => {}
+    }
+}
+
 fn body_strings(b: &ErrorBody) -> String {
     format!("{} {}", b.message, b.hint)
 }
@@ -127,6 +143,11 @@ async fn every_string_the_registry_emits_respects_the_lexicon() {
         lexicon_check(d.name, d.family.label());
         for ex in &d.examples {
             lexicon_check(d.name, &ex.note);
+        }
+        let mut texts = Vec::new();
+        schema_descriptions(&d.input_schema, &mut texts);
+        for t in texts {
+            lexicon_check(d.name, &t);
         }
     }
     lexicon_check("TOOLS.md", &docs::markdown(&engine.registry));
