@@ -8,6 +8,7 @@ pub mod error;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;
+pub mod tools_api;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
