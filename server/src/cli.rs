@@ -16,7 +16,10 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
 }
 
 /// Runs a subcommand if `args[0]` names one; returns its exit code, or `None` to serve.
-pub async fn run(args: &[String], engine: impl std::future::Future<Output = Result<Engine, String>>) -> Option<i32> {
+pub async fn run(
+    args: &[String],
+    engine: impl std::future::Future<Output = Result<Engine, String>>,
+) -> Option<i32> {
     let command = args.first()?.as_str();
     if !matches!(command, "create-api-key" | "revoke-api-key") {
         return None;

@@ -245,17 +245,32 @@ mod tests {
     #[test]
     fn origin_must_be_this_host_or_localhost() {
         assert!(origin_allowed(&headers(&[])));
-        assert!(origin_allowed(&headers(&[("origin", "http://localhost:5173")])));
+        assert!(origin_allowed(&headers(&[(
+            "origin",
+            "http://localhost:5173"
+        )])));
         assert!(origin_allowed(&headers(&[("origin", "http://[::1]:3000")])));
-        assert!(origin_allowed(&headers(&[("origin", "https://luna.mx"), ("host", "luna.mx")])));
-        assert!(!origin_allowed(&headers(&[("origin", "https://evil.example"), ("host", "luna.mx")])));
+        assert!(origin_allowed(&headers(&[
+            ("origin", "https://luna.mx"),
+            ("host", "luna.mx")
+        ])));
+        assert!(!origin_allowed(&headers(&[
+            ("origin", "https://evil.example"),
+            ("host", "luna.mx")
+        ])));
         assert!(!origin_allowed(&headers(&[("origin", "null")])));
     }
 
     #[test]
     fn bearer_is_parsed_case_insensitively() {
-        assert_eq!(bearer(&headers(&[("authorization", "Bearer abc")])), Some("abc"));
-        assert_eq!(bearer(&headers(&[("authorization", "bearer  abc ")])), Some("abc"));
+        assert_eq!(
+            bearer(&headers(&[("authorization", "Bearer abc")])),
+            Some("abc")
+        );
+        assert_eq!(
+            bearer(&headers(&[("authorization", "bearer  abc ")])),
+            Some("abc")
+        );
         assert_eq!(bearer(&headers(&[("authorization", "Basic abc")])), None);
         assert_eq!(bearer(&headers(&[("authorization", "Bearer ")])), None);
     }

@@ -87,7 +87,10 @@ pub async fn main_entry() -> i32 {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let open = async {
         let engine = Engine::open(&config.database_url).await.map_err(|e| {
-            format!("no se pudo abrir la base de datos {}: {e}", config.database_url)
+            format!(
+                "no se pudo abrir la base de datos {}: {e}",
+                config.database_url
+            )
         })?;
         if config.seed_demo {
             luna_engine::demo::seed_if_empty(&engine.accounts)

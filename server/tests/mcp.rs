@@ -16,7 +16,11 @@ async fn setup() -> (Router, Engine, String) {
     let caller = luna_engine::testkit::caller(&engine, Plan::Founder, Role::Owner)
         .await
         .unwrap();
-    let key = engine.accounts.create_api_key(&caller, "pruebas").await.unwrap();
+    let key = engine
+        .accounts
+        .create_api_key(&caller, "pruebas")
+        .await
+        .unwrap();
     let state = AppState {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
@@ -40,7 +44,9 @@ async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value
         .await
         .unwrap();
     let status = resp.status();
-    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 22).await.unwrap();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 22)
+        .await
+        .unwrap();
     let text = String::from_utf8_lossy(&bytes).to_string();
     // JSON responses; tolerate an SSE frame just in case.
     let json_text = text
@@ -49,7 +55,10 @@ async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value
         .map(str::trim)
         .unwrap_or(text.trim())
         .to_owned();
-    (status, serde_json::from_str(&json_text).unwrap_or(Value::String(text)))
+    (
+        status,
+        serde_json::from_str(&json_text).unwrap_or(Value::String(text)),
+    )
 }
 
 fn init() -> Value {
@@ -63,7 +72,12 @@ async fn tools_list_is_the_public_catalog_with_derived_annotations() {
     let (app, engine, key) = setup().await;
     let (status, body) = rpc(&app, Some(&key), init()).await;
     assert_eq!(status, StatusCode::OK, "{body}");
-    let (status, body) = rpc(&app, Some(&key), json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"})).await;
+    let (status, body) = rpc(
+        &app,
+        Some(&key),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
     assert_eq!(status, StatusCode::OK, "{body}");
     let tools = body["result"]["tools"].as_array().unwrap();
     let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
@@ -85,26 +99,33 @@ async fn tools_list_is_the_public_catalog_with_derived_annotations() {
 #[tokio::test]
 async fn tools_call_returns_structured_content_and_errors_as_data() {
     let (app, _engine, key) = setup().await;
-    let call = |name: &str, args: Value| {
-        json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": args}})
-    };
+    let call = |name: &str, args: Value| json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": args}});
     let (_, body) = rpc(&app, Some(&key), call("usage", json!({}))).await;
     let result = &body["result"];
     assert_eq!(result["isError"], json!(false), "{body}");
     let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
     assert_eq!(text, result["structuredContent"]);
-    assert_eq!(result["structuredContent"]["results"][0]["plan"], json!("founder"));
+    assert_eq!(
+        result["structuredContent"]["results"][0]["plan"],
+        json!("founder")
+    );
 
     let (_, body) = rpc(&app, Some(&key), call("usage", json!({"limit": 5}))).await;
     assert_eq!(body["result"]["isError"], json!(true));
-    assert_eq!(body["result"]["structuredContent"]["error"]["code"], json!("INVALID_ARGUMENT"));
+    assert_eq!(
+        body["result"]["structuredContent"]["error"]["code"],
+        json!("INVALID_ARGUMENT")
+    );
 }
 
 #[tokio::test]
 async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
     let (app, engine, key) = setup().await;
     assert_eq!(rpc(&app, None, init()).await.0, StatusCode::UNAUTHORIZED);
-    assert_eq!(rpc(&app, Some("luna_nope"), init()).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        rpc(&app, Some("luna_nope"), init()).await.0,
+        StatusCode::UNAUTHORIZED
+    );
     let caller = engine.accounts.api_key_caller(&key).await.unwrap().unwrap();
     let id = caller.api_key_id.clone().unwrap();
     engine.accounts.revoke_api_key(&caller, &id).await.unwrap();
@@ -119,5 +140,8 @@ async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
         .header("host", "luna.mx")
         .body(Body::from(init().to_string()))
         .unwrap();
-    assert_eq!(app.clone().oneshot(req).await.unwrap().status(), StatusCode::FORBIDDEN);
+    assert_eq!(
+        app.clone().oneshot(req).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
 }

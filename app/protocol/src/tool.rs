@@ -107,7 +107,9 @@ mod tests {
 
     #[test]
     fn envelope_rows_flatten_their_fields_next_to_ref_and_label() {
-        let env = Envelope::rows(vec![ResultRow::new("workspace:ws_1", "Empaques").with("plan", "founder")]);
+        let env = Envelope::rows(vec![
+            ResultRow::new("workspace:ws_1", "Empaques").with("plan", "founder")
+        ]);
         let json = serde_json::to_value(&env).unwrap();
         assert_eq!(json["results"][0]["ref"], "workspace:ws_1");
         assert_eq!(json["results"][0]["plan"], "founder");

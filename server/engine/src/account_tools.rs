@@ -65,7 +65,9 @@ async fn usage(ctx: ToolCtx, _args: UsageArgs) -> EngineResult<ToolOutput> {
     let caller = &ctx.caller;
     let billing = &ctx.engine.billing;
     let now = now_ms();
-    let intelligence = billing.balance_at(caller, Ledger::Intelligence, now).await?;
+    let intelligence = billing
+        .balance_at(caller, Ledger::Intelligence, now)
+        .await?;
     let contact = billing.balance_at(caller, Ledger::Contact, now).await?;
     let reads_left = billing.reads_left(&caller.workspace_id, now).await?;
     let searches_left = billing.searches_left_today(caller, now).await?;
@@ -77,7 +79,10 @@ async fn usage(ctx: ToolCtx, _args: UsageArgs) -> EngineResult<ToolOutput> {
     .with("plan", caller.plan.as_str())
     .with("intelligence_credits_left", intelligence.left())
     .with("intelligence_credits_allowance", intelligence.allowance)
-    .with("intelligence_period", chrono::DateTime::from_timestamp_millis(now).map(|d| d.format("%Y-%m").to_string()))
+    .with(
+        "intelligence_period",
+        chrono::DateTime::from_timestamp_millis(now).map(|d| d.format("%Y-%m").to_string()),
+    )
     .with("contact_credits_left", contact.left())
     .with("reads_left_this_hour", reads_left)
     .with("read_ceiling_per_hour", READS_PER_HOUR)

@@ -94,7 +94,9 @@ pub fn read_ceiling_error(limit: i64, retry_after: u64) -> EngineError {
         ErrorBody::new(
             ErrorCode::RateLimited,
             format!("Tu espacio de trabajo llegó al tope de {limit} lecturas por hora."),
-            format!("Espera {minutes} min; mientras tanto trabaja con lo que ya tienes en el tablero."),
+            format!(
+                "Espera {minutes} min; mientras tanto trabaja con lo que ya tienes en el tablero."
+            ),
         )
         .with_retry_after(retry_after),
     )

@@ -156,7 +156,9 @@ impl Billing {
             return Err(EngineError::Internal("negative charge".into()));
         }
         if how.idempotency_key.trim().is_empty() {
-            return Err(EngineError::Internal("charge without idempotency key".into()));
+            return Err(EngineError::Internal(
+                "charge without idempotency key".into(),
+            ));
         }
         let period = spec.ledger.period(now);
         let id = new_id("rcpt");
@@ -242,7 +244,11 @@ impl Billing {
         })
     }
 
-    pub async fn receipt_by_key(&self, workspace_id: &str, key: &str) -> EngineResult<Option<Receipt>> {
+    pub async fn receipt_by_key(
+        &self,
+        workspace_id: &str,
+        key: &str,
+    ) -> EngineResult<Option<Receipt>> {
         let row = sqlx::query(
             "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
                     surface, auto_policy, call_ref, created_at
@@ -274,7 +280,12 @@ impl Billing {
         self.balance_at(caller, ledger, now_ms()).await
     }
 
-    pub async fn balance_at(&self, caller: &Caller, ledger: Ledger, now: i64) -> EngineResult<Balance> {
+    pub async fn balance_at(
+        &self,
+        caller: &Caller,
+        ledger: Ledger,
+        now: i64,
+    ) -> EngineResult<Balance> {
         let row = sqlx::query(
             "select allowance, used from credit_ledgers where workspace_id = ? and ledger = ? and period = ?",
         )
@@ -315,7 +326,16 @@ impl Billing {
 
     /// Counts `n` reads against the hourly ceiling, or `RATE_LIMITED` with `retry_after`.
     pub async fn admit_reads(&self, workspace_id: &str, n: i64, now: i64) -> EngineResult<()> {
-        if counters::admit(&self.store, workspace_id, Counter::ReadsHour, n, READS_PER_HOUR, now).await? {
+        if counters::admit(
+            &self.store,
+            workspace_id,
+            Counter::ReadsHour,
+            n,
+            READS_PER_HOUR,
+            now,
+        )
+        .await?
+        {
             Ok(())
         } else {
             Err(counters::read_ceiling_error(
@@ -335,18 +355,36 @@ impl Billing {
         let Some(limit) = limits(caller.plan).daily_searches else {
             return Ok(());
         };
-        if counters::admit(&self.store, &caller.workspace_id, Counter::SearchesDay, 1, limit, now).await? {
+        if counters::admit(
+            &self.store,
+            &caller.workspace_id,
+            Counter::SearchesDay,
+            1,
+            limit,
+            now,
+        )
+        .await?
+        {
             Ok(())
         } else {
-            Err(counters::daily_search_error(limit, Counter::SearchesDay.retry_after(now)))
+            Err(counters::daily_search_error(
+                limit,
+                Counter::SearchesDay.retry_after(now),
+            ))
         }
     }
 
-    pub async fn searches_left_today(&self, caller: &Caller, now: i64) -> EngineResult<Option<i64>> {
+    pub async fn searches_left_today(
+        &self,
+        caller: &Caller,
+        now: i64,
+    ) -> EngineResult<Option<i64>> {
         match limits(caller.plan).daily_searches {
             None => Ok(None),
             Some(limit) => {
-                let used = counters::used(&self.store, &caller.workspace_id, Counter::SearchesDay, now).await?;
+                let used =
+                    counters::used(&self.store, &caller.workspace_id, Counter::SearchesDay, now)
+                        .await?;
                 Ok(Some((limit - used).max(0)))
             }
         }

@@ -43,22 +43,86 @@ pub struct LegacyName {
 /// and is covered by the brand prefixes), the 3 merged Cerebro reads and the CRM
 /// rename. Targets that no family has registered yet resolve once they register.
 pub const LEGACY_NAMES: &[LegacyName] = &[
-    LegacyName { legacy: "market_search_suppliers", target: "market_search", translate: Translate::SearchKind("suppliers") },
-    LegacyName { legacy: "market_search_opportunities", target: "market_search", translate: Translate::SearchKind("opportunities") },
-    LegacyName { legacy: "market_search_awards", target: "market_search", translate: Translate::SearchKind("awards") },
-    LegacyName { legacy: "market_search_permits", target: "market_search", translate: Translate::SearchKind("permits") },
-    LegacyName { legacy: "market_search_risks", target: "market_search", translate: Translate::SearchKind("risks") },
-    LegacyName { legacy: "market_get_supplier", target: "market_get", translate: Translate::Same },
-    LegacyName { legacy: "market_get_opportunity", target: "market_get", translate: Translate::Same },
-    LegacyName { legacy: "market_count_suppliers", target: "market_count", translate: Translate::CountSuppliers },
-    LegacyName { legacy: "market_compare_segments", target: "market_compare", translate: Translate::Same },
-    LegacyName { legacy: "market_aggregate_awards", target: "market_aggregate", translate: Translate::Same },
-    LegacyName { legacy: "market_get_supplier_history", target: "market_history", translate: Translate::Same },
-    LegacyName { legacy: "market_screen_risks", target: "market_screen", translate: Translate::Same },
-    LegacyName { legacy: "context_search", target: "context_retrieve", translate: Translate::Same },
-    LegacyName { legacy: "context_list", target: "context_retrieve", translate: Translate::Same },
-    LegacyName { legacy: "context_get_for_files", target: "context_retrieve", translate: Translate::FilesToRetrieve },
-    LegacyName { legacy: "collection_record", target: "crm_record", translate: Translate::Same },
+    LegacyName {
+        legacy: "market_search_suppliers",
+        target: "market_search",
+        translate: Translate::SearchKind("suppliers"),
+    },
+    LegacyName {
+        legacy: "market_search_opportunities",
+        target: "market_search",
+        translate: Translate::SearchKind("opportunities"),
+    },
+    LegacyName {
+        legacy: "market_search_awards",
+        target: "market_search",
+        translate: Translate::SearchKind("awards"),
+    },
+    LegacyName {
+        legacy: "market_search_permits",
+        target: "market_search",
+        translate: Translate::SearchKind("permits"),
+    },
+    LegacyName {
+        legacy: "market_search_risks",
+        target: "market_search",
+        translate: Translate::SearchKind("risks"),
+    },
+    LegacyName {
+        legacy: "market_get_supplier",
+        target: "market_get",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "market_get_opportunity",
+        target: "market_get",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "market_count_suppliers",
+        target: "market_count",
+        translate: Translate::CountSuppliers,
+    },
+    LegacyName {
+        legacy: "market_compare_segments",
+        target: "market_compare",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "market_aggregate_awards",
+        target: "market_aggregate",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "market_get_supplier_history",
+        target: "market_history",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "market_screen_risks",
+        target: "market_screen",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "context_search",
+        target: "context_retrieve",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "context_list",
+        target: "context_retrieve",
+        translate: Translate::Same,
+    },
+    LegacyName {
+        legacy: "context_get_for_files",
+        target: "context_retrieve",
+        translate: Translate::FilesToRetrieve,
+    },
+    LegacyName {
+        legacy: "collection_record",
+        target: "crm_record",
+        translate: Translate::Same,
+    },
 ];
 
 /// The old market names as the public skills wrote them (seed 000 §1: 13 tools).
@@ -261,7 +325,10 @@ mod tests {
             Translate::CountSuppliers,
             json!({"state": "Jalisco", "scian": "322"}),
         );
-        assert_eq!(out, json!({"states": ["Jalisco"], "filters": {"scian": "322"}}));
+        assert_eq!(
+            out,
+            json!({"states": ["Jalisco"], "filters": {"scian": "322"}})
+        );
     }
 
     #[test]
@@ -269,7 +336,9 @@ mod tests {
         for name in OLD_MARKET_NAMES {
             let has = legacy(name).is_some() || name == "market_capabilities";
             assert!(has, "{name}");
-            assert!(legacy(&format!("driftless_{name}")).is_some() || name == "market_capabilities");
+            assert!(
+                legacy(&format!("driftless_{name}")).is_some() || name == "market_capabilities"
+            );
         }
     }
 

@@ -7,7 +7,9 @@ use luna_protocol::tool::{Envelope, ResultStatus};
 
 /// Characters of the serialized envelope (what the model or client receives).
 pub fn size_chars(env: &Envelope) -> usize {
-    serde_json::to_string(env).map(|s| s.chars().count()).unwrap_or(usize::MAX)
+    serde_json::to_string(env)
+        .map(|s| s.chars().count())
+        .unwrap_or(usize::MAX)
 }
 
 /// The effective budget for a tool on a surface.

@@ -250,7 +250,9 @@ where
     fn call(&self, ctx: ToolCtx, args: Value) -> HandlerFuture {
         match serde_json::from_value::<A>(args) {
             Ok(args) => Box::pin((self.f)(ctx, args)),
-            Err(e) => Box::pin(std::future::ready(Err(super::validate::deserialize_error(&e)))),
+            Err(e) => Box::pin(std::future::ready(Err(super::validate::deserialize_error(
+                &e,
+            )))),
         }
     }
 }
@@ -289,7 +291,9 @@ pub struct ToolDef {
 
 impl std::fmt::Debug for ToolDef {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("ToolDef").field("name", &self.name).finish_non_exhaustive()
+        f.debug_struct("ToolDef")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
     }
 }
 

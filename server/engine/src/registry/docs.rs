@@ -102,7 +102,11 @@ pub fn markdown(reg: &Registry) -> String {
             "| `{}` | `{}` | {} |",
             l.legacy,
             l.target,
-            if reg.get(l.target).is_some() { "sí" } else { "todavía no" }
+            if reg.get(l.target).is_some() {
+                "sí"
+            } else {
+                "todavía no"
+            }
         );
     }
     let _ = writeln!(md, "\n## Herramientas retiradas (sin alias)\n");

@@ -4,9 +4,23 @@
 
 /// Forbidden word stems and whole words, after folding.
 const FORBIDDEN_WORDS: &[&str] = &[
-    "universo", "universos", "mercado", "mercados", "analisis", "dataset", "datasets",
-    "warehouse", "warehouses", "interno", "interna", "internos", "internas", "externo",
-    "externa", "externos", "externas",
+    "universo",
+    "universos",
+    "mercado",
+    "mercados",
+    "analisis",
+    "dataset",
+    "datasets",
+    "warehouse",
+    "warehouses",
+    "interno",
+    "interna",
+    "internos",
+    "internas",
+    "externo",
+    "externa",
+    "externos",
+    "externas",
 ];
 
 /// Lower-cases and removes Spanish accents.
@@ -37,7 +51,8 @@ pub fn violations(text: &str) -> Vec<String> {
         if FORBIDDEN_WORDS.contains(w) {
             out.push((*w).to_owned());
         } else if w.starts_with("candidat") {
-            let name_match = words.get(i + 1) == Some(&"por") && words.get(i + 2) == Some(&"nombre");
+            let name_match =
+                words.get(i + 1) == Some(&"por") && words.get(i + 2) == Some(&"nombre");
             if !name_match {
                 out.push((*w).to_owned());
             }
@@ -52,14 +67,22 @@ mod tests {
 
     #[test]
     fn forbidden_words_are_caught_across_case_and_accents() {
-        assert_eq!(violations("Un ANÁLISIS del Mercado"), vec!["analisis", "mercado"]);
+        assert_eq!(
+            violations("Un ANÁLISIS del Mercado"),
+            vec!["analisis", "mercado"]
+        );
         assert_eq!(violations("el dataset interno"), vec!["dataset", "interno"]);
-        assert_eq!(violations("Candidatos para el universo"), vec!["candidatos", "universo"]);
+        assert_eq!(
+            violations("Candidatos para el universo"),
+            vec!["candidatos", "universo"]
+        );
     }
 
     #[test]
     fn product_words_and_name_matches_pass() {
-        assert!(violations("Proveedores, Licitaciones y marcas de riesgo con evidencia").is_empty());
+        assert!(
+            violations("Proveedores, Licitaciones y marcas de riesgo con evidencia").is_empty()
+        );
         assert!(violations("un candidato por nombre en el directorio de Empresas").is_empty());
         // Substrings of other words are not matches.
         assert!(violations("supermercados internacionales").is_empty());

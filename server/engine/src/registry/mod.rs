@@ -92,7 +92,9 @@ impl Default for Registry {
 
 impl std::fmt::Debug for Registry {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.debug_struct("Registry").field("tools", &self.index.len()).finish()
+        f.debug_struct("Registry")
+            .field("tools", &self.index.len())
+            .finish()
     }
 }
 
@@ -116,7 +118,11 @@ impl Registry {
     /// handler or a schema that does not compile panics at start-up (and in the
     /// registry tests, which build the whole catalog).
     pub fn add(&mut self, def: ToolDef) -> &mut Self {
-        assert!(!self.index.contains_key(def.name), "tool {} registered twice", def.name);
+        assert!(
+            !self.index.contains_key(def.name),
+            "tool {} registered twice",
+            def.name
+        );
         assert!(def.handler.is_some(), "tool {} has no handler", def.name);
         let validator = match validate::compile(&def.input_schema) {
             Ok(v) => v,
@@ -124,7 +130,11 @@ impl Registry {
         };
         let order = self.tools.len();
         self.index.insert(def.name, order);
-        self.tools.push(ToolEntry { def, validator, order });
+        self.tools.push(ToolEntry {
+            def,
+            validator,
+            order,
+        });
         // Stable order: catalog family order, then registration order.
         self.tools.sort_by_key(|t| (t.def.family, t.order));
         self.index = self
@@ -147,7 +157,9 @@ impl Registry {
 
     /// Tools visible on a surface, in stable order (the MCP `tools/list` for `Mcp`).
     pub fn list(&self, surface: Surface) -> Vec<&ToolDef> {
-        self.all().filter(|d| d.surfaces.contains(&surface)).collect()
+        self.all()
+            .filter(|d| d.surfaces.contains(&surface))
+            .collect()
     }
 
     /// The tools Luna sees in a stage: those tagged with it, by priority then stable
@@ -167,7 +179,11 @@ impl Registry {
             })
             .collect();
         tagged.sort_by_key(|(p, i, _)| (*p, *i));
-        tagged.into_iter().take(MAX_VISIBLE_TOOLS).map(|(_, _, d)| d).collect()
+        tagged
+            .into_iter()
+            .take(MAX_VISIBLE_TOOLS)
+            .map(|(_, _, d)| d)
+            .collect()
     }
 
     /// Sets the release date the legacy-name window (60 days) counts from.
@@ -194,12 +210,19 @@ impl Registry {
         let unknown = || {
             alias::unknown_tool(
                 name,
-                self.list(surface).iter().map(|d| d.name.to_owned()).collect(),
+                self.list(surface)
+                    .iter()
+                    .map(|d| d.name.to_owned())
+                    .collect(),
             )
         };
         if let Some(entry) = self.get(name) {
             return if visible(entry) {
-                Ok(Resolved { entry, args, alias: None })
+                Ok(Resolved {
+                    entry,
+                    args,
+                    alias: None,
+                })
             } else {
                 Err(unknown())
             };

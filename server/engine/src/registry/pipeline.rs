@@ -98,7 +98,7 @@ pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolRes
     let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
     let outcome = done.result.map_err(|e| e.body());
     span.record("ok", outcome.is_ok());
-    let code = outcome.as_ref().err().map(|e| error_code_str(e));
+    let code = outcome.as_ref().err().map(error_code_str);
     telemetry::record(
         &engine.store,
         &telemetry::ToolUsed {
@@ -139,7 +139,10 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
         result: Err(e),
     };
     // 1. Resolve the name (aliases translate their arguments).
-    let resolved = match engine.registry.resolve(&req.name, req.args, req.surface, now) {
+    let resolved = match engine
+        .registry
+        .resolve(&req.name, req.args, req.surface, now)
+    {
         Ok(r) => r,
         Err(e) => return fail(req.name, String::new(), e),
     };
@@ -162,7 +165,11 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
     }
     // 5. Execute.
     let Some(handler) = def.handler.clone() else {
-        return fail(tool, label, EngineError::Internal(format!("{} has no handler", def.name)));
+        return fail(
+            tool,
+            label,
+            EngineError::Internal(format!("{} has no handler", def.name)),
+        );
     };
     let call_ref = format!("call:{}", uuid::Uuid::new_v4().simple());
     let ctx = ToolCtx {
@@ -246,10 +253,17 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
 
 async fn admit(engine: &Engine, caller: &Caller, cost: CostClass, now: i64) -> EngineResult<()> {
     let reads = i64::from(cost.reads());
-    engine.billing.admit_reads(&caller.workspace_id, reads, now).await?;
+    engine
+        .billing
+        .admit_reads(&caller.workspace_id, reads, now)
+        .await?;
     if cost == CostClass::Search {
         engine.billing.admit_search(caller, now).await?;
-        let left = engine.billing.balance_at(caller, Ledger::Intelligence, now).await?.left();
+        let left = engine
+            .billing
+            .balance_at(caller, Ledger::Intelligence, now)
+            .await?
+            .left();
         if left < 1 {
             return Err(insufficient(Ledger::Intelligence, 1, left));
         }

@@ -102,12 +102,30 @@ mod tests {
     #[test]
     fn luna_only_previews_level_one_and_two() {
         let c = caller(Plan::Founder, Role::Member);
-        assert!(matches!(authorize(&def(Level::L0), &c, Surface::Luna), Decision::Execute));
-        assert!(matches!(authorize(&def(Level::L1), &c, Surface::Luna), Decision::PreviewOnly));
-        assert!(matches!(authorize(&def(Level::L2), &c, Surface::Luna), Decision::PreviewOnly));
-        assert!(matches!(authorize(&def(Level::L2), &c, Surface::Ui), Decision::Execute));
-        assert!(matches!(authorize(&def(Level::Never), &c, Surface::Luna), Decision::Refuse(_)));
-        assert!(matches!(authorize(&def(Level::Never), &c, Surface::Mcp), Decision::Refuse(_)));
+        assert!(matches!(
+            authorize(&def(Level::L0), &c, Surface::Luna),
+            Decision::Execute
+        ));
+        assert!(matches!(
+            authorize(&def(Level::L1), &c, Surface::Luna),
+            Decision::PreviewOnly
+        ));
+        assert!(matches!(
+            authorize(&def(Level::L2), &c, Surface::Luna),
+            Decision::PreviewOnly
+        ));
+        assert!(matches!(
+            authorize(&def(Level::L2), &c, Surface::Ui),
+            Decision::Execute
+        ));
+        assert!(matches!(
+            authorize(&def(Level::Never), &c, Surface::Luna),
+            Decision::Refuse(_)
+        ));
+        assert!(matches!(
+            authorize(&def(Level::Never), &c, Surface::Mcp),
+            Decision::Refuse(_)
+        ));
     }
 
     #[test]
@@ -115,14 +133,23 @@ mod tests {
         let member = caller(Plan::Founder, Role::Member);
         let admin = caller(Plan::Founder, Role::Admin);
         let d = def(Level::L0).admin_only();
-        assert!(matches!(authorize(&d, &member, Surface::Ui), Decision::Refuse(e) if e.code() == ErrorCode::Forbidden));
-        assert!(matches!(authorize(&d, &admin, Surface::Ui), Decision::Execute));
+        assert!(
+            matches!(authorize(&d, &member, Surface::Ui), Decision::Refuse(e) if e.code() == ErrorCode::Forbidden)
+        );
+        assert!(matches!(
+            authorize(&d, &admin, Surface::Ui),
+            Decision::Execute
+        ));
 
         let explorer = caller(Plan::Explorer, Role::Owner);
         let d = def(Level::L2).requires(Feature::Contacts);
-        assert!(matches!(authorize(&d, &explorer, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::PlanLimit));
+        assert!(
+            matches!(authorize(&d, &explorer, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::PlanLimit)
+        );
 
         let d = def(Level::L0).surfaces(&[Surface::Luna]);
-        assert!(matches!(authorize(&d, &admin, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::UnknownTool));
+        assert!(
+            matches!(authorize(&d, &admin, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::UnknownTool)
+        );
     }
 }

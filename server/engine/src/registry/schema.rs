@@ -81,7 +81,10 @@ mod tests {
         let s = input_schema::<Args>();
         assert!(root_rule_violations(&s).is_empty(), "{s}");
         assert_eq!(s["required"], json!(["kind"]));
-        assert_eq!(s["properties"]["kind"]["enum"], json!(["suppliers", "awards"]));
+        assert_eq!(
+            s["properties"]["kind"]["enum"],
+            json!(["suppliers", "awards"])
+        );
         assert!(s.get("$defs").is_none() && s.get("$schema").is_none());
     }
 

@@ -19,7 +19,9 @@ use crate::{testkit, Engine};
 
 fn is_snake_case(name: &str) -> bool {
     !name.is_empty()
-        && name.chars().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
+        && name
+            .chars()
+            .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == '_')
         && !name.starts_with('_')
         && !name.ends_with('_')
         && !name.contains("__")
@@ -30,9 +32,17 @@ fn every_name_is_snake_case_without_brand_and_not_a_retired_name() {
     let reg = catalog();
     for d in reg.all() {
         assert!(is_snake_case(d.name), "{}", d.name);
-        assert!(alias::strip_brand(d.name).is_none(), "{} carries a brand", d.name);
+        assert!(
+            alias::strip_brand(d.name).is_none(),
+            "{} carries a brand",
+            d.name
+        );
         assert!(!alias::is_deleted(d.name), "{} is a deleted name", d.name);
-        assert!(alias::legacy(d.name).is_none(), "{} is a legacy name", d.name);
+        assert!(
+            alias::legacy(d.name).is_none(),
+            "{} is a legacy name",
+            d.name
+        );
     }
 }
 
@@ -49,7 +59,13 @@ fn every_example_validates_and_searches_carry_two() {
     let reg = catalog();
     for d in reg.all() {
         let want = if d.is_search { 2 } else { 1 };
-        assert_eq!(d.examples.len(), want, "{} has {} examples", d.name, d.examples.len());
+        assert_eq!(
+            d.examples.len(),
+            want,
+            "{} has {} examples",
+            d.name,
+            d.examples.len()
+        );
         let entry = reg.get(d.name).unwrap();
         for ex in &d.examples {
             if let Err(e) = entry.validate(ex.args.clone()) {
@@ -59,7 +75,11 @@ fn every_example_validates_and_searches_carry_two() {
         // The model sees the examples inside the description.
         let full = d.full_description();
         for ex in &d.examples {
-            assert!(full.contains(&serde_json::to_string(&ex.args).unwrap()), "{}", d.name);
+            assert!(
+                full.contains(&serde_json::to_string(&ex.args).unwrap()),
+                "{}",
+                d.name
+            );
         }
     }
 }
@@ -80,9 +100,19 @@ fn annotations_follow_the_metadata() {
     for d in catalog().all() {
         let a = d.annotations();
         assert_eq!(a.read_only, d.side_effect == SideEffect::None, "{}", d.name);
-        assert_eq!(a.destructive, d.side_effect == SideEffect::Destructive, "{}", d.name);
+        assert_eq!(
+            a.destructive,
+            d.side_effect == SideEffect::Destructive,
+            "{}",
+            d.name
+        );
         assert_eq!(a.idempotent, d.idempotent, "{}", d.name);
-        assert_eq!(a.open_world, d.side_effect == SideEffect::External, "{}", d.name);
+        assert_eq!(
+            a.open_world,
+            d.side_effect == SideEffect::External,
+            "{}",
+            d.name
+        );
         // A tool that reads only is level 0 and never charges contact credits.
         if a.read_only {
             assert_eq!(d.level, Level::L0, "{}", d.name);
@@ -97,14 +127,24 @@ fn stage_sets_stay_within_twelve_and_the_public_list_is_stable() {
     for s in Stage::ALL {
         assert!(reg.for_stage(s).len() <= MAX_VISIBLE_TOOLS);
     }
-    assert!(reg.for_stage(Stage::SinCriterio).iter().any(|d| d.name == "usage"));
+    assert!(reg
+        .for_stage(Stage::SinCriterio)
+        .iter()
+        .any(|d| d.name == "usage"));
     let a: Vec<_> = reg.list(Surface::Mcp).iter().map(|d| d.name).collect();
-    let b: Vec<_> = catalog().list(Surface::Mcp).iter().map(|d| d.name).collect();
+    let b: Vec<_> = catalog()
+        .list(Surface::Mcp)
+        .iter()
+        .map(|d| d.name)
+        .collect();
     assert_eq!(a, b);
     let families: Vec<_> = reg.list(Surface::Mcp).iter().map(|d| d.family).collect();
     let mut sorted = families.clone();
     sorted.sort();
-    assert_eq!(families, sorted, "public tools are grouped in catalog family order");
+    assert_eq!(
+        families, sorted,
+        "public tools are grouped in catalog family order"
+    );
     assert!(a.contains(&"usage") && a.contains(&"workspaces"));
 }
 
@@ -136,7 +176,9 @@ fn body_strings(b: &ErrorBody) -> String {
 #[tokio::test]
 async fn every_string_the_registry_emits_respects_the_lexicon() {
     let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Explorer, Role::Member).await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Explorer, Role::Member)
+        .await
+        .unwrap();
     for d in engine.registry.all() {
         lexicon_check(d.name, &d.full_description());
         lexicon_check(d.name, d.label);
@@ -175,7 +217,12 @@ async fn every_string_the_registry_emits_respects_the_lexicon() {
     ] {
         lexicon_check("error", &body_strings(&e));
     }
-    let note = alias::replacement_note("x", "market_search", alias::Translate::SearchKind("awards"), 0);
+    let note = alias::replacement_note(
+        "x",
+        "market_search",
+        alias::Translate::SearchKind("awards"),
+        0,
+    );
     lexicon_check("next_action", &note);
 }
 
@@ -248,8 +295,9 @@ fn mode_probe() -> ToolDef {
         .idempotent(false)
         .surfaces(&[Surface::Luna, Surface::Ui])
         .handler(|ctx: ToolCtx, _: NoArgs| async move {
-            Ok(Envelope::rows(vec![ResultRow::new("proposal:1", "propuesta")
-                .with("preview", ctx.is_preview())])
+            Ok(Envelope::rows(vec![
+                ResultRow::new("proposal:1", "propuesta").with("preview", ctx.is_preview())
+            ])
             .into())
         })
 }
@@ -260,7 +308,12 @@ fn big_output() -> ToolDef {
         .budget(20_000)
         .handler(|_: ToolCtx, _: NoArgs| async move {
             let rows = (0..300)
-                .map(|i| ResultRow::new(format!("record:{i}"), format!("Registro número {i:04} con nombre largo")))
+                .map(|i| {
+                    ResultRow::new(
+                        format!("record:{i}"),
+                        format!("Registro número {i:04} con nombre largo"),
+                    )
+                })
                 .collect();
             Ok(Envelope::rows(rows).into())
         })
@@ -273,12 +326,22 @@ async fn engine_with(tools: Vec<ToolDef>) -> (Engine, Caller) {
         reg.add(t);
     }
     engine.registry = Arc::new(reg);
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member).await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
     (engine, caller)
 }
 
-async fn call(engine: &Engine, caller: &Caller, name: &str, args: Value, s: Surface) -> ToolResponse {
-    engine.call_tool(caller, ToolRequest::new(name, args, s)).await
+async fn call(
+    engine: &Engine,
+    caller: &Caller,
+    name: &str,
+    args: Value,
+    s: Surface,
+) -> ToolResponse {
+    engine
+        .call_tool(caller, ToolRequest::new(name, args, s))
+        .await
 }
 
 #[tokio::test]
@@ -299,15 +362,42 @@ async fn usage_reports_the_ledgers_and_reads_left_as_an_envelope() {
 #[tokio::test]
 async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
     let (engine, caller) = engine_with(vec![echo_search()]).await;
-    let r = call(&engine, &caller, "market_search", json!({"kind": "suppliers", "estado": "Jalisco"}), Surface::Luna).await;
+    let r = call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "suppliers", "estado": "Jalisco"}),
+        Surface::Luna,
+    )
+    .await;
     let e = r.outcome.unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    assert_eq!(e.allowed_values.unwrap(), vec!["cursor", "filters", "kind", "limit", "query"]);
-    let r = call(&engine, &caller, "market_search", json!({"kind": "empresas"}), Surface::Luna).await;
+    assert_eq!(
+        e.allowed_values.unwrap(),
+        vec!["cursor", "filters", "kind", "limit", "query"]
+    );
+    let r = call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "empresas"}),
+        Surface::Luna,
+    )
+    .await;
     let e = r.outcome.unwrap_err();
-    assert_eq!(e.allowed_values.unwrap(), vec!["suppliers", "opportunities", "awards", "permits", "risks"]);
+    assert_eq!(
+        e.allowed_values.unwrap(),
+        vec!["suppliers", "opportunities", "awards", "permits", "risks"]
+    );
     // No read was counted for calls that never ran.
-    assert_eq!(engine.billing.reads_left(&caller.workspace_id, crate::clock::now_ms()).await.unwrap(), 600);
+    assert_eq!(
+        engine
+            .billing
+            .reads_left(&caller.workspace_id, crate::clock::now_ms())
+            .await
+            .unwrap(),
+        600
+    );
 }
 
 #[tokio::test]
@@ -327,12 +417,34 @@ async fn legacy_market_names_translate_arguments_and_name_the_replacement() {
     assert_eq!(row.fields["kind"], json!("suppliers"));
     assert_eq!(row.fields["filters"], json!({"state": "Jalisco"}));
     let note = env.next_action.unwrap();
-    assert!(note.contains("market_search") && note.contains("suppliers"), "{note}");
+    assert!(
+        note.contains("market_search") && note.contains("suppliers"),
+        "{note}"
+    );
     // Bare and brein_ forms work too; aliases never appear in the list.
-    assert!(call(&engine, &caller, "market_search_awards", json!({}), Surface::Mcp).await.is_ok());
-    assert!(call(&engine, &caller, "brein_usage", json!({}), Surface::Mcp).await.is_ok());
-    let listed: Vec<_> = engine.registry.list(Surface::Mcp).iter().map(|d| d.name).collect();
-    assert!(listed.iter().all(|n| alias::strip_brand(n).is_none() && alias::legacy(n).is_none()));
+    assert!(call(
+        &engine,
+        &caller,
+        "market_search_awards",
+        json!({}),
+        Surface::Mcp
+    )
+    .await
+    .is_ok());
+    assert!(
+        call(&engine, &caller, "brein_usage", json!({}), Surface::Mcp)
+            .await
+            .is_ok()
+    );
+    let listed: Vec<_> = engine
+        .registry
+        .list(Surface::Mcp)
+        .iter()
+        .map(|d| d.name)
+        .collect();
+    assert!(listed
+        .iter()
+        .all(|n| alias::strip_brand(n).is_none() && alias::legacy(n).is_none()));
 }
 
 #[tokio::test]
@@ -341,59 +453,144 @@ async fn legacy_names_expire_into_unknown_tool_naming_the_new_tool() {
     engine
         .registry
         .set_alias_release_date(chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap());
-    let r = call(&engine, &caller, "market_count_suppliers", json!({}), Surface::Mcp).await;
+    let r = call(
+        &engine,
+        &caller,
+        "market_count_suppliers",
+        json!({}),
+        Surface::Mcp,
+    )
+    .await;
     let e = r.outcome.unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownTool);
     assert!(e.hint.contains("market_count"), "{}", e.hint);
-    let e = call(&engine, &caller, "driftless_market_search_risks", json!({}), Surface::Mcp)
-        .await
-        .outcome
-        .unwrap_err();
+    let e = call(
+        &engine,
+        &caller,
+        "driftless_market_search_risks",
+        json!({}),
+        Surface::Mcp,
+    )
+    .await
+    .outcome
+    .unwrap_err();
     assert!(e.hint.contains("market_search"));
 }
 
 #[tokio::test]
 async fn deleted_and_unknown_names_have_no_alias() {
     let (engine, caller) = engine_with(vec![]).await;
-    for name in ["broker", "driftless_context_share", "members", "hubspot_records"] {
-        let e = call(&engine, &caller, name, json!({}), Surface::Mcp).await.outcome.unwrap_err();
+    for name in [
+        "broker",
+        "driftless_context_share",
+        "members",
+        "hubspot_records",
+    ] {
+        let e = call(&engine, &caller, name, json!({}), Surface::Mcp)
+            .await
+            .outcome
+            .unwrap_err();
         assert_eq!(e.code, ErrorCode::UnknownTool, "{name}");
         assert!(e.allowed_values.is_none(), "{name}");
     }
-    let e = call(&engine, &caller, "usagee", json!({}), Surface::Mcp).await.outcome.unwrap_err();
+    let e = call(&engine, &caller, "usagee", json!({}), Surface::Mcp)
+        .await
+        .outcome
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownTool);
     assert!(e.allowed_values.unwrap().contains(&"usage".to_owned()));
     // A legacy name whose target is not registered yet is unknown, not a crash.
-    let e = call(&engine, &caller, "market_get_supplier", json!({}), Surface::Mcp).await.outcome.unwrap_err();
+    let e = call(
+        &engine,
+        &caller,
+        "market_get_supplier",
+        json!({}),
+        Surface::Mcp,
+    )
+    .await
+    .outcome
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownTool);
 }
 
 #[tokio::test]
 async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
     let (engine, caller) = engine_with(vec![mode_probe()]).await;
-    let luna = call(&engine, &caller, "crm_save_companies", json!({}), Surface::Luna).await;
+    let luna = call(
+        &engine,
+        &caller,
+        "crm_save_companies",
+        json!({}),
+        Surface::Luna,
+    )
+    .await;
     assert_eq!(luna.mode, Some(ExecMode::PreviewOnly));
-    assert_eq!(luna.outcome.unwrap().results[0].fields["preview"], json!(true));
-    let ui = call(&engine, &caller, "crm_save_companies", json!({}), Surface::Ui).await;
-    assert_eq!(ui.outcome.unwrap().results[0].fields["preview"], json!(false));
+    assert_eq!(
+        luna.outcome.unwrap().results[0].fields["preview"],
+        json!(true)
+    );
+    let ui = call(
+        &engine,
+        &caller,
+        "crm_save_companies",
+        json!({}),
+        Surface::Ui,
+    )
+    .await;
+    assert_eq!(
+        ui.outcome.unwrap().results[0].fields["preview"],
+        json!(false)
+    );
     // Not on MCP: unknown there, and not listed.
-    let mcp = call(&engine, &caller, "crm_save_companies", json!({}), Surface::Mcp).await;
+    let mcp = call(
+        &engine,
+        &caller,
+        "crm_save_companies",
+        json!({}),
+        Surface::Mcp,
+    )
+    .await;
     assert_eq!(mcp.outcome.unwrap_err().code, ErrorCode::UnknownTool);
-    assert!(!engine.registry.list(Surface::Mcp).iter().any(|d| d.name == "crm_save_companies"));
+    assert!(!engine
+        .registry
+        .list(Surface::Mcp)
+        .iter()
+        .any(|d| d.name == "crm_save_companies"));
 }
 
 #[tokio::test]
 async fn the_read_ceiling_stops_the_601st_read_of_the_hour() {
     let (engine, caller) = engine_with(vec![echo_search()]).await;
     let now = crate::clock::now_ms();
-    engine.billing.admit_reads(&caller.workspace_id, 599, now).await.unwrap();
-    assert!(call(&engine, &caller, "market_search", json!({"kind": "awards"}), Surface::Mcp).await.is_ok());
-    let r = call(&engine, &caller, "market_search", json!({"kind": "awards"}), Surface::Mcp).await;
+    engine
+        .billing
+        .admit_reads(&caller.workspace_id, 599, now)
+        .await
+        .unwrap();
+    assert!(call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "awards"}),
+        Surface::Mcp
+    )
+    .await
+    .is_ok());
+    let r = call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "awards"}),
+        Surface::Mcp,
+    )
+    .await;
     let e = r.outcome.unwrap_err();
     assert_eq!(e.code, ErrorCode::RateLimited);
     assert!(e.retry_after.unwrap() >= 1);
     // Free tools still answer.
-    assert!(call(&engine, &caller, "usage", json!({}), Surface::Mcp).await.is_ok());
+    assert!(call(&engine, &caller, "usage", json!({}), Surface::Mcp)
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
@@ -407,25 +604,72 @@ async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every
     assert_eq!(a.receipts[0].id, b.receipts[0].id);
     assert!(b.receipts[0].replayed);
     assert_eq!(a.receipts[0].surface, "ui");
-    let bal = engine.billing.balance(&caller, crate::billing::Ledger::Intelligence).await.unwrap();
+    let bal = engine
+        .billing
+        .balance(&caller, crate::billing::Ledger::Intelligence)
+        .await
+        .unwrap();
     assert_eq!(bal.used, 1);
     // Without a key every call is its own charge.
-    call(&engine, &caller, "market_search", json!({"kind": "suppliers"}), Surface::Luna).await;
-    let bal = engine.billing.balance(&caller, crate::billing::Ledger::Intelligence).await.unwrap();
+    call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "suppliers"}),
+        Surface::Luna,
+    )
+    .await;
+    let bal = engine
+        .billing
+        .balance(&caller, crate::billing::Ledger::Intelligence)
+        .await
+        .unwrap();
     assert_eq!(bal.used, 2);
 }
 
 #[tokio::test]
 async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
     let (engine, caller) = engine_with(vec![big_output(), echo_search()]).await;
-    let luna = call(&engine, &caller, "collection_query", json!({}), Surface::Luna).await.outcome.unwrap();
+    let luna = call(
+        &engine,
+        &caller,
+        "collection_query",
+        json!({}),
+        Surface::Luna,
+    )
+    .await
+    .outcome
+    .unwrap();
     assert!(budget::size_chars(&luna) <= TOOL_RESULT_CAP);
     assert!(luna.has_more && luna.shown == luna.results.len() && luna.shown > 0);
-    let mcp = call(&engine, &caller, "collection_query", json!({}), Surface::Mcp).await.outcome.unwrap();
-    assert!(budget::size_chars(&mcp) <= 20_000, "{} {}", budget::size_chars(&mcp), mcp.shown);
+    let mcp = call(
+        &engine,
+        &caller,
+        "collection_query",
+        json!({}),
+        Surface::Mcp,
+    )
+    .await
+    .outcome
+    .unwrap();
+    assert!(
+        budget::size_chars(&mcp) <= 20_000,
+        "{} {}",
+        budget::size_chars(&mcp),
+        mcp.shown
+    );
     assert!(mcp.shown > luna.shown);
     // The page-size hint pushes the budget down for market pages.
-    let s = call(&engine, &caller, "market_search", json!({"kind": "awards"}), Surface::Luna).await.outcome.unwrap();
+    let s = call(
+        &engine,
+        &caller,
+        "market_search",
+        json!({"kind": "awards"}),
+        Surface::Luna,
+    )
+    .await
+    .outcome
+    .unwrap();
     assert_eq!(s.results[0].fields["page_size"], json!(20));
 }
 
@@ -443,22 +687,50 @@ async fn every_call_leaves_a_telemetry_row_and_lost_telemetry_never_fails_a_call
     .unwrap();
     assert_eq!(
         rows,
-        vec![("usage".into(), true, "mcp".into()), ("usage".into(), false, "luna".into())]
+        vec![
+            ("usage".into(), true, "mcp".into()),
+            ("usage".into(), false, "luna".into())
+        ]
     );
-    sqlx::query("drop table tool_calls").execute(engine.store.pool()).await.unwrap();
-    assert!(call(&engine, &caller, "usage", json!({}), Surface::Ui).await.is_ok());
+    sqlx::query("drop table tool_calls")
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
+    assert!(call(&engine, &caller, "usage", json!({}), Surface::Ui)
+        .await
+        .is_ok());
 }
 
 #[tokio::test]
 async fn workspaces_lists_the_memberships_of_a_person_and_only_the_key_workspace_for_a_key() {
     let (engine, caller) = engine_with(vec![]).await;
-    let other = engine.accounts.create_workspace("Otra", Plan::Explorer).await.unwrap();
-    engine.accounts.add_member(&other, &caller.user_id, Role::Owner).await.unwrap();
-    let env = call(&engine, &caller, "workspaces", json!({}), Surface::Ui).await.outcome.unwrap();
+    let other = engine
+        .accounts
+        .create_workspace("Otra", Plan::Explorer)
+        .await
+        .unwrap();
+    engine
+        .accounts
+        .add_member(&other, &caller.user_id, Role::Owner)
+        .await
+        .unwrap();
+    let env = call(&engine, &caller, "workspaces", json!({}), Surface::Ui)
+        .await
+        .outcome
+        .unwrap();
     assert_eq!(env.results.len(), 2);
-    assert_eq!(env.results.iter().filter(|r| r.fields["current"] == json!(true)).count(), 1);
+    assert_eq!(
+        env.results
+            .iter()
+            .filter(|r| r.fields["current"] == json!(true))
+            .count(),
+        1
+    );
     let mut keyed = caller.clone();
     keyed.api_key_id = Some("key_1".into());
-    let env = call(&engine, &keyed, "workspaces", json!({}), Surface::Mcp).await.outcome.unwrap();
+    let env = call(&engine, &keyed, "workspaces", json!({}), Surface::Mcp)
+        .await
+        .outcome
+        .unwrap();
     assert_eq!(env.results.len(), 1);
 }

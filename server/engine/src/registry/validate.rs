@@ -106,7 +106,11 @@ fn describe(tool: &str, schema: &Value, err: &ValidationError<'_>) -> EngineErro
             invalid(
                 format!(
                     "{tool} no acepta {}: {}.",
-                    if unexpected.len() == 1 { "el campo" } else { "los campos" },
+                    if unexpected.len() == 1 {
+                        "el campo"
+                    } else {
+                        "los campos"
+                    },
                     unexpected
                         .iter()
                         .map(|k| format!("«{k}»"))
@@ -116,7 +120,11 @@ fn describe(tool: &str, schema: &Value, err: &ValidationError<'_>) -> EngineErro
                 format!(
                     "Quita lo que no está en la lista. Campos válidos en {}: {}.",
                     field,
-                    if allowed.is_empty() { "ninguno".to_owned() } else { allowed.join(", ") }
+                    if allowed.is_empty() {
+                        "ninguno".to_owned()
+                    } else {
+                        allowed.join(", ")
+                    }
                 ),
                 Some(allowed),
             )
@@ -126,7 +134,11 @@ fn describe(tool: &str, schema: &Value, err: &ValidationError<'_>) -> EngineErro
                 .as_array()
                 .map(|a| {
                     a.iter()
-                        .map(|v| v.as_str().map(str::to_owned).unwrap_or_else(|| v.to_string()))
+                        .map(|v| {
+                            v.as_str()
+                                .map(str::to_owned)
+                                .unwrap_or_else(|| v.to_string())
+                        })
                         .collect()
                 })
                 .unwrap_or_default();
@@ -137,7 +149,10 @@ fn describe(tool: &str, schema: &Value, err: &ValidationError<'_>) -> EngineErro
             )
         }
         ValidationErrorKind::Required { property } => {
-            let name = property.as_str().map(str::to_owned).unwrap_or_else(|| property.to_string());
+            let name = property
+                .as_str()
+                .map(str::to_owned)
+                .unwrap_or_else(|| property.to_string());
             invalid(
                 format!("Falta el campo obligatorio «{name}» en {tool}."),
                 format!("Agrega «{name}»; revisa el ejemplo en la descripción de {tool}."),
@@ -155,20 +170,18 @@ fn describe(tool: &str, schema: &Value, err: &ValidationError<'_>) -> EngineErro
                 None,
             )
         }
-        ValidationErrorKind::Maximum { limit } | ValidationErrorKind::ExclusiveMaximum { limit } => {
-            invalid(
-                format!("El valor de {field} es demasiado grande."),
-                format!("Usa un valor de hasta {limit}."),
-                None,
-            )
-        }
-        ValidationErrorKind::Minimum { limit } | ValidationErrorKind::ExclusiveMinimum { limit } => {
-            invalid(
-                format!("El valor de {field} es demasiado pequeño."),
-                format!("Usa un valor de al menos {limit}."),
-                None,
-            )
-        }
+        ValidationErrorKind::Maximum { limit }
+        | ValidationErrorKind::ExclusiveMaximum { limit } => invalid(
+            format!("El valor de {field} es demasiado grande."),
+            format!("Usa un valor de hasta {limit}."),
+            None,
+        ),
+        ValidationErrorKind::Minimum { limit }
+        | ValidationErrorKind::ExclusiveMinimum { limit } => invalid(
+            format!("El valor de {field} es demasiado pequeño."),
+            format!("Usa un valor de al menos {limit}."),
+            None,
+        ),
         ValidationErrorKind::MaxItems { limit } => invalid(
             format!("{field} trae demasiados elementos."),
             format!("Envía como máximo {limit}."),
@@ -258,7 +271,9 @@ mod tests {
         assert!(check(json!({})).message.contains("«kind»"));
         let e = check(json!({"kind": "awards", "limit": "diez"}));
         assert!(e.hint.contains("número entero"), "{}", e.hint);
-        assert!(check(json!({"kind": "awards", "limit": 80})).hint.contains("50"));
+        assert!(check(json!({"kind": "awards", "limit": 80}))
+            .hint
+            .contains("50"));
         assert!(check(json!([1])).message.contains("objeto"));
     }
 
