@@ -434,6 +434,19 @@ impl ToolDef {
         out
     }
 
+    /// The model's tool definition (OpenAI-compatible `tools[]` entry): name, the
+    /// description with its worked examples, and the input schema as `parameters`.
+    pub fn model_definition(&self) -> Value {
+        serde_json::json!({
+            "type": "function",
+            "function": {
+                "name": self.name,
+                "description": self.full_description(),
+                "parameters": self.input_schema,
+            }
+        })
+    }
+
     /// MCP annotations derived from the metadata (SPEC §5 rule 9).
     pub fn annotations(&self) -> Annotations {
         Annotations {

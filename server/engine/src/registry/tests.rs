@@ -85,6 +85,18 @@ fn every_example_validates_and_searches_carry_two() {
 }
 
 #[test]
+fn model_definitions_carry_the_examples_and_the_same_schema() {
+    for d in catalog().all() {
+        let m = d.model_definition();
+        assert_eq!(m["function"]["name"], json!(d.name));
+        assert_eq!(m["function"]["parameters"], d.input_schema);
+        let desc = m["function"]["description"].as_str().unwrap();
+        assert!(desc.contains("Ejemplo"), "{}", d.name);
+        assert!(m.get("examples").is_none() && m["function"].get("examples").is_none());
+    }
+}
+
+#[test]
 fn every_description_opens_with_when_and_says_when_not() {
     for d in catalog().all() {
         let text = d.description.trim();
