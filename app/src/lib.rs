@@ -9,6 +9,7 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;
+pub mod tools_api;
 
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};

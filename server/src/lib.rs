@@ -1,9 +1,11 @@
 //! Luna's server: configuration, the axum router (pages, server functions, health)
 //! and start-up. The domain lives in `luna-engine`; this crate only adapts HTTP to it.
 
+pub mod cli;
 pub mod config;
 pub mod events_ws;
 pub mod health;
+pub mod mcp;
 pub mod routes;
 pub mod session;
 

@@ -16,7 +16,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
-use crate::{events_ws, health, session};
+use crate::{events_ws, health, mcp, session};
 
 /// Shared state of every route. Cheap to clone.
 #[derive(Clone, FromRef)]
@@ -44,6 +44,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/api/sessions/{id}/events", get(events_ws::session_events))
+        .nest_service("/mcp", mcp::router(state.engine.clone()))
         .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))
@@ -84,6 +85,25 @@ pub async fn main_entry() -> i32 {
         return 2;
     }
 
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let open = async {
+        let engine = Engine::open(&config.database_url).await.map_err(|e| {
+            format!(
+                "no se pudo abrir la base de datos {}: {e}",
+                config.database_url
+            )
+        })?;
+        if config.seed_demo {
+            luna_engine::demo::seed_if_empty(&engine.accounts)
+                .await
+                .map_err(|e| format!("no se pudo sembrar la demo: {e}"))?;
+        }
+        Ok(engine)
+    };
+    if let Some(code) = crate::cli::run(&args, open).await {
+        return code;
+    }
+
     let engine = match Engine::open(&config.database_url).await {
         Ok(e) => e,
         Err(e) => {
@@ -94,6 +114,15 @@ pub async fn main_entry() -> i32 {
             return 1;
         }
     };
+    if let Ok(date) = std::env::var("LUNA_ALIAS_RELEASE_DATE") {
+        match luna_engine::registry::alias::parse_release_date(&date) {
+            Some(d) => engine.registry.set_alias_release_date(d),
+            None => {
+                eprintln!("configuración inválida: LUNA_ALIAS_RELEASE_DATE: «{date}» no es una fecha AAAA-MM-DD");
+                return 2;
+            }
+        }
+    }
     if config.seed_demo {
         match luna_engine::demo::seed_if_empty(&engine.accounts).await {
             Ok(true) => print_demo_logins(),

@@ -14,4 +14,5 @@ pub mod event;
 pub mod patch;
 pub mod session;
 pub mod stream;
+pub mod tool;
 pub mod view;

@@ -449,6 +449,27 @@ impl Accounts {
         .transpose()
     }
 
+    /// The caller for a user's first workspace, looked up by email (operator CLI).
+    pub async fn caller_for_email(&self, email: &str) -> EngineResult<Option<Caller>> {
+        let user_id: Option<String> = sqlx::query_scalar("select id from users where email = ?")
+            .bind(normalize_email(email))
+            .fetch_optional(self.store.pool())
+            .await?;
+        let Some(user_id) = user_id else {
+            return Ok(None);
+        };
+        let workspace_id: Option<String> = sqlx::query_scalar(
+            "select workspace_id from memberships where user_id = ? order by created_at, workspace_id limit 1",
+        )
+        .bind(&user_id)
+        .fetch_optional(self.store.pool())
+        .await?;
+        match workspace_id {
+            Some(ws) => self.caller_for(&user_id, &ws).await,
+            None => Ok(None),
+        }
+    }
+
     /// Workspaces the user belongs to, as (id, name, plan, role).
     pub async fn workspaces_of(
         &self,

@@ -3,7 +3,9 @@
 //!
 //! Modules are named for what they hold; see ARCHITECTURE.md for the code map.
 
+pub mod account_tools;
 pub mod accounts;
+pub mod billing;
 pub mod catalog;
 pub mod clock;
 pub mod demo;
@@ -11,12 +13,16 @@ pub mod director;
 pub mod error;
 pub mod ids;
 pub mod market;
+pub mod registry;
 pub mod session;
 pub mod store;
+pub mod testkit;
 pub mod turn;
 
 pub use error::{EngineError, EngineResult};
 pub use store::Store;
+
+use std::sync::Arc;
 
 /// The engine's services, cheap to clone, shared by every request.
 #[derive(Clone, Debug)]
@@ -24,6 +30,9 @@ pub struct Engine {
     pub store: Store,
     pub accounts: accounts::Accounts,
     pub sessions: session::Sessions,
+    pub billing: billing::Billing,
+    /// The tool catalog, built once from every family's `register`.
+    pub registry: Arc<registry::Registry>,
 }
 
 impl Engine {
@@ -37,7 +46,18 @@ impl Engine {
         Engine {
             accounts: accounts::Accounts::new(store.clone()),
             sessions: session::Sessions::new(store.clone()),
+            billing: billing::Billing::new(store.clone()),
+            registry: Arc::new(registry::catalog()),
             store,
         }
+    }
+
+    /// Runs one tool call through the registry's pipeline (every surface uses this).
+    pub async fn call_tool(
+        &self,
+        caller: &accounts::Caller,
+        request: registry::ToolRequest,
+    ) -> registry::ToolResponse {
+        registry::pipeline::call(self, caller, request).await
     }
 }

@@ -1,0 +1,114 @@
+//! Windowed usage counters: the hourly read ceiling (600 reads per workspace per
+//! clock hour) and the Explorer plan's daily search quota. Admission is one
+//! conditional upsert, so two concurrent calls can never both pass the last slot.
+
+use luna_protocol::error::{ErrorBody, ErrorCode};
+
+use crate::error::{EngineError, EngineResult};
+use crate::store::Store;
+
+const HOUR_MS: i64 = 3_600_000;
+const DAY_MS: i64 = 24 * HOUR_MS;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Counter {
+    ReadsHour,
+    SearchesDay,
+}
+
+impl Counter {
+    fn as_str(self) -> &'static str {
+        match self {
+            Counter::ReadsHour => "reads_hour",
+            Counter::SearchesDay => "searches_day",
+        }
+    }
+    fn window_ms(self) -> i64 {
+        match self {
+            Counter::ReadsHour => HOUR_MS,
+            Counter::SearchesDay => DAY_MS,
+        }
+    }
+    fn bucket(self, now_ms: i64) -> i64 {
+        now_ms.div_euclid(self.window_ms())
+    }
+    /// Seconds until the current window closes.
+    pub fn retry_after(self, now_ms: i64) -> u64 {
+        let end = (self.bucket(now_ms) + 1) * self.window_ms();
+        ((end - now_ms + 999) / 1000).max(1) as u64
+    }
+}
+
+/// Adds `n` to the window's counter if the result stays within `limit`.
+pub async fn admit(
+    store: &Store,
+    workspace_id: &str,
+    counter: Counter,
+    n: i64,
+    limit: i64,
+    now_ms: i64,
+) -> EngineResult<bool> {
+    if n <= 0 {
+        return Ok(true);
+    }
+    if n > limit {
+        return Ok(false);
+    }
+    let done = sqlx::query(
+        "insert into usage_counters (workspace_id, counter, bucket, count) values (?, ?, ?, ?)
+         on conflict (workspace_id, counter, bucket)
+         do update set count = usage_counters.count + excluded.count
+         where usage_counters.count + excluded.count <= ?",
+    )
+    .bind(workspace_id)
+    .bind(counter.as_str())
+    .bind(counter.bucket(now_ms))
+    .bind(n)
+    .bind(limit)
+    .execute(store.pool())
+    .await?;
+    Ok(done.rows_affected() > 0)
+}
+
+/// The count used in the current window.
+pub async fn used(
+    store: &Store,
+    workspace_id: &str,
+    counter: Counter,
+    now_ms: i64,
+) -> EngineResult<i64> {
+    let n: Option<i64> = sqlx::query_scalar(
+        "select count from usage_counters where workspace_id = ? and counter = ? and bucket = ?",
+    )
+    .bind(workspace_id)
+    .bind(counter.as_str())
+    .bind(counter.bucket(now_ms))
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(n.unwrap_or(0))
+}
+
+pub fn read_ceiling_error(limit: i64, retry_after: u64) -> EngineError {
+    let minutes = retry_after.div_ceil(60);
+    EngineError::Typed(
+        ErrorBody::new(
+            ErrorCode::RateLimited,
+            format!("Tu espacio de trabajo llegó al tope de {limit} lecturas por hora."),
+            format!(
+                "Espera {minutes} min; mientras tanto trabaja con lo que ya tienes en el tablero."
+            ),
+        )
+        .with_retry_after(retry_after),
+    )
+}
+
+pub fn daily_search_error(limit: i64, retry_after: u64) -> EngineError {
+    EngineError::Typed(
+        ErrorBody::new(
+            ErrorCode::PlanLimit,
+            format!("El plan Explorer incluye {limit} búsquedas al día y ya las usaste."),
+            "Vuelve mañana o cambia al plan Founder para buscar sin tope diario.",
+        )
+        .with_retry_after(retry_after),
+    )
+}

@@ -1,0 +1,426 @@
+//! Billing core (SPEC §3): per-workspace ledgers of créditos de inteligencia (a
+//! monthly allowance) and créditos de contacto (prepaid), receipts for every charge,
+//! idempotent and concurrency-safe charging, the hourly read ceiling and plan limits.
+//!
+//! **Invariant:** a charge is one transaction that first claims its idempotency key
+//! (unique per workspace) and then spends with a conditional `update … where
+//! allowance - used >= amount`. The same key never charges twice (it returns the
+//! original receipt), and two simultaneous charges cannot overdraw a ledger.
+
+pub mod counters;
+pub mod plans;
+
+use luna_protocol::account::Plan;
+use luna_protocol::error::{ErrorBody, ErrorCode};
+use sqlx::Row;
+
+use crate::accounts::Caller;
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::store::Store;
+
+pub use counters::Counter;
+pub use plans::{limits, PlanLimits, CONTACT_REVEAL_COST, READS_PER_HOUR};
+
+/// The two ledgers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum Ledger {
+    /// Monthly allowance: créditos de inteligencia.
+    Intelligence,
+    /// Prepaid: créditos de contacto.
+    Contact,
+}
+
+impl Ledger {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Ledger::Intelligence => "intelligence",
+            Ledger::Contact => "contact",
+        }
+    }
+    pub fn parse(s: &str) -> Option<Ledger> {
+        match s {
+            "intelligence" => Some(Ledger::Intelligence),
+            "contact" => Some(Ledger::Contact),
+            _ => None,
+        }
+    }
+    /// Spanish name in the product lexicon.
+    pub fn label(self) -> &'static str {
+        match self {
+            Ledger::Intelligence => "créditos de inteligencia",
+            Ledger::Contact => "créditos de contacto",
+        }
+    }
+    /// The ledger period a charge at `now` falls into.
+    fn period(self, now: i64) -> String {
+        match self {
+            Ledger::Intelligence => chrono::DateTime::from_timestamp_millis(now)
+                .map(|d| d.format("%Y-%m").to_string())
+                .unwrap_or_else(|| "0000-00".into()),
+            Ledger::Contact => "prepaid".into(),
+        }
+    }
+    fn allowance(self, plan: Plan) -> i64 {
+        let l = limits(plan);
+        match self {
+            Ledger::Intelligence => l.monthly_intelligence,
+            Ledger::Contact => l.initial_contact_credits,
+        }
+    }
+}
+
+/// What a handler asks the pipeline to charge: the action, the branch that actually
+/// executed (e.g. `market_get` → `supplier` or `opportunity`), the amount and ledger.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargeSpec {
+    pub action: String,
+    pub branch: String,
+    pub amount: i64,
+    pub ledger: Ledger,
+}
+
+/// Who and how a charge was made, beyond the caller.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ChargeContext<'a> {
+    /// `ui`, `mcp` or `luna`.
+    pub surface: &'a str,
+    pub idempotency_key: &'a str,
+    /// "automático por la política que X fijó a las HH:MM", when auto mode charged.
+    pub auto_policy: Option<&'a str>,
+    /// The tool call that charged (`call:…`).
+    pub call_ref: Option<&'a str>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Receipt {
+    pub id: String,
+    pub workspace_id: String,
+    pub user_id: String,
+    pub action: String,
+    pub branch: String,
+    pub amount: i64,
+    pub ledger: Ledger,
+    pub period: String,
+    pub idempotency_key: String,
+    pub surface: String,
+    pub auto_policy: Option<String>,
+    pub call_ref: Option<String>,
+    pub created_at: i64,
+    /// True when this key had already charged and the original receipt is returned.
+    pub replayed: bool,
+}
+
+/// A ledger's state for the current period.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Balance {
+    pub allowance: i64,
+    pub used: i64,
+}
+
+impl Balance {
+    pub fn left(&self) -> i64 {
+        (self.allowance - self.used).max(0)
+    }
+}
+
+#[derive(Clone, Debug)]
+pub struct Billing {
+    store: Store,
+}
+
+impl Billing {
+    pub fn new(store: Store) -> Self {
+        Billing { store }
+    }
+
+    /// Charges `spec` once per idempotency key. See the module invariant.
+    pub async fn charge(
+        &self,
+        caller: &Caller,
+        spec: &ChargeSpec,
+        how: &ChargeContext<'_>,
+    ) -> EngineResult<Receipt> {
+        self.charge_at(caller, spec, how, now_ms()).await
+    }
+
+    pub async fn charge_at(
+        &self,
+        caller: &Caller,
+        spec: &ChargeSpec,
+        how: &ChargeContext<'_>,
+        now: i64,
+    ) -> EngineResult<Receipt> {
+        if spec.amount < 0 {
+            return Err(EngineError::Internal("negative charge".into()));
+        }
+        if how.idempotency_key.trim().is_empty() {
+            return Err(EngineError::Internal(
+                "charge without idempotency key".into(),
+            ));
+        }
+        let period = spec.ledger.period(now);
+        let id = new_id("rcpt");
+        let mut tx = self.store.pool().begin().await?;
+        // The first statement writes, so SQLite takes the write lock here and a
+        // concurrent charge waits instead of failing on a lock upgrade.
+        sqlx::query(
+            "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
+             values (?, ?, ?, ?, 0, ?) on conflict (workspace_id, ledger, period) do nothing",
+        )
+        .bind(&caller.workspace_id)
+        .bind(spec.ledger.as_str())
+        .bind(&period)
+        .bind(spec.ledger.allowance(caller.plan))
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        let claimed = sqlx::query(
+            "insert into receipts (id, workspace_id, user_id, action, branch, amount, ledger, period,
+                                   idempotency_key, surface, auto_policy, call_ref, created_at)
+             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             on conflict (workspace_id, idempotency_key) do nothing",
+        )
+        .bind(&id)
+        .bind(&caller.workspace_id)
+        .bind(&caller.user_id)
+        .bind(&spec.action)
+        .bind(&spec.branch)
+        .bind(spec.amount)
+        .bind(spec.ledger.as_str())
+        .bind(&period)
+        .bind(how.idempotency_key)
+        .bind(how.surface)
+        .bind(how.auto_policy)
+        .bind(how.call_ref)
+        .bind(now)
+        .execute(&mut *tx)
+        .await?;
+        if claimed.rows_affected() == 0 {
+            tx.rollback().await?;
+            return self
+                .receipt_by_key(&caller.workspace_id, how.idempotency_key)
+                .await?
+                .map(|mut r| {
+                    r.replayed = true;
+                    r
+                })
+                .ok_or_else(|| EngineError::Internal("receipt vanished".into()));
+        }
+        let spent = sqlx::query(
+            "update credit_ledgers set used = used + ?, updated_at = ?
+              where workspace_id = ? and ledger = ? and period = ? and allowance - used >= ?",
+        )
+        .bind(spec.amount)
+        .bind(now)
+        .bind(&caller.workspace_id)
+        .bind(spec.ledger.as_str())
+        .bind(&period)
+        .bind(spec.amount)
+        .execute(&mut *tx)
+        .await?;
+        if spent.rows_affected() == 0 {
+            tx.rollback().await?;
+            let left = self.balance_at(caller, spec.ledger, now).await?.left();
+            return Err(insufficient(spec.ledger, spec.amount, left));
+        }
+        tx.commit().await?;
+        Ok(Receipt {
+            id,
+            workspace_id: caller.workspace_id.clone(),
+            user_id: caller.user_id.clone(),
+            action: spec.action.clone(),
+            branch: spec.branch.clone(),
+            amount: spec.amount,
+            ledger: spec.ledger,
+            period,
+            idempotency_key: how.idempotency_key.to_owned(),
+            surface: how.surface.to_owned(),
+            auto_policy: how.auto_policy.map(str::to_owned),
+            call_ref: how.call_ref.map(str::to_owned),
+            created_at: now,
+            replayed: false,
+        })
+    }
+
+    pub async fn receipt_by_key(
+        &self,
+        workspace_id: &str,
+        key: &str,
+    ) -> EngineResult<Option<Receipt>> {
+        let row = sqlx::query(
+            "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
+                    surface, auto_policy, call_ref, created_at
+               from receipts where workspace_id = ? and idempotency_key = ?",
+        )
+        .bind(workspace_id)
+        .bind(key)
+        .fetch_optional(self.store.pool())
+        .await?;
+        row.map(|r| receipt_from_row(&r)).transpose()
+    }
+
+    /// Receipts of the caller's workspace, newest first.
+    pub async fn receipts(&self, caller: &Caller, limit: i64) -> EngineResult<Vec<Receipt>> {
+        let rows = sqlx::query(
+            "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
+                    surface, auto_policy, call_ref, created_at
+               from receipts where workspace_id = ? order by created_at desc, id desc limit ?",
+        )
+        .bind(&caller.workspace_id)
+        .bind(limit)
+        .fetch_all(self.store.pool())
+        .await?;
+        rows.iter().map(receipt_from_row).collect()
+    }
+
+    /// The ledger's balance for the current period (the plan's allowance if unused).
+    pub async fn balance(&self, caller: &Caller, ledger: Ledger) -> EngineResult<Balance> {
+        self.balance_at(caller, ledger, now_ms()).await
+    }
+
+    pub async fn balance_at(
+        &self,
+        caller: &Caller,
+        ledger: Ledger,
+        now: i64,
+    ) -> EngineResult<Balance> {
+        let row = sqlx::query(
+            "select allowance, used from credit_ledgers where workspace_id = ? and ledger = ? and period = ?",
+        )
+        .bind(&caller.workspace_id)
+        .bind(ledger.as_str())
+        .bind(ledger.period(now))
+        .fetch_optional(self.store.pool())
+        .await?;
+        Ok(match row {
+            Some(r) => Balance {
+                allowance: r.get("allowance"),
+                used: r.get("used"),
+            },
+            None => Balance {
+                allowance: ledger.allowance(caller.plan),
+                used: 0,
+            },
+        })
+    }
+
+    /// Adds prepaid créditos de contacto (a purchase or a grant).
+    pub async fn grant_contact_credits(&self, caller: &Caller, amount: i64) -> EngineResult<()> {
+        let now = now_ms();
+        sqlx::query(
+            "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
+             values (?, 'contact', 'prepaid', ?, 0, ?)
+             on conflict (workspace_id, ledger, period)
+             do update set allowance = credit_ledgers.allowance + ?, updated_at = excluded.updated_at",
+        )
+        .bind(&caller.workspace_id)
+        .bind(Ledger::Contact.allowance(caller.plan) + amount)
+        .bind(now)
+        .bind(amount)
+        .execute(self.store.pool())
+        .await?;
+        Ok(())
+    }
+
+    /// Counts `n` reads against the hourly ceiling, or `RATE_LIMITED` with `retry_after`.
+    pub async fn admit_reads(&self, workspace_id: &str, n: i64, now: i64) -> EngineResult<()> {
+        if counters::admit(
+            &self.store,
+            workspace_id,
+            Counter::ReadsHour,
+            n,
+            READS_PER_HOUR,
+            now,
+        )
+        .await?
+        {
+            Ok(())
+        } else {
+            Err(counters::read_ceiling_error(
+                READS_PER_HOUR,
+                Counter::ReadsHour.retry_after(now),
+            ))
+        }
+    }
+
+    pub async fn reads_left(&self, workspace_id: &str, now: i64) -> EngineResult<i64> {
+        let used = counters::used(&self.store, workspace_id, Counter::ReadsHour, now).await?;
+        Ok((READS_PER_HOUR - used).max(0))
+    }
+
+    /// Counts one search against the plan's daily quota (Explorer), if it has one.
+    pub async fn admit_search(&self, caller: &Caller, now: i64) -> EngineResult<()> {
+        let Some(limit) = limits(caller.plan).daily_searches else {
+            return Ok(());
+        };
+        if counters::admit(
+            &self.store,
+            &caller.workspace_id,
+            Counter::SearchesDay,
+            1,
+            limit,
+            now,
+        )
+        .await?
+        {
+            Ok(())
+        } else {
+            Err(counters::daily_search_error(
+                limit,
+                Counter::SearchesDay.retry_after(now),
+            ))
+        }
+    }
+
+    pub async fn searches_left_today(
+        &self,
+        caller: &Caller,
+        now: i64,
+    ) -> EngineResult<Option<i64>> {
+        match limits(caller.plan).daily_searches {
+            None => Ok(None),
+            Some(limit) => {
+                let used =
+                    counters::used(&self.store, &caller.workspace_id, Counter::SearchesDay, now)
+                        .await?;
+                Ok(Some((limit - used).max(0)))
+            }
+        }
+    }
+}
+
+pub fn insufficient(ledger: Ledger, amount: i64, left: i64) -> EngineError {
+    EngineError::Typed(ErrorBody::new(
+        ErrorCode::InsufficientCredits,
+        format!("No te alcanzan los {}: esto cuesta {amount} y te quedan {left}.", ledger.label()),
+        match ledger {
+            Ledger::Intelligence => "Tus créditos de inteligencia se renuevan el primer día de cada mes; un administrador puede cambiar de plan.".to_owned(),
+            Ledger::Contact => "Un administrador puede comprar más créditos de contacto en Ajustes.".to_owned(),
+        },
+    ))
+}
+
+fn receipt_from_row(r: &sqlx::sqlite::SqliteRow) -> EngineResult<Receipt> {
+    let ledger: String = r.get("ledger");
+    Ok(Receipt {
+        id: r.get("id"),
+        workspace_id: r.get("workspace_id"),
+        user_id: r.get("user_id"),
+        action: r.get("action"),
+        branch: r.get("branch"),
+        amount: r.get("amount"),
+        ledger: Ledger::parse(&ledger).ok_or_else(|| EngineError::Internal("bad ledger".into()))?,
+        period: r.get("period"),
+        idempotency_key: r.get("idempotency_key"),
+        surface: r.get("surface"),
+        auto_policy: r.get("auto_policy"),
+        call_ref: r.get("call_ref"),
+        created_at: r.get("created_at"),
+        replayed: false,
+    })
+}
+
+#[cfg(test)]
+mod tests;

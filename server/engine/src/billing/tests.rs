@@ -1,0 +1,256 @@
+use luna_protocol::account::{Plan, Role};
+use luna_protocol::error::ErrorCode;
+
+use super::*;
+use crate::testkit;
+
+fn spec(amount: i64, ledger: Ledger) -> ChargeSpec {
+    ChargeSpec {
+        action: "market_get".into(),
+        branch: "supplier".into(),
+        amount,
+        ledger,
+    }
+}
+
+fn how(key: &str) -> ChargeContext<'_> {
+    ChargeContext {
+        surface: "mcp",
+        idempotency_key: key,
+        auto_policy: None,
+        call_ref: None,
+    }
+}
+
+#[tokio::test]
+async fn the_same_key_charges_once_and_returns_the_original_receipt() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let first = engine
+        .billing
+        .charge(&caller, &spec(3, Ledger::Intelligence), &how("k1"))
+        .await
+        .unwrap();
+    let again = engine
+        .billing
+        .charge(&caller, &spec(3, Ledger::Intelligence), &how("k1"))
+        .await
+        .unwrap();
+    assert!(!first.replayed);
+    assert!(again.replayed);
+    assert_eq!(first.id, again.id);
+    let bal = engine
+        .billing
+        .balance(&caller, Ledger::Intelligence)
+        .await
+        .unwrap();
+    assert_eq!(bal.used, 3);
+    assert_eq!(bal.allowance, 2_000);
+    assert_eq!(engine.billing.receipts(&caller, 10).await.unwrap().len(), 1);
+}
+
+#[tokio::test]
+async fn simultaneous_charges_never_overdraw_the_ledger() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    // Founder starts with 100 créditos de contacto: 80 charges of 2 can only pay 50.
+    let mut tasks = Vec::new();
+    for i in 0..80 {
+        let engine = engine.clone();
+        let caller = caller.clone();
+        tasks.push(tokio::spawn(async move {
+            let key = format!("reveal-{i}");
+            engine
+                .billing
+                .charge(
+                    &caller,
+                    &spec(CONTACT_REVEAL_COST, Ledger::Contact),
+                    &how(&key),
+                )
+                .await
+        }));
+    }
+    let mut ok = 0;
+    for t in tasks {
+        match t.await.unwrap() {
+            Ok(_) => ok += 1,
+            Err(e) => assert_eq!(e.code(), ErrorCode::InsufficientCredits, "{e:?}"),
+        }
+    }
+    assert_eq!(ok, 50);
+    let bal = engine
+        .billing
+        .balance(&caller, Ledger::Contact)
+        .await
+        .unwrap();
+    assert_eq!(bal.used, 100);
+    assert_eq!(bal.left(), 0);
+    assert_eq!(
+        engine.billing.receipts(&caller, 1000).await.unwrap().len(),
+        50
+    );
+}
+
+#[tokio::test]
+async fn simultaneous_retries_of_one_key_charge_exactly_once() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let mut tasks = Vec::new();
+    for _ in 0..12 {
+        let engine = engine.clone();
+        let caller = caller.clone();
+        tasks.push(tokio::spawn(async move {
+            engine
+                .billing
+                .charge(&caller, &spec(5, Ledger::Intelligence), &how("same"))
+                .await
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for t in tasks {
+        ids.insert(t.await.unwrap().unwrap().id);
+    }
+    assert_eq!(ids.len(), 1);
+    assert_eq!(
+        engine
+            .billing
+            .balance(&caller, Ledger::Intelligence)
+            .await
+            .unwrap()
+            .used,
+        5
+    );
+}
+
+#[tokio::test]
+async fn explorer_has_no_contact_credits_and_a_daily_search_quota() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Explorer, Role::Owner)
+        .await
+        .unwrap();
+    let err = engine
+        .billing
+        .charge(&caller, &spec(2, Ledger::Contact), &how("x"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InsufficientCredits);
+    // A failed charge leaves no receipt, so the key can be used again later.
+    assert!(engine
+        .billing
+        .receipt_by_key(&caller.workspace_id, "x")
+        .await
+        .unwrap()
+        .is_none());
+    let now = 1_800_000_000_000;
+    for _ in 0..5 {
+        engine.billing.admit_search(&caller, now).await.unwrap();
+    }
+    let err = engine
+        .billing
+        .admit_search(&caller, now)
+        .await
+        .unwrap_err()
+        .body();
+    assert_eq!(err.code, ErrorCode::PlanLimit);
+    assert!(err.retry_after.unwrap() > 0);
+    assert_eq!(
+        engine
+            .billing
+            .searches_left_today(&caller, now)
+            .await
+            .unwrap(),
+        Some(0)
+    );
+    // The next day the quota is back.
+    engine
+        .billing
+        .admit_search(&caller, now + 86_400_000)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn the_read_ceiling_is_600_per_hour_per_workspace() {
+    let engine = testkit::engine().await.unwrap();
+    let a = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let b = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let now = 1_800_000_000_000 + 1_000; // one second into an hour
+    engine
+        .billing
+        .admit_reads(&a.workspace_id, 599, now)
+        .await
+        .unwrap();
+    engine
+        .billing
+        .admit_reads(&a.workspace_id, 1, now)
+        .await
+        .unwrap();
+    let err = engine
+        .billing
+        .admit_reads(&a.workspace_id, 1, now)
+        .await
+        .unwrap_err()
+        .body();
+    assert_eq!(err.code, ErrorCode::RateLimited);
+    assert_eq!(err.retry_after, Some(3_599));
+    assert_eq!(
+        engine
+            .billing
+            .reads_left(&a.workspace_id, now)
+            .await
+            .unwrap(),
+        0
+    );
+    // Another workspace is not affected, and the next hour starts over.
+    engine
+        .billing
+        .admit_reads(&b.workspace_id, 1, now)
+        .await
+        .unwrap();
+    engine
+        .billing
+        .admit_reads(&a.workspace_id, 1, now + 3_600_000)
+        .await
+        .unwrap();
+}
+
+#[tokio::test]
+async fn receipts_record_surface_branch_and_auto_policy() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Commercial, Role::Admin)
+        .await
+        .unwrap();
+    let ctx = ChargeContext {
+        surface: "luna",
+        idempotency_key: "auto-1",
+        auto_policy: Some("automático por la política que Mariana fijó a las 10:42"),
+        call_ref: Some("call:abc"),
+    };
+    let spec = ChargeSpec {
+        action: "market_get".into(),
+        branch: "opportunity".into(),
+        amount: 1,
+        ledger: Ledger::Intelligence,
+    };
+    engine.billing.charge(&caller, &spec, &ctx).await.unwrap();
+    let r = engine
+        .billing
+        .receipt_by_key(&caller.workspace_id, "auto-1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert_eq!(r.branch, "opportunity");
+    assert_eq!(r.surface, "luna");
+    assert_eq!(r.call_ref.as_deref(), Some("call:abc"));
+    assert!(r.auto_policy.unwrap().contains("Mariana"));
+}

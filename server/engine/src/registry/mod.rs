@@ -1,0 +1,258 @@
+//! The tool registry: one definition per tool (SPEC §5), the source of the MCP
+//! `tools/list`, the model's tool definitions, the UI labels and `docs/TOOLS.md`.
+//!
+//! A family registers its tools from its own module with one function:
+//!
+//! ```ignore
+//! pub fn register(reg: &mut Registry) {
+//!     reg.add(
+//!         ToolDef::new::<UsageArgs>("usage", Family::Account)
+//!             .label("Consultando tus créditos")
+//!             .description("Úsala cuando… NO la uses para… (usa X).")
+//!             .example("¿Cuántos créditos me quedan?", json!({}))
+//!             .stage(Stage::SinCriterio, 50)
+//!             .handler(usage),
+//!     );
+//! }
+//! ```
+//! and adds its `register` to `catalog()` below.
+//!
+//! **Architecture invariant:** every call, whatever the surface, goes through
+//! `pipeline::call`: resolve alias → validate → authorise → read ceiling → execute →
+//! charge → budget → envelope → telemetry.
+
+pub mod alias;
+pub mod budget;
+pub mod ctx;
+pub mod def;
+pub mod docs;
+pub mod lexicon;
+pub mod pipeline;
+pub mod policy;
+pub mod schema;
+pub mod telemetry;
+pub mod validate;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashMap;
+use std::sync::atomic::{AtomicI64, Ordering};
+
+use serde_json::Value;
+
+use crate::error::EngineError;
+
+pub use ctx::{ExecMode, ToolCtx};
+pub use def::{
+    Annotations, CostClass, Family, Feature, Level, SideEffect, Stage, Surface, ToolDef,
+    ToolHandler, ToolOutput,
+};
+pub use pipeline::{ToolRequest, ToolResponse};
+
+/// Luna's cap on one tool result, in characters (SPEC §5 rule 10, §7.3).
+pub const TOOL_RESULT_CAP: usize = 4_500;
+/// The cap for MCP and UI results, in characters.
+pub const WIRE_RESULT_CAP: usize = 50 * 1024;
+/// Most tools Luna sees in one stage (SPEC §7.4).
+pub const MAX_VISIBLE_TOOLS: usize = 12;
+
+/// A registered tool: its definition and its compiled validator.
+pub struct ToolEntry {
+    pub def: ToolDef,
+    validator: jsonschema::Validator,
+    order: usize,
+}
+
+impl ToolEntry {
+    pub fn validate(&self, args: Value) -> Result<Value, EngineError> {
+        validate::validate(self.def.name, &self.def.input_schema, &self.validator, args)
+    }
+}
+
+/// How a requested name resolved.
+pub struct Resolved<'a> {
+    pub entry: &'a ToolEntry,
+    pub args: Value,
+    /// Set when the caller used a legacy name: (legacy name, note for `next_action`).
+    pub alias: Option<(String, String)>,
+}
+
+pub struct Registry {
+    tools: Vec<ToolEntry>,
+    index: HashMap<&'static str, usize>,
+    alias_expiry_ms: AtomicI64,
+}
+
+impl Default for Registry {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl std::fmt::Debug for Registry {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Registry")
+            .field("tools", &self.index.len())
+            .finish()
+    }
+}
+
+/// Every family's `register`, in catalog order. A new family adds one line here.
+pub fn catalog() -> Registry {
+    let mut reg = Registry::new();
+    crate::account_tools::register(&mut reg);
+    reg
+}
+
+impl Registry {
+    pub fn new() -> Self {
+        Registry {
+            tools: Vec::new(),
+            index: HashMap::new(),
+            alias_expiry_ms: AtomicI64::new(alias::default_expiry_ms()),
+        }
+    }
+
+    /// Adds a tool. Definitions are code, not input: a duplicate name, a missing
+    /// handler or a schema that does not compile panics at start-up (and in the
+    /// registry tests, which build the whole catalog).
+    pub fn add(&mut self, def: ToolDef) -> &mut Self {
+        assert!(
+            !self.index.contains_key(def.name),
+            "tool {} registered twice",
+            def.name
+        );
+        assert!(def.handler.is_some(), "tool {} has no handler", def.name);
+        let validator = match validate::compile(&def.input_schema) {
+            Ok(v) => v,
+            Err(e) => panic!("tool {} has an invalid input schema: {e}", def.name),
+        };
+        let order = self.tools.len();
+        self.index.insert(def.name, order);
+        self.tools.push(ToolEntry {
+            def,
+            validator,
+            order,
+        });
+        // Stable order: catalog family order, then registration order.
+        self.tools.sort_by_key(|t| (t.def.family, t.order));
+        self.index = self
+            .tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.def.name, i))
+            .collect();
+        self
+    }
+
+    pub fn get(&self, name: &str) -> Option<&ToolEntry> {
+        self.index.get(name).map(|&i| &self.tools[i])
+    }
+
+    /// All definitions in stable order.
+    pub fn all(&self) -> impl Iterator<Item = &ToolDef> {
+        self.tools.iter().map(|t| &t.def)
+    }
+
+    /// Tools visible on a surface, in stable order (the MCP `tools/list` for `Mcp`).
+    pub fn list(&self, surface: Surface) -> Vec<&ToolDef> {
+        self.all()
+            .filter(|d| d.surfaces.contains(&surface))
+            .collect()
+    }
+
+    /// The tools Luna sees in a stage: those tagged with it, by priority then stable
+    /// order, at most `MAX_VISIBLE_TOOLS`.
+    pub fn for_stage(&self, stage: Stage) -> Vec<&ToolDef> {
+        let mut tagged: Vec<(u8, usize, &ToolDef)> = self
+            .tools
+            .iter()
+            .enumerate()
+            .filter(|(_, t)| t.def.surfaces.contains(&Surface::Luna))
+            .filter_map(|(i, t)| {
+                t.def
+                    .stages
+                    .iter()
+                    .find(|(s, _)| *s == stage)
+                    .map(|(_, p)| (*p, i, &t.def))
+            })
+            .collect();
+        tagged.sort_by_key(|(p, i, _)| (*p, *i));
+        tagged
+            .into_iter()
+            .take(MAX_VISIBLE_TOOLS)
+            .map(|(_, _, d)| d)
+            .collect()
+    }
+
+    /// Sets the release date the legacy-name window (60 days) counts from.
+    pub fn set_alias_release_date(&self, date: chrono::NaiveDate) {
+        self.alias_expiry_ms
+            .store(alias::expiry_ms(date), Ordering::Relaxed);
+    }
+
+    pub fn alias_expiry_ms(&self) -> i64 {
+        self.alias_expiry_ms.load(Ordering::Relaxed)
+    }
+
+    /// Resolves a requested name for a surface: a tool, a legacy alias (translated
+    /// arguments, or `UNKNOWN_TOOL` naming the replacement once expired), a deleted
+    /// name or an unknown one.
+    pub fn resolve(
+        &self,
+        name: &str,
+        args: Value,
+        surface: Surface,
+        now_ms: i64,
+    ) -> Result<Resolved<'_>, EngineError> {
+        let visible = |e: &ToolEntry| e.def.surfaces.contains(&surface);
+        let unknown = || {
+            alias::unknown_tool(
+                name,
+                self.list(surface)
+                    .iter()
+                    .map(|d| d.name.to_owned())
+                    .collect(),
+            )
+        };
+        if let Some(entry) = self.get(name) {
+            return if visible(entry) {
+                Ok(Resolved {
+                    entry,
+                    args,
+                    alias: None,
+                })
+            } else {
+                Err(unknown())
+            };
+        }
+        if alias::is_deleted(name) {
+            return Err(alias::deleted_tool(name));
+        }
+        // `driftless_<tool>` / `brein_<tool>` for a public tool, or a renamed/merged
+        // name with or without a brand prefix.
+        let (target, how) = match alias::strip_brand(name).and_then(|b| self.get(b)) {
+            Some(entry) if entry.def.is_public() => (entry.def.name, alias::Translate::Same),
+            _ => match alias::legacy(name) {
+                Some(l) => (l.target, l.translate),
+                None => return Err(unknown()),
+            },
+        };
+        let expiry = self.alias_expiry_ms();
+        if now_ms >= expiry {
+            return Err(alias::expired_alias(name, target));
+        }
+        let Some(entry) = self.get(target).filter(|e| visible(e)) else {
+            return Err(unknown());
+        };
+        Ok(Resolved {
+            entry,
+            args: alias::translate(how, args),
+            alias: Some((
+                name.to_owned(),
+                alias::replacement_note(name, target, how, expiry),
+            )),
+        })
+    }
+}

@@ -1,0 +1,272 @@
+//! The execution pipeline, the same for every caller (UI, MCP, Luna): resolve alias →
+//! validate → authorise → read ceiling → execute → charge → budget → envelope →
+//! telemetry. Errors come back as data (`ErrorBody`), never as a thrown string.
+
+use std::time::Instant;
+
+use luna_protocol::error::{ErrorBody, ErrorEnvelope};
+use luna_protocol::tool::{Envelope, ToolOutcome};
+use serde_json::Value;
+use tracing::Instrument;
+
+use crate::accounts::Caller;
+use crate::billing::{insufficient, ChargeContext, ChargeSpec, Ledger, Receipt};
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::Engine;
+
+use super::ctx::{ExecMode, ToolCtx};
+use super::def::{CostClass, Surface};
+use super::policy::{authorize, Decision};
+use super::{budget, telemetry};
+
+/// A call as it arrives from a surface.
+#[derive(Debug, Clone)]
+pub struct ToolRequest {
+    pub name: String,
+    pub args: Value,
+    pub surface: Surface,
+    /// Sent by the caller (or minted by the server for decisions); retries reuse it.
+    pub idempotency_key: Option<String>,
+    /// Set when auto mode runs the call (goes on receipts).
+    pub auto_policy: Option<String>,
+}
+
+impl ToolRequest {
+    pub fn new(name: impl Into<String>, args: Value, surface: Surface) -> Self {
+        ToolRequest {
+            name: name.into(),
+            args,
+            surface,
+            idempotency_key: None,
+            auto_policy: None,
+        }
+    }
+}
+
+/// The outcome of one call.
+#[derive(Debug, Clone)]
+pub struct ToolResponse {
+    /// The canonical tool name (the requested name when it did not resolve).
+    pub tool: String,
+    /// The Spanish label of the tool ("Consultando tus créditos"), empty if unresolved.
+    pub label: String,
+    pub outcome: Result<Envelope, ErrorBody>,
+    pub mode: Option<ExecMode>,
+    pub receipts: Vec<Receipt>,
+    pub duration_ms: u64,
+}
+
+impl ToolResponse {
+    pub fn is_ok(&self) -> bool {
+        self.outcome.is_ok()
+    }
+
+    /// The wire outcome: the envelope, or `{error:{…}}`.
+    pub fn to_outcome(&self) -> ToolOutcome {
+        match &self.outcome {
+            Ok(env) => ToolOutcome::Ok(env.clone()),
+            Err(e) => ToolOutcome::Err(ErrorEnvelope { error: e.clone() }),
+        }
+    }
+
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self.to_outcome()).unwrap_or(Value::Null)
+    }
+}
+
+struct Done {
+    tool: String,
+    label: String,
+    mode: Option<ExecMode>,
+    receipts: Vec<Receipt>,
+    result: EngineResult<Envelope>,
+}
+
+/// Runs one call through the whole pipeline.
+pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolResponse {
+    let started = Instant::now();
+    let span = tracing::info_span!(
+        "tool",
+        tool.name = %req.name,
+        tool.surface = req.surface.as_str(),
+        workspace = %caller.workspace_id,
+        ok = tracing::field::Empty,
+    );
+    let surface = req.surface;
+    let done = run(engine, caller, req).instrument(span.clone()).await;
+    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
+    let outcome = done.result.map_err(|e| e.body());
+    span.record("ok", outcome.is_ok());
+    let code = outcome.as_ref().err().map(error_code_str);
+    telemetry::record(
+        &engine.store,
+        &telemetry::ToolUsed {
+            workspace_id: &caller.workspace_id,
+            user_id: &caller.user_id,
+            tool: &done.tool,
+            ok: outcome.is_ok(),
+            duration_ms,
+            surface: surface.as_str(),
+            error_code: code.as_deref(),
+        },
+    )
+    .await;
+    ToolResponse {
+        tool: done.tool,
+        label: done.label,
+        outcome,
+        mode: done.mode,
+        receipts: done.receipts,
+        duration_ms,
+    }
+}
+
+fn error_code_str(body: &ErrorBody) -> String {
+    serde_json::to_value(body.code)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
+    let now = now_ms();
+    let fail = |tool: String, label: String, e: EngineError| Done {
+        tool,
+        label,
+        mode: None,
+        receipts: Vec::new(),
+        result: Err(e),
+    };
+    // 1. Resolve the name (aliases translate their arguments).
+    let resolved = match engine
+        .registry
+        .resolve(&req.name, req.args, req.surface, now)
+    {
+        Ok(r) => r,
+        Err(e) => return fail(req.name, String::new(), e),
+    };
+    let def = &resolved.entry.def;
+    let tool = def.name.to_owned();
+    let label = def.label.to_owned();
+    // 2. Validate before anything else runs.
+    let args = match resolved.entry.validate(resolved.args) {
+        Ok(a) => a,
+        Err(e) => return fail(tool, label, e),
+    };
+    // 3. Authorise.
+    let mode = match authorize(def, caller, req.surface) {
+        Decision::Refuse(e) => return fail(tool, label, e),
+        d => d.mode().unwrap_or(ExecMode::Execute),
+    };
+    // 4. Read ceiling, the plan's daily search quota and a credit preflight.
+    if let Err(e) = admit(engine, caller, def.cost_class, now).await {
+        return fail(tool, label, e);
+    }
+    // 5. Execute.
+    let Some(handler) = def.handler.clone() else {
+        return fail(
+            tool,
+            label,
+            EngineError::Internal(format!("{} has no handler", def.name)),
+        );
+    };
+    let call_ref = format!("call:{}", uuid::Uuid::new_v4().simple());
+    let ctx = ToolCtx {
+        caller: caller.clone(),
+        surface: req.surface,
+        engine: engine.clone(),
+        mode,
+        tool: def.name,
+        call_ref: call_ref.clone(),
+        idempotency_key: req.idempotency_key.clone(),
+        auto_policy: req.auto_policy.clone(),
+        budget: budget::effective_budget(def.output_budget, req.surface.result_cap()),
+    };
+    let output = match handler.call(ctx, args).await {
+        Ok(o) => o,
+        Err(e) => return fail(tool, label, e),
+    };
+    // 6. Charge what the executed branch incurred (never in a preview).
+    let mut charges = output.charges;
+    if mode == ExecMode::PreviewOnly {
+        if !charges.is_empty() {
+            tracing::error!(tool = def.name, "a preview asked to charge; ignored");
+        }
+        charges.clear();
+    } else if charges.is_empty() && def.cost_class == CostClass::Search {
+        charges.push(ChargeSpec {
+            action: def.name.to_owned(),
+            branch: def.name.to_owned(),
+            amount: 1,
+            ledger: Ledger::Intelligence,
+        });
+    }
+    let mut receipts = Vec::new();
+    for (i, spec) in charges.iter().enumerate() {
+        let key = match (&req.idempotency_key, i) {
+            (Some(k), 0) => k.clone(),
+            (Some(k), n) => format!("{k}#{n}"),
+            (None, n) => format!("{call_ref}#{n}"),
+        };
+        let how = ChargeContext {
+            surface: req.surface.as_str(),
+            idempotency_key: &key,
+            auto_policy: req.auto_policy.as_deref(),
+            call_ref: Some(&call_ref),
+        };
+        match engine.billing.charge(caller, spec, &how).await {
+            Ok(r) => receipts.push(r),
+            Err(e) => {
+                return Done {
+                    tool,
+                    label,
+                    mode: Some(mode),
+                    receipts,
+                    result: Err(e),
+                }
+            }
+        }
+    }
+    // 7-8. Envelope: the call ref, the alias note, then the budget.
+    let mut env = output.envelope;
+    env.ref_ = call_ref;
+    env.shown = env.results.len();
+    if let Some((_, note)) = resolved.alias {
+        env.next_action = Some(match env.next_action.take() {
+            Some(existing) => format!("{note} {existing}"),
+            None => note,
+        });
+    }
+    budget::apply(
+        &mut env,
+        budget::effective_budget(def.output_budget, req.surface.result_cap()),
+    );
+    Done {
+        tool,
+        label,
+        mode: Some(mode),
+        receipts,
+        result: Ok(env),
+    }
+}
+
+async fn admit(engine: &Engine, caller: &Caller, cost: CostClass, now: i64) -> EngineResult<()> {
+    let reads = i64::from(cost.reads());
+    engine
+        .billing
+        .admit_reads(&caller.workspace_id, reads, now)
+        .await?;
+    if cost == CostClass::Search {
+        engine.billing.admit_search(caller, now).await?;
+        let left = engine
+            .billing
+            .balance_at(caller, Ledger::Intelligence, now)
+            .await?
+            .left();
+        if left < 1 {
+            return Err(insufficient(Ledger::Intelligence, 1, left));
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,35 @@
+//! Helpers for tests in this crate and in the server: a fresh engine on a temporary
+//! database and a caller in a new workspace. Not used by production code.
+
+use luna_protocol::account::{Plan, Role};
+
+use crate::accounts::Caller;
+use crate::error::EngineResult;
+use crate::store::Store;
+use crate::Engine;
+
+pub async fn engine() -> EngineResult<Engine> {
+    Ok(Engine::from_store(Store::open_temp().await?))
+}
+
+/// Creates a workspace with one member and returns that member as a caller.
+pub async fn caller(engine: &Engine, plan: Plan, role: Role) -> EngineResult<Caller> {
+    let ws_name = "Empaques del Bajío";
+    let ws = engine.accounts.create_workspace(ws_name, plan).await?;
+    let email = format!("{}@example.mx", uuid::Uuid::new_v4().simple());
+    let user = engine
+        .accounts
+        .create_user(&email, "Ana Prueba", "secreto-123")
+        .await?;
+    engine.accounts.add_member(&ws, &user, role).await?;
+    Ok(Caller {
+        user_id: user,
+        email,
+        display_name: "Ana Prueba".into(),
+        workspace_id: ws,
+        workspace_name: ws_name.into(),
+        role,
+        plan,
+        api_key_id: None,
+    })
+}

@@ -1,0 +1,147 @@
+//! `/mcp` in process: the full router answered with `tower::ServiceExt::oneshot`.
+
+use axum::body::Body;
+use axum::http::{Request, StatusCode};
+use axum::Router;
+use leptos::config::LeptosOptions;
+use luna_app::server::CookiePolicy;
+use luna_engine::Engine;
+use luna_protocol::account::{Plan, Role};
+use luna_server::{app, AppState};
+use serde_json::{json, Value};
+use tower::ServiceExt;
+
+async fn setup() -> (Router, Engine, String) {
+    let engine = luna_engine::testkit::engine().await.unwrap();
+    let caller = luna_engine::testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    let key = engine
+        .accounts
+        .create_api_key(&caller, "pruebas")
+        .await
+        .unwrap();
+    let state = AppState {
+        leptos_options: LeptosOptions::builder().output_name("luna").build(),
+        engine: engine.clone(),
+        cookie: CookiePolicy::default(),
+    };
+    (app(state), engine, key.secret)
+}
+
+async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value) {
+    let mut req = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("mcp-protocol-version", "2025-06-18")
+        .header("host", "localhost:3000");
+    if let Some(k) = key {
+        req = req.header("authorization", format!("Bearer {k}"));
+    }
+    let resp = app
+        .clone()
+        .oneshot(req.body(Body::from(body.to_string())).unwrap())
+        .await
+        .unwrap();
+    let status = resp.status();
+    let bytes = axum::body::to_bytes(resp.into_body(), 1 << 22)
+        .await
+        .unwrap();
+    let text = String::from_utf8_lossy(&bytes).to_string();
+    // JSON responses; tolerate an SSE frame just in case.
+    let json_text = text
+        .lines()
+        .find_map(|l| l.strip_prefix("data:"))
+        .map(str::trim)
+        .unwrap_or(text.trim())
+        .to_owned();
+    (
+        status,
+        serde_json::from_str(&json_text).unwrap_or(Value::String(text)),
+    )
+}
+
+fn init() -> Value {
+    json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "test", "version": "0"}}})
+}
+
+#[tokio::test]
+async fn tools_list_is_the_public_catalog_with_derived_annotations() {
+    let (app, engine, key) = setup().await;
+    let (status, body) = rpc(&app, Some(&key), init()).await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let (status, body) = rpc(
+        &app,
+        Some(&key),
+        json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+    )
+    .await;
+    assert_eq!(status, StatusCode::OK, "{body}");
+    let tools = body["result"]["tools"].as_array().unwrap();
+    let names: Vec<&str> = tools.iter().map(|t| t["name"].as_str().unwrap()).collect();
+    let expected: Vec<&str> = engine
+        .registry
+        .list(luna_engine::registry::Surface::Mcp)
+        .iter()
+        .map(|d| d.name)
+        .collect();
+    assert_eq!(names, expected);
+    let usage = &tools[0];
+    assert_eq!(usage["inputSchema"]["additionalProperties"], json!(false));
+    assert_eq!(usage["annotations"]["readOnlyHint"], json!(true));
+    assert_eq!(usage["annotations"]["destructiveHint"], json!(false));
+    let size = serde_json::to_string(&body["result"]).unwrap().len();
+    assert!(size < 80 * 1024, "tools/list is {size} bytes");
+}
+
+#[tokio::test]
+async fn tools_call_returns_structured_content_and_errors_as_data() {
+    let (app, _engine, key) = setup().await;
+    let call = |name: &str, args: Value| json!({"jsonrpc": "2.0", "id": 3, "method": "tools/call", "params": {"name": name, "arguments": args}});
+    let (_, body) = rpc(&app, Some(&key), call("usage", json!({}))).await;
+    let result = &body["result"];
+    assert_eq!(result["isError"], json!(false), "{body}");
+    let text: Value = serde_json::from_str(result["content"][0]["text"].as_str().unwrap()).unwrap();
+    assert_eq!(text, result["structuredContent"]);
+    assert_eq!(
+        result["structuredContent"]["results"][0]["plan"],
+        json!("founder")
+    );
+
+    let (_, body) = rpc(&app, Some(&key), call("usage", json!({"limit": 5}))).await;
+    assert_eq!(body["result"]["isError"], json!(true));
+    assert_eq!(
+        body["result"]["structuredContent"]["error"]["code"],
+        json!("INVALID_ARGUMENT")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
+    let (app, engine, key) = setup().await;
+    assert_eq!(rpc(&app, None, init()).await.0, StatusCode::UNAUTHORIZED);
+    assert_eq!(
+        rpc(&app, Some("luna_nope"), init()).await.0,
+        StatusCode::UNAUTHORIZED
+    );
+    let caller = engine.accounts.api_key_caller(&key).await.unwrap().unwrap();
+    let id = caller.api_key_id.clone().unwrap();
+    engine.accounts.revoke_api_key(&caller, &id).await.unwrap();
+    let (status, body) = rpc(&app, Some(&key), init()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"]["code"], json!("UNAUTHORIZED"));
+
+    let req = Request::post("/mcp")
+        .header("content-type", "application/json")
+        .header("accept", "application/json, text/event-stream")
+        .header("origin", "https://evil.example")
+        .header("host", "luna.mx")
+        .body(Body::from(init().to_string()))
+        .unwrap();
+    assert_eq!(
+        app.clone().oneshot(req).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
+}
