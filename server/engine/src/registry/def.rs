@@ -160,35 +160,9 @@ impl Surface {
     }
 }
 
-/// The conversation stage that decides which tools Luna sees (SPEC §7.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Stage {
-    SinCriterio,
-    Buscando,
-    ConSeleccion,
-    ConListaGuardada,
-    DecisionPendiente,
-}
-
-impl Stage {
-    pub const ALL: [Stage; 5] = [
-        Stage::SinCriterio,
-        Stage::Buscando,
-        Stage::ConSeleccion,
-        Stage::ConListaGuardada,
-        Stage::DecisionPendiente,
-    ];
-
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Stage::SinCriterio => "sin_criterio",
-            Stage::Buscando => "buscando",
-            Stage::ConSeleccion => "con_seleccion",
-            Stage::ConListaGuardada => "con_lista_guardada",
-            Stage::DecisionPendiente => "decision_pendiente",
-        }
-    }
-}
+/// The conversation stage that decides which tools Luna sees (SPEC §7.4); one
+/// definition, shared with the browser.
+pub use luna_protocol::session::Stage;
 
 /// Plan features a tool may require (checked before it runs).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
