@@ -15,6 +15,7 @@ pub mod ids;
 pub mod market;
 pub mod registry;
 pub mod session;
+pub mod session_tools;
 pub mod store;
 pub mod testkit;
 pub mod turn;
@@ -33,6 +34,8 @@ pub struct Engine {
     pub billing: billing::Billing,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
+    /// The model that plays Luna: the local director unless one is configured.
+    pub model: turn::gateway::ModelHandle,
 }
 
 impl Engine {
@@ -48,6 +51,7 @@ impl Engine {
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),
             registry: Arc::new(registry::catalog()),
+            model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             store,
         }
     }

@@ -2,4 +2,5 @@
 //! Spanish commercial request with a documented grammar (`grammar`) and plans tool calls.
 
 pub mod grammar;
+pub mod planner;
 pub mod vocab;

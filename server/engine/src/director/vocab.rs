@@ -23,6 +23,11 @@ impl Vocabulary for CatalogVocabulary {
         for len in (1..=5).rev() {
             for window in words.windows(len) {
                 let phrase = window.join(" ");
+                // Short tokens ("que", "mor", "son") are abbreviations in the catalogue
+                // but ordinary words in a sentence: only longer phrases name a state.
+                if phrase.len() < 4 {
+                    continue;
+                }
                 if let Ok(state) = State::normalize(&phrase, StateContext::Filter) {
                     return Some((state.name().to_owned(), state.name().to_owned()));
                 }

@@ -32,6 +32,8 @@ pub struct ToolCtx {
     pub idempotency_key: Option<String>,
     /// Set when auto mode runs the call: the policy reference for receipts.
     pub auto_policy: Option<String>,
+    /// The work session of a Luna call (None for MCP and UI calls outside a session).
+    pub session_id: Option<String>,
     /// `min(output_budget, surface cap)` in characters.
     pub budget: usize,
 }

@@ -102,6 +102,7 @@ impl std::fmt::Debug for Registry {
 pub fn catalog() -> Registry {
     let mut reg = Registry::new();
     crate::account_tools::register(&mut reg);
+    crate::session_tools::register(&mut reg);
     reg
 }
 

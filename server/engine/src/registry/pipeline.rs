@@ -30,6 +30,8 @@ pub struct ToolRequest {
     pub idempotency_key: Option<String>,
     /// Set when auto mode runs the call (goes on receipts).
     pub auto_policy: Option<String>,
+    /// The work session a Luna call belongs to (session tools read and patch it).
+    pub session_id: Option<String>,
 }
 
 impl ToolRequest {
@@ -40,6 +42,7 @@ impl ToolRequest {
             surface,
             idempotency_key: None,
             auto_policy: None,
+            session_id: None,
         }
     }
 }
@@ -181,6 +184,7 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
         call_ref: call_ref.clone(),
         idempotency_key: req.idempotency_key.clone(),
         auto_policy: req.auto_policy.clone(),
+        session_id: req.session_id.clone(),
         budget: budget::effective_budget(def.output_budget, req.surface.result_cap()),
     };
     let output = match handler.call(ctx, args).await {

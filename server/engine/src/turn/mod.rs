@@ -1,5 +1,13 @@
-//! Luna's turn: what the model may answer (`intent`) and how its narration is checked
-//! against the objects validated in the turn (`narration`).
+//! Luna's turn: the compiled input (`input`), the model gateway (`gateway`), what the
+//! model may answer (`intent`), how its narration is checked (`narration`) and the loop
+//! that runs it all against the registry and the session log (`runner`).
 
+pub mod gateway;
+pub mod input;
 pub mod intent;
 pub mod narration;
+pub mod runner;
+pub mod service;
+
+#[cfg(test)]
+mod tests;

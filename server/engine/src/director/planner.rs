@@ -1,0 +1,349 @@
+//! The local director as a `ModelGateway`: it reads the compiled turn with the grammar,
+//! plans tool calls step by step from what the transcript already holds, and ends with
+//! a `TurnOutput` whose every figure is an `[[evidence:…]]` or `[[company:…]]` anchor.
+//! It never invents data: what it cannot do ends in `limite` or an `encuadre` question.
+
+use serde_json::{json, Map, Value};
+
+use crate::turn::gateway::{
+    Exchange, ModelGateway, ModelInput, ModelStep, Route, StepFuture, ToolCall,
+};
+use crate::turn::intent::{
+    CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
+};
+
+use super::grammar::{parse, Request};
+use super::vocab::CatalogVocabulary;
+
+/// Companies Luna puts in a selection when the person names no quantity.
+pub const DEFAULT_SELECTION: u32 = 20;
+
+#[derive(Debug, Clone, Copy, Default)]
+pub struct LocalDirector;
+
+fn final_(intent: TurnIntent, narracion: impl Into<String>) -> ModelStep {
+    ModelStep::Final(TurnOutput {
+        intent,
+        narracion: narracion.into(),
+    })
+}
+
+fn call(name: &str, args: Value) -> ToolCall {
+    ToolCall {
+        name: name.to_owned(),
+        args,
+    }
+}
+
+fn calls_of<'a>(transcript: &'a [Exchange], tool: &str) -> Vec<&'a Exchange> {
+    transcript.iter().filter(|e| e.tool.name == tool).collect()
+}
+
+fn ok_rows(exchange: &Exchange) -> &[Value] {
+    exchange
+        .result
+        .get("results")
+        .and_then(Value::as_array)
+        .map(Vec::as_slice)
+        .unwrap_or(&[])
+}
+
+fn supplier_filters(req: &Request) -> Value {
+    let mut f = Map::new();
+    if let Some((key, _)) = &req.giro {
+        f.insert("giro".into(), json!(key));
+    }
+    if let Some((name, _)) = &req.state {
+        f.insert("state".into(), json!(name));
+    }
+    if let Some(buyer) = req.buyers.first() {
+        f.insert("buyer".into(), json!(buyer));
+    } else if req.sold_to_government {
+        f.insert("has_awards".into(), json!(true));
+    }
+    Value::Object(f)
+}
+
+/// "proveedores de Empaque en Jalisco que ya le vendieron a gobierno" (no digits).
+fn describe(req: &Request) -> String {
+    let mut s = "proveedores".to_owned();
+    if let Some((_, label)) = &req.giro {
+        s.push_str(&format!(" de {}", label.to_lowercase()));
+    }
+    if let Some((_, name)) = &req.state {
+        s.push_str(&format!(" en {name}"));
+    }
+    if let Some(buyer) = req.buyers.first() {
+        s.push_str(&format!(" que ya le vendieron a {buyer}"));
+    } else if req.sold_to_government {
+        s.push_str(" que ya le vendieron a gobierno");
+    }
+    s
+}
+
+fn why_for(row: &Value) -> String {
+    let evidence = row.get("evidence").and_then(Value::as_array);
+    let buyer = evidence
+        .and_then(|list| {
+            list.iter()
+                .find_map(|e| e.get("buyer").and_then(Value::as_str))
+        })
+        .map(str::to_owned);
+    match buyer {
+        Some(b) => format!("Tiene adjudicaciones con {b}; su evidencia está en la tarjeta."),
+        None => "Coincide con el giro y el estado que pediste.".to_owned(),
+    }
+}
+
+impl LocalDirector {
+    fn plan(&self, input: &ModelInput) -> ModelStep {
+        let req = parse(&input.turn.message, &CatalogVocabulary);
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+
+        if input.repair.is_some() {
+            // The director's narrations are built from anchors; if one was rejected,
+            // answer without figures rather than guess.
+            return final_(TurnIntent::Responder {}, "Revisé lo que encontré; pídeme el detalle que necesites y te lo muestro con su evidencia.");
+        }
+        if let Some(connector) = &req.connector {
+            return final_(
+                TurnIntent::Limite { falta: Falta { tipo: FaltaTipo::Conector, detalle: format!("Conectar con {connector}") } },
+                format!("Todavía no puedo conectarme con {connector} desde el chat. Puedo dejar la lista guardada en tu CRM de Luna para que la exportes."),
+            );
+        }
+        if req.send_now {
+            return final_(
+                TurnIntent::Limite { falta: Falta { tipo: FaltaTipo::Permiso, detalle: "Enviar correos desde el chat".into() } },
+                "No envío correos por mi cuenta: cada paso de una secuencia lo autorizas tú en su tarjeta de revisión.",
+            );
+        }
+        if req.asks_usage {
+            return match calls_of(t, "usage").first() {
+                None if visible("usage") => ModelStep::Tools(vec![call("usage", json!({}))]),
+                Some(ex) if !ok_rows(ex).is_empty() => final_(
+                    TurnIntent::Responder {},
+                    format!(
+                        "Te quedan [[evidence:{c}.0.intelligence_credits_left]] créditos de inteligencia y [[evidence:{c}.0.contact_credits_left]] créditos de contacto.",
+                        c = ex.call
+                    ),
+                ),
+                _ => final_(TurnIntent::Responder {}, "No pude leer tus créditos en este momento; intenta de nuevo en un momento."),
+            };
+        }
+        if !req.has_criterion() && input.turn.board.selection.is_empty() {
+            if let Some(note) = &req.note {
+                return final_(
+                    TurnIntent::ProponerDecision { decision: DecisionDraft::DejarNota { draft: note.clone() } },
+                    "Te propongo dejar esta nota para el equipo; queda en revisión hasta que la apruebes.",
+                );
+            }
+            return final_(
+                TurnIntent::Encuadre {
+                    criterio: String::new(),
+                    pregunta: Some(Pregunta {
+                        texto: "¿Qué giro buscas y en qué estado? Por ejemplo: fabricantes de empaque en Jalisco que ya le vendieron a gobierno.".into(),
+                        campo: FactField::Giro,
+                        opciones: None,
+                    }),
+                },
+                "Cuéntame qué empresas buscas: el giro, el estado y si ya le vendieron a gobierno.",
+            );
+        }
+
+        let filters = supplier_filters(&req);
+        let wanted = req
+            .quantity
+            .unwrap_or(DEFAULT_SELECTION)
+            .min(crate::session_tools::MAX_SELECTION as u32) as usize;
+        let counts = calls_of(t, "market_count");
+        let searches = calls_of(t, "market_search");
+
+        // Step 1: count exactly and search the first page together.
+        if counts.is_empty() && searches.is_empty() {
+            let mut step = Vec::new();
+            if visible("market_count") {
+                step.push(call(
+                    "market_count",
+                    json!({"kind": "suppliers", "filters": filters}),
+                ));
+            }
+            if !req.asks_count && visible("market_search") {
+                step.push(call(
+                    "market_search",
+                    json!({"kind": "suppliers", "filters": filters, "limit": wanted.min(50)}),
+                ));
+            }
+            if step.is_empty() {
+                return final_(
+                    TurnIntent::Limite {
+                        falta: Falta {
+                            tipo: FaltaTipo::Operacion,
+                            detalle: "Buscar Proveedores".into(),
+                        },
+                    },
+                    "En este momento no puedo buscar Proveedores.",
+                );
+            }
+            return ModelStep::Tools(step);
+        }
+        let count_ref = counts
+            .first()
+            .filter(|c| !ok_rows(c).is_empty())
+            .map(|c| format!("[[evidence:{}.0.count]]", c.call));
+        if req.asks_count {
+            return match count_ref {
+                Some(r) => final_(
+                    TurnIntent::Responder {},
+                    format!("Hay {r} {}.", describe(&req)),
+                ),
+                None => final_(
+                    TurnIntent::Cierre {
+                        variante: CierreVariante::SinCobertura,
+                        salidas: vec![],
+                    },
+                    "No pude contar esos Proveedores con la cobertura que tengo.",
+                ),
+            };
+        }
+
+        // Step 2: page through the search until the quantity is reached (honouring has_more).
+        let found: Vec<&Value> = searches.iter().flat_map(|s| ok_rows(s).iter()).collect();
+        if let Some(last) = searches.last() {
+            let has_more = last
+                .result
+                .get("has_more")
+                .and_then(Value::as_bool)
+                .unwrap_or(false);
+            let cursor = last.result.get("cursor").and_then(Value::as_str);
+            if found.len() < wanted && has_more && searches.len() < 3 {
+                if let Some(cursor) = cursor {
+                    return ModelStep::Tools(vec![call(
+                        "market_search",
+                        json!({"kind": "suppliers", "filters": filters, "limit": (wanted - found.len()).min(50), "cursor": cursor}),
+                    )]);
+                }
+            }
+        }
+        if found.is_empty() {
+            return final_(
+                TurnIntent::Cierre { variante: CierreVariante::SinCobertura, salidas: vec![] },
+                format!("No encontré {} con la cobertura que tengo. Prueba con otro estado o un giro más amplio.", describe(&req)),
+            );
+        }
+
+        // Step 3: the selection, each company with its why; the first ones as priority.
+        let selections = calls_of(t, "selection_update");
+        if selections.is_empty() && visible("selection_update") {
+            let top = req.contacts_top.unwrap_or(0) as usize;
+            let items: Vec<Value> = found
+                .iter()
+                .take(wanted)
+                .enumerate()
+                .filter_map(|(i, row)| {
+                    let r = row.get("ref")?.as_str()?;
+                    let mut item = json!({"ref": r, "why": why_for(row)});
+                    if i < top {
+                        item["priority"] = json!(1);
+                    }
+                    Some(item)
+                })
+                .collect();
+            return ModelStep::Tools(vec![call(
+                "selection_update",
+                json!({"op": "replace", "items": items}),
+            )]);
+        }
+        let selection = selections.last().filter(|s| !ok_rows(s).is_empty());
+
+        // Step 4: save when asked (a level-1 preview that becomes a card).
+        let saves = calls_of(t, "crm_save_companies");
+        if req.save && saves.is_empty() && selection.is_some() && visible("crm_save_companies") {
+            return ModelStep::Tools(vec![call(
+                "crm_save_companies",
+                json!({"source": "selection", "conflict_policy": "skip"}),
+            )]);
+        }
+
+        let mut narration = String::new();
+        match &count_ref {
+            Some(r) => narration.push_str(&format!("Hay {r} {}.", describe(&req))),
+            None => narration.push_str(&format!("Busqué {}.", describe(&req))),
+        }
+        if let Some(sel) = selection {
+            let rows = ok_rows(sel);
+            let names: Vec<String> = rows
+                .iter()
+                .take(2)
+                .filter_map(|r| {
+                    r.get("ref")
+                        .and_then(Value::as_str)
+                        .map(|x| format!("[[{x}]]"))
+                })
+                .collect();
+            narration.push_str(&format!(
+                " Armé una selección de [[evidence:{}.shown]] con su porqué, empezando por {}.",
+                sel.call,
+                names.join(" y ")
+            ));
+        }
+        if let Some(save) = saves.last() {
+            if let Some(pid) = ok_rows(save)
+                .iter()
+                .find_map(|r| r.get("proposal_id").and_then(Value::as_str))
+            {
+                narration.push_str(" Te dejo la tarjeta para guardarlas en el CRM.");
+                return final_(
+                    TurnIntent::ProponerDecision {
+                        decision: DecisionDraft::GuardarEnCrm {
+                            proposal_id: pid.to_owned(),
+                        },
+                    },
+                    narration,
+                );
+            }
+        }
+        let mut missing = Vec::new();
+        if req.save && !visible("crm_save_companies") {
+            missing.push("guardar en el CRM");
+        }
+        if req.contacts_top.is_some() && !visible("people_quote") {
+            missing.push("conseguir correos de contacto");
+        }
+        if req.sequence_steps.is_some() && !visible("sequence_draft") {
+            missing.push("armar la secuencia de correos");
+        }
+        if !missing.is_empty() {
+            narration.push_str(&format!(
+                " Todavía no puedo {} desde este chat.",
+                missing.join(", ni ")
+            ));
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: missing.join(", "),
+                    },
+                },
+                narration,
+            );
+        }
+        final_(
+            TurnIntent::Cierre {
+                variante: CierreVariante::Completo,
+                salidas: vec![],
+            },
+            narration,
+        )
+    }
+}
+
+impl ModelGateway for LocalDirector {
+    fn route(&self) -> Route {
+        Route::Local
+    }
+
+    fn step<'a>(&'a self, input: &'a ModelInput) -> StepFuture<'a> {
+        Box::pin(async move { Ok(self.plan(input)) })
+    }
+}

@@ -1,0 +1,130 @@
+//! The model gateway: one trait that every "model" implements — an OpenAI-compatible
+//! endpoint, the deterministic local director, or a scripted trajectory in tests.
+//! Each call sees the compiled turn, the visible tools and what happened so far, and
+//! answers with tool calls or the final `TurnOutput`.
+
+use std::collections::VecDeque;
+use std::future::Future;
+use std::pin::Pin;
+use std::sync::Mutex;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::input::TurnInput;
+use super::intent::TurnOutput;
+
+/// A tool as the model sees it (derived from the registry definition).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ModelTool {
+    pub name: String,
+    pub description: String,
+    pub parameters: Value,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ToolCall {
+    pub name: String,
+    pub args: Value,
+}
+
+/// One tool call of this turn and what it returned. `call` is the turn-local handle
+/// (`c1`, `c2`, …) used in evidence refs such as `[[evidence:c1.0.count]]`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Exchange {
+    pub call: String,
+    pub tool: ToolCall,
+    /// The client-safe envelope or `{error:{…}}`.
+    pub result: Value,
+}
+
+/// Everything the model receives for one step.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct ModelInput {
+    pub turn: TurnInput,
+    pub tools: Vec<ModelTool>,
+    pub transcript: Vec<Exchange>,
+    /// Set on the single repair attempt: what was wrong with the previous answer.
+    pub repair: Option<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub enum ModelStep {
+    Tools(Vec<ToolCall>),
+    Final(TurnOutput),
+}
+
+/// Which route answered (never shown to the browser).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Route {
+    Primary,
+    Fallback,
+    Local,
+    Scripted,
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GatewayError {
+    #[error("the model is unavailable: {0}")]
+    Unavailable(String),
+    #[error("the model answered something that is not a valid step: {0}")]
+    Invalid(String),
+}
+
+pub type StepFuture<'a> =
+    Pin<Box<dyn Future<Output = Result<ModelStep, GatewayError>> + Send + 'a>>;
+
+pub trait ModelGateway: Send + Sync {
+    fn route(&self) -> Route;
+    fn step<'a>(&'a self, input: &'a ModelInput) -> StepFuture<'a>;
+}
+
+/// Replays an exact trajectory, for tests. Running out of steps is an error.
+pub struct ScriptedModel {
+    steps: Mutex<VecDeque<ModelStep>>,
+    seen: Mutex<Vec<ModelInput>>,
+}
+
+impl ScriptedModel {
+    pub fn new(steps: impl IntoIterator<Item = ModelStep>) -> Self {
+        ScriptedModel {
+            steps: Mutex::new(steps.into_iter().collect()),
+            seen: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// The inputs the model received, in order (to assert what it was shown).
+    pub fn seen(&self) -> Vec<ModelInput> {
+        self.seen.lock().map(|s| s.clone()).unwrap_or_default()
+    }
+}
+
+impl ModelGateway for ScriptedModel {
+    fn route(&self) -> Route {
+        Route::Scripted
+    }
+
+    fn step<'a>(&'a self, input: &'a ModelInput) -> StepFuture<'a> {
+        Box::pin(async move {
+            if let Ok(mut seen) = self.seen.lock() {
+                seen.push(input.clone());
+            }
+            self.steps
+                .lock()
+                .map_err(|_| GatewayError::Unavailable("script lock poisoned".into()))?
+                .pop_front()
+                .ok_or_else(|| GatewayError::Unavailable("the script has no more steps".into()))
+        })
+    }
+}
+
+/// The model an engine uses, shareable and printable.
+#[derive(Clone)]
+pub struct ModelHandle(pub std::sync::Arc<dyn ModelGateway>);
+
+impl std::fmt::Debug for ModelHandle {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "ModelHandle({:?})", self.0.route())
+    }
+}

@@ -1,0 +1,600 @@
+//! The turn loop (SPEC §7.3): up to `MAX_STEPS` model steps against the registry, every
+//! step written to the session log as events; the final intent checked by the question
+//! governor and the narration resolver, with exactly one repair before falling back to
+//! a `responder` trimmed to what is anchored.
+
+use std::collections::HashSet;
+
+use luna_protocol::board::{Board, Evidence, SelectionItem};
+use luna_protocol::decision::{DecisionCard, DecisionKind, PreviewLine};
+use luna_protocol::event::{
+    Anchor, IntentKind, NarrationDelta, SessionEvent, ToolFinished, ToolStarted, TurnAccepted,
+    TurnFinished, UserMessage,
+};
+use luna_protocol::patch::PatchOp;
+use luna_protocol::session::Stage;
+use luna_protocol::tool::Envelope;
+use serde_json::{json, Value};
+
+use crate::accounts::Caller;
+use crate::catalog::text::fold;
+use crate::director::grammar::{self, Request};
+use crate::director::vocab::CatalogVocabulary;
+use crate::error::EngineResult;
+use crate::registry::{Surface, ToolRequest};
+use crate::Engine;
+
+use super::gateway::{Exchange, ModelGateway, ModelInput, ModelStep, ModelTool, Route};
+use super::input::{BoardBrief, TurnInput};
+use super::intent::{
+    check_intent, CierreVariante, DecisionDraft, FactField, FactLedger, FactStatus, TurnIntent,
+    TurnOutput,
+};
+use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
+
+/// Most model steps in one turn.
+pub const MAX_STEPS: usize = 8;
+/// Searches in a row without new evidence before the governor ends the loop.
+pub const STAGNATION_LIMIT: usize = 3;
+
+/// What a finished turn produced (also the trajectory the evals read).
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub turn_id: String,
+    pub intent: TurnIntent,
+    pub narration: ResolvedNarration,
+    /// True when the first answer was rejected and the model repaired it.
+    pub repaired: bool,
+    /// True when the repair failed too and the narration was trimmed.
+    pub trimmed: bool,
+    pub transcript: Vec<Exchange>,
+    pub route: Route,
+    pub steps: usize,
+}
+
+/// The stage of a turn, derived from the board and the message (SPEC §7.4).
+pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {
+    if !board.pending.is_empty() {
+        Stage::DecisionPendiente
+    } else if board.saved.is_some() {
+        Stage::ConListaGuardada
+    } else if !board.selection.is_empty() {
+        Stage::ConSeleccion
+    } else if request.has_criterion() || has_history {
+        Stage::Buscando
+    } else {
+        Stage::SinCriterio
+    }
+}
+
+/// The fact ledger from what the person said in this message.
+pub fn ledger_from(request: &Request, turn: u32) -> FactLedger {
+    let mut ledger = FactLedger::default();
+    let said = |v: &str| FactStatus::Dicho {
+        valor: v.to_owned(),
+        turno: turn,
+    };
+    if let Some((_, label)) = &request.giro {
+        ledger.set(FactField::Giro, said(label));
+    }
+    if let Some((_, name)) = &request.state {
+        ledger.set(FactField::Estado, said(name));
+    }
+    if let Some(n) = request.quantity {
+        ledger.set(FactField::Cantidad, said(&n.to_string()));
+    }
+    if !request.buyers.is_empty() {
+        ledger.set(FactField::Comprador, said(&request.buyers.join(", ")));
+    } else if request.sold_to_government {
+        ledger.set(FactField::Comprador, said("gobierno"));
+    }
+    ledger
+}
+
+/// Formats a citable value for the person: integers with thousands separators,
+/// amounts as MXN.
+pub fn format_value(field: &str, value: &Value) -> Option<String> {
+    match value {
+        Value::Number(n) if field.contains("amount") || field.contains("monto") => {
+            n.as_f64().map(|f| format!("${}", group_thousands(f, 2)))
+        }
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Some(group_thousands(i as f64, 0)),
+            (None, Some(f)) => Some(group_thousands(f, 2)),
+            _ => None,
+        },
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn group_thousands(value: f64, decimals: usize) -> String {
+    let formatted = format!("{:.*}", decimals, value.abs());
+    let (int, frac) = formatted
+        .split_once('.')
+        .map_or((formatted.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let sign = if value < 0.0 { "-" } else { "" };
+    match frac {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    }
+}
+
+/// Records every citable object of a tool result under its ref, and every citable
+/// field as `evidence:<call>.<row>.<field>`. Returns how many refs were new.
+pub fn harvest(
+    known: &mut KnownRefs,
+    call: &str,
+    citations: &[&str],
+    envelope: &Envelope,
+) -> usize {
+    let before = known.len();
+    known.insert(format!("evidence:{call}.shown"), envelope.shown.to_string());
+    for (i, row) in envelope.results.iter().enumerate() {
+        if let Some((kind, _)) = row.ref_.split_once(':') {
+            if REF_KINDS.contains(&kind) {
+                known.insert(row.ref_.clone(), row.ref_label.clone());
+            }
+        }
+        for field in citations.iter().filter(|f| **f != "ref") {
+            if let Some(text) = row.fields.get(*field).and_then(|v| format_value(field, v)) {
+                known.insert(format!("evidence:{call}.{i}.{field}"), text);
+            }
+        }
+    }
+    known.len() - before
+}
+
+fn summary_of(response: &crate::registry::ToolResponse) -> String {
+    match &response.outcome {
+        Ok(env) if env.results.is_empty() => "Sin resultados".to_owned(),
+        Ok(env) => {
+            let more = if env.has_more { " (hay más)" } else { "" };
+            let noun = if env.shown == 1 {
+                "resultado"
+            } else {
+                "resultados"
+            };
+            format!("✓ {} {noun}{more}", env.shown)
+        }
+        Err(e) => e.message.clone(),
+    }
+}
+
+/// Turns a proposal-producing result into the card the person resolves.
+fn card_for(draft: &DecisionDraft, source: Option<&Envelope>) -> DecisionCard {
+    let (kind, title, consequence) = match draft {
+        DecisionDraft::GuardarEnCrm { .. } => (
+            DecisionKind::GuardarEnCrm,
+            "Guardar la selección en el CRM",
+            "Se crearán los registros en la colección; los que ya existían no se duplican.",
+        ),
+        DecisionDraft::CambiosMasivos { .. } => (
+            DecisionKind::CambiosMasivos,
+            "Aplicar cambios masivos",
+            "Se aplicarán los cambios mostrados a los registros de la colección.",
+        ),
+        DecisionDraft::DejarNota { .. } => (
+            DecisionKind::DejarNota,
+            "Dejar una nota para el equipo",
+            "La nota nace «en revisión» hasta que el dueño o un administrador la fusione.",
+        ),
+        DecisionDraft::SugerirEdicion { .. } => (
+            DecisionKind::SugerirEdicion,
+            "Sugerir una edición al conocimiento",
+            "La sugerencia queda en revisión; no cambia el conocimiento hasta que se fusione.",
+        ),
+        DecisionDraft::Investigar { .. } => (
+            DecisionKind::Investigar,
+            "Lanzar una investigación larga",
+            "La investigación corre en segundo plano y reporta sus fases aquí.",
+        ),
+        DecisionDraft::RevelarContactos { .. } => (
+            DecisionKind::RevelarContactos,
+            "Revelar contactos",
+            "Se cobrarán créditos de contacto y verás los datos completos de cada persona.",
+        ),
+        DecisionDraft::RevisarSecuencia { .. } => (
+            DecisionKind::RevisarSecuencia,
+            "Revisar y autorizar la secuencia",
+            "Cada paso que autorices se enviará en su fecha a los destinatarios mostrados.",
+        ),
+        DecisionDraft::FusionarConocimiento { .. } => (
+            DecisionKind::FusionarConocimiento,
+            "Fusionar en el conocimiento del equipo",
+            "La nota pasará a ser conocimiento del equipo.",
+        ),
+    };
+    let preview = source
+        .map(|env| {
+            env.results
+                .iter()
+                .take(12)
+                .map(|row| PreviewLine {
+                    label: row.ref_label.clone(),
+                    detail: row
+                        .fields
+                        .get("status")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned),
+                    reference: Some(row.ref_.clone()),
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    DecisionCard {
+        id: crate::ids::new_id("dec"),
+        kind,
+        title: title.to_owned(),
+        preview,
+        price: None,
+        balance: None,
+        expires_at: None,
+        consequence: consequence.to_owned(),
+        resolves_in: kind.resolves_in(),
+    }
+}
+
+/// The selection a `selection_update` result describes, as board items.
+fn selection_from(envelope: &Envelope) -> Vec<SelectionItem> {
+    envelope
+        .results
+        .iter()
+        .map(|row| SelectionItem {
+            reference: row.ref_.clone(),
+            label: row.ref_label.clone(),
+            why: row
+                .fields
+                .get("why")
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned(),
+            evidence: row
+                .fields
+                .get("evidence")
+                .and_then(Value::as_array)
+                .map(|list| {
+                    list.iter()
+                        .filter_map(|e| {
+                            Some(Evidence {
+                                reference: e.get("ref")?.as_str()?.to_owned(),
+                                label: e.get("label")?.as_str()?.to_owned(),
+                            })
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            priority: row
+                .fields
+                .get("priority")
+                .and_then(Value::as_u64)
+                .map(|p| p.min(255) as u8),
+        })
+        .collect()
+}
+
+fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
+    resolved
+        .anchors
+        .iter()
+        .map(|a| Anchor {
+            start: a.start as u32,
+            end: a.end as u32,
+            label: resolved.text[a.start..a.end].to_owned(),
+            reference: a.reference.clone(),
+        })
+        .collect()
+}
+
+fn intent_kind(intent: &TurnIntent) -> IntentKind {
+    match intent {
+        TurnIntent::Responder {} => IntentKind::Responder,
+        TurnIntent::Encuadre { .. } => IntentKind::Encuadre,
+        TurnIntent::ProponerDecision { .. } => IntentKind::ProponerDecision,
+        TurnIntent::Cierre { .. } => IntentKind::Cierre,
+        TurnIntent::Limite { .. } => IntentKind::Limite,
+    }
+}
+
+/// Runs one turn of `session_id` for `message`. The caller has already checked that
+/// no other turn is running (a message meanwhile is steering).
+pub async fn run_turn(
+    engine: &Engine,
+    model: &dyn ModelGateway,
+    caller: &Caller,
+    session_id: &str,
+    turn_id: &str,
+    message: &str,
+) -> EngineResult<TurnOutcome> {
+    let sessions = &engine.sessions;
+    let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
+    let view = &snapshot.view;
+    let thread: Vec<String> = view
+        .chat
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            luna_protocol::chat::ChatMessage::Luna { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .rev()
+        .take(5)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let turn_number = view
+        .chat
+        .messages
+        .iter()
+        .filter(|m| {
+            matches!(
+                m,
+                luna_protocol::chat::ChatMessage::Person {
+                    steering: false,
+                    ..
+                }
+            )
+        })
+        .count() as u32
+        + 1;
+
+    let request = grammar::parse(message, &CatalogVocabulary);
+    let stage = derive_stage(&view.board, &request, !thread.is_empty());
+    let ledger = ledger_from(&request, turn_number);
+
+    sessions
+        .append_all(
+            session_id,
+            &[
+                SessionEvent::UserMessage(UserMessage {
+                    turn_id: turn_id.to_owned(),
+                    text: message.to_owned(),
+                    steering: false,
+                }),
+                SessionEvent::TurnAccepted(TurnAccepted {
+                    turn_id: turn_id.to_owned(),
+                    stage,
+                }),
+            ],
+        )
+        .await?;
+
+    let visible: Vec<&crate::registry::ToolDef> = engine.registry.for_stage(stage);
+    let visible_names: HashSet<&str> = visible.iter().map(|d| d.name).collect();
+    let tools: Vec<ModelTool> = visible
+        .iter()
+        .map(|d| ModelTool {
+            name: d.name.to_owned(),
+            description: d.full_description(),
+            parameters: d.input_schema.clone(),
+        })
+        .collect();
+
+    let mut input = ModelInput {
+        turn: TurnInput {
+            message: message.to_owned(),
+            thread,
+            facts: ledger.clone(),
+            board: BoardBrief::from_board(&view.board),
+            stage,
+            steering: Vec::new(),
+        },
+        tools,
+        transcript: Vec::new(),
+        repair: None,
+    };
+
+    let mut known = KnownRefs::new();
+    let mut proposals: Vec<(String, Envelope)> = Vec::new();
+    let mut stagnant = 0usize;
+    let mut repaired = false;
+    let mut steps = 0usize;
+    let mut final_output: Option<(TurnIntent, ResolvedNarration, bool)> = None;
+
+    while steps < MAX_STEPS {
+        steps += 1;
+        let step = match model.step(&input).await {
+            Ok(s) => s,
+            Err(e) => {
+                tracing::warn!(error = %e, "model step failed");
+                break;
+            }
+        };
+        match step {
+            ModelStep::Tools(calls) => {
+                for call in calls {
+                    let handle = format!("c{}", input.transcript.len() + 1);
+                    if !visible_names.contains(call.name.as_str()) {
+                        input.transcript.push(Exchange {
+                            call: handle,
+                            result: json!({"error": {"code": "UNKNOWN_TOOL", "message": "Esa herramienta no está disponible en este momento de la conversación.", "hint": "Usa una de las herramientas visibles."}}),
+                            tool: call,
+                        });
+                        continue;
+                    }
+                    let def = engine.registry.get(&call.name).map(|e| &e.def);
+                    let label = def.map(|d| d.label.to_owned()).unwrap_or_default();
+                    sessions
+                        .append_one(
+                            session_id,
+                            SessionEvent::ToolStarted(ToolStarted {
+                                turn_id: turn_id.to_owned(),
+                                call_ref: handle.clone(),
+                                label: label.clone(),
+                            }),
+                        )
+                        .await?;
+                    let mut request =
+                        ToolRequest::new(call.name.clone(), call.args.clone(), Surface::Luna);
+                    request.session_id = Some(session_id.to_owned());
+                    let response = engine.call_tool(caller, request).await;
+                    let mut refs = Vec::new();
+                    let mut new_refs = 0;
+                    if let (Ok(env), Some(def)) = (&response.outcome, def) {
+                        new_refs = harvest(&mut known, &handle, &def.citations, env);
+                        refs = env
+                            .results
+                            .iter()
+                            .map(|r| r.ref_.clone())
+                            .take(50)
+                            .collect();
+                        for row in &env.results {
+                            for key in ["proposal_id", "quote_id", "sequence_id"] {
+                                if let Some(id) = row.fields.get(key).and_then(Value::as_str) {
+                                    proposals.push((id.to_owned(), env.clone()));
+                                }
+                            }
+                        }
+                    }
+                    let mut events = vec![SessionEvent::ToolFinished(ToolFinished {
+                        turn_id: turn_id.to_owned(),
+                        call_ref: handle.clone(),
+                        label,
+                        summary: summary_of(&response),
+                        refs,
+                        reads_counted: u32::from(
+                            call.name.starts_with("market_") && response.is_ok(),
+                        ),
+                        ok: response.is_ok(),
+                        undo_token: response
+                            .outcome
+                            .as_ref()
+                            .ok()
+                            .and_then(|env| env.results.first())
+                            .and_then(|r| r.fields.get("undo_token"))
+                            .and_then(Value::as_str)
+                            .map(str::to_owned),
+                    })];
+                    if call.name == "selection_update" {
+                        if let Ok(env) = &response.outcome {
+                            events.push(SessionEvent::BoardPatched(
+                                luna_protocol::event::BoardPatched {
+                                    turn_id: Some(turn_id.to_owned()),
+                                    patch: vec![PatchOp::Replace {
+                                        path: Board::SELECTION.to_owned(),
+                                        value: serde_json::to_value(selection_from(env))
+                                            .unwrap_or(Value::Null),
+                                    }],
+                                },
+                            ));
+                        }
+                    }
+                    sessions.append_all(session_id, &events).await?;
+                    if call.name == "market_search" {
+                        stagnant = if new_refs <= 1 { stagnant + 1 } else { 0 };
+                    }
+                    input.transcript.push(Exchange {
+                        call: handle,
+                        tool: call,
+                        result: response.to_json(),
+                    });
+                }
+                if stagnant >= STAGNATION_LIMIT {
+                    tracing::info!("stagnation: ending the loop");
+                    break;
+                }
+            }
+            ModelStep::Final(TurnOutput { intent, narracion }) => {
+                let ids: Vec<String> = proposals.iter().map(|(id, _)| id.clone()).collect();
+                let checked = check_intent(&intent, &ledger, &ids);
+                let resolved = narration::resolve(&narracion, &known);
+                match (checked, resolved) {
+                    (Ok(()), Ok(r)) => {
+                        final_output = Some((intent, r, false));
+                        break;
+                    }
+                    (checked, resolved) if !repaired => {
+                        repaired = true;
+                        let mut problems = Vec::new();
+                        if let Err(p) = checked {
+                            problems.push(format!("{p:?}"));
+                        }
+                        if let Err(ps) = resolved {
+                            problems.extend(ps.iter().map(|p| format!("{p:?}")));
+                        }
+                        input.repair = Some(problems.join("; "));
+                    }
+                    (_, _) => {
+                        let trimmed = narration::trim_to_anchored(&narracion, &known);
+                        final_output = Some((TurnIntent::Responder {}, trimmed, true));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    let (intent, narration, trimmed) = final_output.unwrap_or_else(|| {
+        (
+            TurnIntent::Cierre { variante: CierreVariante::Parcial, salidas: Vec::new() },
+            ResolvedNarration {
+                text: "Me detuve antes de terminar: no encontré evidencia nueva con las búsquedas que hice. Ajusta el criterio y lo intento de nuevo.".to_owned(),
+                anchors: Vec::new(),
+            },
+            false,
+        )
+    });
+
+    let mut closing = Vec::new();
+    if !narration.text.is_empty() {
+        closing.push(SessionEvent::NarrationDelta(NarrationDelta {
+            turn_id: turn_id.to_owned(),
+            text: narration.text.clone(),
+            anchors: to_anchors(&narration),
+        }));
+    }
+    if let TurnIntent::ProponerDecision { decision } = &intent {
+        let source = proposals
+            .iter()
+            .find(|(id, _)| {
+                let text = serde_json::to_string(decision).unwrap_or_default();
+                text.contains(id.as_str())
+            })
+            .map(|(_, env)| env);
+        closing.push(SessionEvent::DecisionProposed(
+            luna_protocol::event::DecisionProposed {
+                turn_id: Some(turn_id.to_owned()),
+                card: card_for(decision, source),
+            },
+        ));
+    }
+    closing.push(SessionEvent::TurnFinished(TurnFinished {
+        turn_id: turn_id.to_owned(),
+        intent_kind: intent_kind(&intent),
+    }));
+    sessions.append_all(session_id, &closing).await?;
+
+    Ok(TurnOutcome {
+        turn_id: turn_id.to_owned(),
+        intent,
+        narration,
+        repaired,
+        trimmed,
+        transcript: input.transcript,
+        route: model.route(),
+        steps,
+    })
+}
+
+/// True when `message` (folded) looks like it only greets or asks what Luna does.
+pub fn is_small_talk(message: &str) -> bool {
+    let f = fold(message);
+    [
+        "hola",
+        "buenos dias",
+        "buenas tardes",
+        "que puedes hacer",
+        "ayuda",
+        "gracias",
+    ]
+    .iter()
+    .any(|w| f.starts_with(w))
+}

@@ -1,0 +1,174 @@
+//! The turn API (SPEC §7): submit a message to a session. The same Idempotency-Key
+//! returns the same turn; a message while a turn runs is steering, not a second turn.
+//! Accepted turns run in the background and report through the session log.
+
+use std::sync::Arc;
+
+use luna_protocol::error::ErrorCode;
+use luna_protocol::event::{SessionEvent, UserMessage};
+use serde::{Deserialize, Serialize};
+use sqlx::Row;
+
+use crate::accounts::Caller;
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::Engine;
+
+use super::gateway::ModelGateway;
+use super::runner::run_turn;
+
+/// Longest message a person may send.
+pub const MAX_MESSAGE_CHARS: usize = 4_000;
+
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnAck {
+    pub turn_id: String,
+    /// True when the message steered a turn that was already running.
+    pub steering: bool,
+}
+
+/// Submits `message`. Returns at once; the turn's events stream over the websocket.
+pub async fn submit(
+    engine: &Engine,
+    model: Arc<dyn ModelGateway>,
+    caller: &Caller,
+    session_id: &str,
+    message: &str,
+    idempotency_key: &str,
+) -> EngineResult<TurnAck> {
+    let message = message.trim();
+    if message.is_empty() || message.chars().count() > MAX_MESSAGE_CHARS {
+        return Err(EngineError::typed(
+            ErrorCode::InvalidArgument,
+            "El mensaje está vacío o es demasiado largo.",
+            format!("Escribe entre 1 y {MAX_MESSAGE_CHARS} caracteres."),
+        ));
+    }
+    let key = idempotency_key.trim();
+    if key.is_empty() || key.len() > 200 {
+        return Err(EngineError::typed(
+            ErrorCode::InvalidArgument,
+            "Falta la clave de idempotencia del mensaje.",
+            "Envía una Idempotency-Key única por mensaje (de 1 a 200 caracteres).",
+        ));
+    }
+    let session = engine.sessions.get(caller, session_id).await?;
+    let pool = engine.store.pool();
+
+    if let Some(row) =
+        sqlx::query("select id from turns where session_id = ? and idempotency_key = ?")
+            .bind(&session.id)
+            .bind(key)
+            .fetch_optional(pool)
+            .await?
+    {
+        return Ok(TurnAck {
+            turn_id: row.get("id"),
+            steering: false,
+        });
+    }
+
+    let snapshot = engine
+        .sessions
+        .snapshot_at_latest(caller, &session.id)
+        .await?;
+    if let Some(active) = snapshot.view.active_turn {
+        engine
+            .sessions
+            .append_one(
+                &session.id,
+                SessionEvent::UserMessage(UserMessage {
+                    turn_id: active.clone(),
+                    text: message.to_owned(),
+                    steering: true,
+                }),
+            )
+            .await?;
+        return Ok(TurnAck {
+            turn_id: active,
+            steering: true,
+        });
+    }
+
+    let turn_id = new_id("turn");
+    let inserted = sqlx::query(
+        "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at)
+         values (?, ?, ?, ?, ?, 'running', ?) on conflict (session_id, idempotency_key) do nothing",
+    )
+    .bind(&turn_id)
+    .bind(&session.id)
+    .bind(&caller.workspace_id)
+    .bind(key)
+    .bind(message)
+    .bind(now_ms())
+    .execute(pool)
+    .await?;
+    if inserted.rows_affected() == 0 {
+        // A concurrent submit with the same key won the insert: return its turn.
+        let id: String =
+            sqlx::query_scalar("select id from turns where session_id = ? and idempotency_key = ?")
+                .bind(&session.id)
+                .bind(key)
+                .fetch_one(pool)
+                .await?;
+        return Ok(TurnAck {
+            turn_id: id,
+            steering: false,
+        });
+    }
+
+    let (engine, caller, session_id, message, id) = (
+        engine.clone(),
+        caller.clone(),
+        session.id.clone(),
+        message.to_owned(),
+        turn_id.clone(),
+    );
+    tokio::spawn(async move {
+        let outcome = run_turn(&engine, model.as_ref(), &caller, &session_id, &id, &message).await;
+        let (status, route, steps) = match &outcome {
+            Ok(o) => (
+                "finished",
+                Some(format!("{:?}", o.route).to_lowercase()),
+                Some(o.steps as i64),
+            ),
+            Err(e) => {
+                tracing::error!(error = %e, turn = %id, "turn failed");
+                // Close the turn in the log so the session is not left "running".
+                let closing = [
+                    SessionEvent::NarrationDelta(luna_protocol::event::NarrationDelta {
+                        turn_id: id.clone(),
+                        text: "Algo falló de nuestro lado y no pude terminar. Intenta de nuevo en un momento.".into(),
+                        anchors: Vec::new(),
+                    }),
+                    SessionEvent::TurnFinished(luna_protocol::event::TurnFinished {
+                        turn_id: id.clone(),
+                        intent_kind: luna_protocol::event::IntentKind::Cierre,
+                    }),
+                ];
+                if let Err(e) = engine.sessions.append_all(&session_id, &closing).await {
+                    tracing::error!(error = %e, turn = %id, "could not close a failed turn");
+                }
+                ("failed", None, None)
+            }
+        };
+        if let Err(e) = sqlx::query(
+            "update turns set status = ?, route = ?, steps = ?, finished_at = ? where id = ?",
+        )
+        .bind(status)
+        .bind(route)
+        .bind(steps)
+        .bind(now_ms())
+        .bind(&id)
+        .execute(engine.store.pool())
+        .await
+        {
+            tracing::error!(error = %e, turn = %id, "could not record the end of a turn");
+        }
+    });
+    Ok(TurnAck {
+        turn_id,
+        steering: false,
+    })
+}

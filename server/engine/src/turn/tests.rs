@@ -1,0 +1,320 @@
+//! Turn loop tests with a scripted model: event order, anchoring and the single
+//! repair, the question governor, the step cap, stage projection and idempotency.
+
+use std::sync::Arc;
+use std::time::Duration;
+
+use luna_protocol::account::{Plan, Role};
+use luna_protocol::chat::ChatMessage;
+use luna_protocol::event::{IntentKind, SessionEvent};
+use serde_json::json;
+
+use super::gateway::{ModelStep, ScriptedModel, ToolCall};
+use super::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
+use super::runner::{run_turn, MAX_STEPS};
+use super::service::submit;
+use crate::testkit;
+
+fn fin(intent: TurnIntent, narracion: &str) -> ModelStep {
+    ModelStep::Final(TurnOutput {
+        intent,
+        narracion: narracion.into(),
+    })
+}
+
+fn tools(name: &str, args: serde_json::Value) -> ModelStep {
+    ModelStep::Tools(vec![ToolCall {
+        name: name.into(),
+        args,
+    }])
+}
+
+async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap();
+    (engine, caller, session.id)
+}
+
+fn kinds(events: &[luna_protocol::event::StoredEvent]) -> Vec<&'static str> {
+    events.iter().map(|e| e.event.kind()).collect()
+}
+
+#[tokio::test]
+async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
+    let (engine, caller, session) = setup().await;
+    let model = ScriptedModel::new([
+        tools("usage", json!({})),
+        fin(
+            TurnIntent::Responder {},
+            "Te quedan [[evidence:c1.0.contact_credits_left]] créditos de contacto.",
+        ),
+    ]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "turn_1",
+        "¿cuántos créditos me quedan?",
+    )
+    .await
+    .unwrap();
+    assert!(!out.repaired && !out.trimmed);
+    assert!(!out.narration.text.contains("[["));
+    assert!(
+        out.narration.text.starts_with("Te quedan 100 créditos"),
+        "{}",
+        out.narration.text
+    );
+
+    let events = engine
+        .sessions
+        .events_since(&caller, &session, 0)
+        .await
+        .unwrap();
+    assert_eq!(
+        kinds(&events),
+        [
+            "user.message",
+            "turn.accepted",
+            "tool.started",
+            "tool.finished",
+            "narration.delta",
+            "turn.finished"
+        ]
+    );
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
+    assert!(view.active_turn.is_none());
+    assert!(view
+        .chat
+        .messages
+        .iter()
+        .any(|m| matches!(m, ChatMessage::Luna { anchors, .. } if anchors.len() == 1)));
+}
+
+#[tokio::test]
+async fn an_unresolved_ref_gets_one_repair_then_a_trimmed_responder() {
+    let (engine, caller, session) = setup().await;
+    let model = ScriptedModel::new([
+        tools("usage", json!({})),
+        fin(TurnIntent::Cierre { variante: super::intent::CierreVariante::Completo, salidas: vec![] }, "Hay [[company:inventada]] opciones."),
+        fin(
+            TurnIntent::Cierre { variante: super::intent::CierreVariante::Completo, salidas: vec![] },
+            "Te quedan [[evidence:c1.0.contact_credits_left]] créditos. Además hay 40 empresas listas.",
+        ),
+    ]);
+    let out = run_turn(&engine, &model, &caller, &session, "turn_1", "hola")
+        .await
+        .unwrap();
+    assert!(out.repaired && out.trimmed);
+    assert_eq!(out.intent, TurnIntent::Responder {});
+    assert_eq!(out.narration.text, "Te quedan 100 créditos.");
+    // The model was told what to repair, exactly once.
+    let seen = model.seen();
+    assert!(seen[2]
+        .repair
+        .as_deref()
+        .unwrap_or_default()
+        .contains("company:inventada"));
+}
+
+#[tokio::test]
+async fn a_question_about_a_field_already_said_is_blocked() {
+    let (engine, caller, session) = setup().await;
+    let ask = |campo| {
+        fin(
+            TurnIntent::Encuadre {
+                criterio: "empaque".into(),
+                pregunta: Some(Pregunta {
+                    texto: "¿En qué estado?".into(),
+                    campo,
+                    opciones: None,
+                }),
+            },
+            "¿En qué estado buscas?",
+        )
+    };
+    let model = ScriptedModel::new([ask(FactField::Estado), ask(FactField::Estado)]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t",
+        "fabricantes de empaque en Jalisco",
+    )
+    .await
+    .unwrap();
+    assert!(out.repaired && out.trimmed);
+    assert_eq!(
+        out.intent,
+        TurnIntent::Responder {},
+        "the known-field question never reaches the person"
+    );
+
+    let model = ScriptedModel::new([ask(FactField::Ventana)]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t2",
+        "fabricantes de empaque en Jalisco",
+    )
+    .await
+    .unwrap();
+    assert!(!out.repaired, "a question about a missing field passes");
+}
+
+#[tokio::test]
+async fn the_loop_stops_at_the_step_cap() {
+    let (engine, caller, session) = setup().await;
+    let model = ScriptedModel::new((0..20).map(|_| tools("usage", json!({}))));
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t",
+        "¿cuántos créditos?",
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.steps, MAX_STEPS);
+    assert_eq!(out.transcript.len(), MAX_STEPS);
+    assert!(matches!(out.intent, TurnIntent::Cierre { .. }));
+}
+
+#[tokio::test]
+async fn a_tool_outside_the_stage_is_not_executed() {
+    let (engine, caller, session) = setup().await;
+    // `workspaces` has no stage: Luna never sees it, so the call is refused as data.
+    let model = ScriptedModel::new([
+        tools("workspaces", json!({})),
+        fin(TurnIntent::Responder {}, "Listo."),
+    ]);
+    let out = run_turn(&engine, &model, &caller, &session, "t", "hola")
+        .await
+        .unwrap();
+    assert_eq!(out.transcript[0].result["error"]["code"], "UNKNOWN_TOOL");
+    let events = engine
+        .sessions
+        .events_since(&caller, &session, 0)
+        .await
+        .unwrap();
+    assert!(!kinds(&events).contains(&"tool.started"));
+    // Stage projection never shows more than 12 tools.
+    for stage in luna_protocol::session::Stage::ALL {
+        assert!(engine.registry.for_stage(stage).len() <= crate::registry::MAX_VISIBLE_TOOLS);
+    }
+}
+
+async fn wait_finished(
+    engine: &crate::Engine,
+    caller: &crate::accounts::Caller,
+    session: &str,
+) -> Vec<luna_protocol::event::StoredEvent> {
+    for _ in 0..200 {
+        let events = engine
+            .sessions
+            .events_since(caller, session, 0)
+            .await
+            .unwrap();
+        if events
+            .iter()
+            .any(|e| matches!(e.event, SessionEvent::TurnFinished(_)))
+        {
+            return events;
+        }
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    panic!("the turn did not finish");
+}
+
+#[tokio::test]
+async fn the_same_idempotency_key_returns_the_same_turn() {
+    let (engine, caller, session) = setup().await;
+    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
+        TurnIntent::Responder {},
+        "Hola, ¿qué buscas?",
+    )]));
+    let a = submit(&engine, model.clone(), &caller, &session, "hola", "key-1")
+        .await
+        .unwrap();
+    let b = submit(&engine, model.clone(), &caller, &session, "hola", "key-1")
+        .await
+        .unwrap();
+    assert_eq!(a, b);
+    let events = wait_finished(&engine, &caller, &session).await;
+    let accepted = events
+        .iter()
+        .filter(|e| matches!(e.event, SessionEvent::TurnAccepted(_)))
+        .count();
+    assert_eq!(accepted, 1);
+    assert!(events.iter().any(|e| matches!(&e.event, SessionEvent::TurnFinished(f) if f.intent_kind == IntentKind::Responder)));
+    let bad = submit(&engine, model, &caller, &session, "  ", "key-2")
+        .await
+        .unwrap_err();
+    assert_eq!(bad.code(), luna_protocol::error::ErrorCode::InvalidArgument);
+}
+
+#[tokio::test]
+async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
+    let (engine, caller, session) = setup().await;
+    let director = crate::director::planner::LocalDirector;
+    let out = run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t",
+        "hola, ¿qué puedes hacer?",
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(
+            out.intent,
+            TurnIntent::Encuadre {
+                pregunta: Some(_),
+                ..
+            }
+        ),
+        "{:?} {:?}",
+        out.intent,
+        out.narration
+    );
+    let out = run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t2",
+        "¿cuántos créditos me quedan?",
+    )
+    .await
+    .unwrap();
+    assert_eq!(out.intent, TurnIntent::Responder {});
+    assert!(
+        out.narration.text.contains("créditos de contacto") && !out.narration.text.contains("[[")
+    );
+    let out = run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t3",
+        "mándalos a HubSpot",
+    )
+    .await
+    .unwrap();
+    assert!(matches!(out.intent, TurnIntent::Limite { .. }));
+}
