@@ -36,3 +36,26 @@ pub async fn latest_session() -> Result<Option<SessionInfo>, AppError> {
     let caller = caller()?;
     engine()?.sessions.latest(&caller).await.map_err(fail)
 }
+
+/// Sends the person's message to a session. `idempotency_key` is minted by the browser
+/// per message: a retry returns the same turn. A message while a turn runs steers it.
+#[server(prefix = "/api", endpoint = "send_message")]
+pub async fn send_message(
+    session_id: String,
+    text: String,
+    idempotency_key: String,
+) -> Result<luna_protocol::session::TurnAck, AppError> {
+    let caller = caller()?;
+    let engine = engine()?;
+    let model = engine.model.0.clone();
+    luna_engine::turn::service::submit(
+        &engine,
+        model,
+        &caller,
+        &session_id,
+        &text,
+        &idempotency_key,
+    )
+    .await
+    .map_err(fail)
+}

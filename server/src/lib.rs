@@ -1,6 +1,8 @@
 //! Luna's server: configuration, the axum router (pages, server functions, health)
 //! and start-up. The domain lives in `luna-engine`; this crate only adapts HTTP to it.
 
+#![recursion_limit = "256"]
+
 pub mod cli;
 pub mod config;
 pub mod events_ws;

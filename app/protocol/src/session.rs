@@ -107,3 +107,12 @@ pub struct SessionSnapshot {
     pub seq: u64,
     pub view: SessionView,
 }
+
+/// The answer to submitting a message: the turn it started, or the running turn it
+/// steered.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TurnAck {
+    pub turn_id: String,
+    /// True when the message steered a turn that was already running.
+    pub steering: bool,
+}

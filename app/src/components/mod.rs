@@ -1,5 +1,8 @@
 //! Reusable components: the top bar, the split chat/board view, small states.
 
+mod board;
+mod chat;
+pub mod live;
 mod split;
 mod top_bar;
 

@@ -3,6 +3,10 @@
 
 use leptos::prelude::*;
 
+use super::board::{PendingSection, SavedSection, SelectionSection};
+use super::chat::ChatPane;
+use super::live::Live;
+
 const MIN_PCT: f64 = 25.0;
 const MAX_PCT: f64 = 75.0;
 const DEFAULT_PCT: f64 = 42.0;
@@ -26,6 +30,9 @@ pub fn SplitView() -> impl IntoView {
     let (chat_pct, set_chat_pct) = signal(DEFAULT_PCT);
     let (dragging, set_dragging) = signal(false);
     let container = NodeRef::<leptos::html::Div>::new();
+    let live = Live::new();
+    provide_context(live);
+    Effect::new(move |_| live.start());
 
     // Restore the remembered width once hydrated, and remember every change.
     #[cfg(feature = "hydrate")]
@@ -134,27 +141,7 @@ pub fn SplitView() -> impl IntoView {
                     format!("{shown} min-h-0 flex-1 flex-col md:w-[var(--chat-width)] md:flex-none")
                 }
             >
-                <div class="flex-1 overflow-y-auto p-4">
-                    <div class="mx-auto max-w-xl rounded-xl border border-dashed border-slate-300 p-6 text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
-                        <p class="font-medium text-slate-800 dark:text-slate-200">"Pídele a Luna lo que buscas."</p>
-                        <p class="mt-2">
-                            "Por ejemplo: «Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.»"
-                        </p>
-                        <p class="mt-2">"Aquí verás la conversación, cada paso que Luna da y las decisiones que te toca tomar."</p>
-                    </div>
-                </div>
-                <form class="border-t border-slate-200 p-3 dark:border-slate-800" on:submit=|ev| ev.prevent_default()>
-                    <label for="composer" class="sr-only">"Mensaje para Luna"</label>
-                    <textarea
-                        id="composer"
-                        rows="2"
-                        disabled
-                        aria-describedby="composer-status"
-                        placeholder="Escribe qué proveedores buscas…"
-                        class="w-full resize-none rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-700 dark:bg-slate-950"
-                    ></textarea>
-                    <p id="composer-status" class="mt-1 text-xs text-slate-500">"El chat todavía no está disponible en esta versión."</p>
-                </form>
+                <ChatPane />
             </section>
             <div
                 role="separator"
@@ -184,28 +171,16 @@ pub fn SplitView() -> impl IntoView {
                 }
             >
                 <div class=move || if tab.get() == Tab::Decisions { "hidden md:block space-y-4" } else { "block space-y-4" }>
-                    <BoardSection title="Selección" empty="Cuando Luna arme una selección, aquí verás cada empresa con la razón y la evidencia que la respaldan." />
-                    <BoardSection title="Lista guardada" empty="Al guardar la selección en tu CRM, aquí aparece la colección como tablero o tabla, con sus etapas." />
+                    <SelectionSection />
+                    <SavedSection />
                 </div>
                 <div
                     id="decisions-pane"
                     class=move || if tab.get() == Tab::Board { "hidden md:block" } else { "block" }
                 >
-                    <BoardSection title="Decisiones pendientes" empty="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." />
+                    <PendingSection />
                 </div>
             </section>
         </div>
-    }
-}
-
-#[component]
-fn BoardSection(title: &'static str, empty: &'static str) -> impl IntoView {
-    view! {
-        <section aria-label=title class="space-y-2">
-            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">{title}</h2>
-            <p class="rounded-xl border border-dashed border-slate-300 p-4 text-sm text-slate-600 dark:border-slate-700 dark:text-slate-400">
-                {empty}
-            </p>
-        </section>
     }
 }

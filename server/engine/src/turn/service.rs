@@ -6,7 +6,6 @@ use std::sync::Arc;
 
 use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{SessionEvent, UserMessage};
-use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use crate::accounts::Caller;
@@ -21,12 +20,7 @@ use super::runner::run_turn;
 /// Longest message a person may send.
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct TurnAck {
-    pub turn_id: String,
-    /// True when the message steered a turn that was already running.
-    pub steering: bool,
-}
+pub use luna_protocol::session::TurnAck;
 
 /// Submits `message`. Returns at once; the turn's events stream over the websocket.
 pub async fn submit(

@@ -1,0 +1,94 @@
+//! The live session: finds (or opens) the person's work session, loads its snapshot,
+//! and follows its event stream over the websocket, reconnecting from the last `seq`
+//! so nothing is missed or shown twice. Chat and board read the same `Replica`.
+
+use leptos::prelude::*;
+use luna_protocol::stream::Replica;
+
+/// Shared by the chat and the board.
+#[derive(Clone, Copy)]
+pub struct Live {
+    pub replica: RwSignal<Replica>,
+    pub session_id: RwSignal<Option<String>>,
+    pub online: RwSignal<bool>,
+    pub error: RwSignal<Option<String>>,
+}
+
+impl Live {
+    pub fn new() -> Self {
+        Live {
+            replica: RwSignal::new(Replica::default()),
+            session_id: RwSignal::new(None),
+            online: RwSignal::new(false),
+            error: RwSignal::new(None),
+        }
+    }
+
+    /// Starts following the session (browser only).
+    pub fn start(self) {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(follow(self));
+    }
+}
+
+impl Default for Live {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+#[cfg(feature = "hydrate")]
+async fn follow(live: Live) {
+    use crate::session_api::{create_session, latest_session, session_snapshot};
+    use futures::StreamExt;
+    use gloo_net::websocket::{futures::WebSocket, Message};
+    use luna_protocol::stream::StreamMessage;
+
+    let id = match latest_session().await {
+        Ok(Some(info)) => info.id,
+        Ok(None) => match create_session().await {
+            Ok(id) => id,
+            Err(e) => return live.error.set(Some(e.message())),
+        },
+        Err(e) => return live.error.set(Some(e.message())),
+    };
+    live.session_id.set(Some(id.clone()));
+    match session_snapshot(id.clone()).await {
+        Ok(s) => live.replica.set(Replica::new(s.seq, s.view)),
+        Err(e) => live.error.set(Some(e.message())),
+    }
+
+    let mut backoff_ms = 500u32;
+    loop {
+        let since = live.replica.with_untracked(|r| r.seq);
+        let location = window().location();
+        let scheme = if location.protocol().ok().as_deref() == Some("https:") {
+            "wss"
+        } else {
+            "ws"
+        };
+        let host = location.host().unwrap_or_default();
+        let url = format!("{scheme}://{host}/api/sessions/{id}/events?since={since}");
+        if let Ok(socket) = WebSocket::open(&url) {
+            let (_write, mut read) = socket.split();
+            while let Some(frame) = read.next().await {
+                let Ok(Message::Text(text)) = frame else {
+                    break;
+                };
+                let Ok(message) = serde_json::from_str::<StreamMessage>(&text) else {
+                    continue;
+                };
+                live.online.set(true);
+                backoff_ms = 500;
+                let mut gap = false;
+                live.replica.update(|r| gap = r.receive(&message).is_err());
+                if gap {
+                    break; // reconnect from the last applied seq
+                }
+            }
+        }
+        live.online.set(false);
+        gloo_timers::future::TimeoutFuture::new(backoff_ms).await;
+        backoff_ms = (backoff_ms * 2).min(8_000);
+    }
+}
