@@ -16,9 +16,11 @@ if [[ -z "${LUNA_BIN:-}" ]]; then
   target="${CARGO_TARGET_DIR:-$root/target}"
   LUNA_BIN="$target/debug/luna-server"
 fi
-if [[ ! -x "$venv/bin/python" ]]; then
+# The official MCP Python SDK, pinned; installed once into a git-ignored venv.
+MCP_VERSION=2.3.0
+if ! "$venv/bin/python" -c "import importlib.metadata as m, sys; sys.exit(m.version('mcp') != '$MCP_VERSION')" 2>/dev/null; then
   python3 -m venv "$venv"
-  "$venv/bin/pip" install -q mcp
+  "$venv/bin/pip" install -q "mcp==$MCP_VERSION"
 fi
 
 work="$(mktemp -d)"
