@@ -16,7 +16,7 @@ use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
 use leptos_router::{path, SsrMode};
 
-use pages::{KnowledgeReviewPage, LoginPage, NotFoundPage, SettingsPage, WorkspacePage};
+use pages::{KnowledgeReviewPage, LoginPage, NotFoundPage, SettingsPage, ToolsPage, WorkspacePage};
 
 /// The HTML document the server renders around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -56,6 +56,7 @@ pub fn App() -> impl IntoView {
             <Routes fallback=|| view! { <NotFoundPage /> }>
                 <Route path=path!("/login") view=LoginPage />
                 <Route path=path!("/") view=WorkspacePage />
+                <Route path=path!("/herramientas") view=ToolsPage />
                 <Route path=path!("/ajustes") view=SettingsPage ssr=SsrMode::Async />
                 <Route path=path!("/conocimiento") view=KnowledgeReviewPage ssr=SsrMode::Async />
             </Routes>

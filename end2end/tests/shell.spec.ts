@@ -109,3 +109,12 @@ test('logging out ends the session', async ({ page }) => {
   await page.goto('/');
   await expect(page).toHaveURL(/\/login$/);
 });
+
+test('the tool reference lists the registry tools with their Spanish labels', async ({ page }) => {
+  await login(page, MEMBER);
+  await expect(page).toHaveURL(/\/$/);
+  await page.goto('/herramientas');
+  const table = page.getByTestId('tools-table');
+  await expect(table).toContainText('usage');
+  await expect(table).toContainText('Consultando tus créditos');
+});

@@ -20,6 +20,7 @@ pub fn TopBar() -> impl IntoView {
                                 <span class="hidden text-sm text-slate-600 sm:inline dark:text-slate-400" data-testid="workspace-name">
                                     {me.workspace_name}" · "{me.plan.label()}
                                 </span>
+                                <a href="/herramientas" class="hidden text-sm hover:underline sm:inline">"Herramientas"</a>
                                 <Show when=move || admin>
                                     <a href="/conocimiento" class="text-sm hover:underline">"Conocimiento"</a>
                                     <a href="/ajustes" class="text-sm hover:underline">"Ajustes"</a>

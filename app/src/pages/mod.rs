@@ -4,10 +4,12 @@ mod knowledge;
 mod login;
 mod not_found;
 mod settings;
+mod tools;
 mod workspace;
 
 pub use knowledge::KnowledgeReviewPage;
 pub use login::LoginPage;
 pub use not_found::NotFoundPage;
 pub use settings::SettingsPage;
+pub use tools::ToolsPage;
 pub use workspace::WorkspacePage;

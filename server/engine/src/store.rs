@@ -15,6 +15,23 @@ static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqli
 #[derive(Clone, Debug)]
 pub struct Store {
     pool: SqlitePool,
+    /// For `open_temp`: removes the database files when the last clone is dropped.
+    _temp: Option<std::sync::Arc<TempFiles>>,
+}
+
+/// Deletes a temporary database and its WAL/SHM files on drop. Unlinking files that
+/// are still open is safe on Unix: their space is freed when the last handle closes.
+#[derive(Debug)]
+struct TempFiles(std::path::PathBuf);
+
+impl Drop for TempFiles {
+    fn drop(&mut self) {
+        for suffix in ["", "-wal", "-shm"] {
+            let mut path = self.0.clone().into_os_string();
+            path.push(suffix);
+            let _ = std::fs::remove_file(path);
+        }
+    }
 }
 
 impl Store {
@@ -43,14 +60,19 @@ impl Store {
             .connect_with(options)
             .await?;
         MIGRATOR.run(&pool).await?;
-        Ok(Store { pool })
+        Ok(Store { pool, _temp: None })
     }
 
     /// A fresh, empty database in a temporary file, for tests and benchmarks.
     pub async fn open_temp() -> EngineResult<Store> {
         let path =
             std::env::temp_dir().join(format!("luna-test-{}.db", uuid::Uuid::new_v4().simple()));
-        Store::open(&format!("sqlite://{}", path.display())).await
+        let guard = std::sync::Arc::new(TempFiles(path.clone()));
+        let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+        Ok(Store {
+            _temp: Some(guard),
+            ..store
+        })
     }
 
     pub fn pool(&self) -> &SqlitePool {
