@@ -211,7 +211,12 @@ async fn every_string_the_registry_emits_respects_the_lexicon() {
         ("broker", json!({})),
         ("usage", json!({"estado": "Jalisco"})),
         ("usage", json!([1, 2])),
-        ("driftless_market_search_suppliers", json!({})),
+        ("driftless_market_search_suppliers", json!({"limit": 51})),
+        ("market_search", json!({"kind": "suppliers", "filters": {"mark_kind": "x"}})),
+        ("market_search", json!({"kind": "suppliers", "filters": {"state": "México"}})),
+        ("market_count", json!({"states": ["Jalisco", "Jalisco"], "filters": {"state": "Colima"}})),
+        ("market_screen", json!({"rfcs": []})),
+        ("market_get", json!({"record_ref": "algo"})),
     ];
     for (name, args) in calls {
         let r = engine
@@ -335,7 +340,7 @@ async fn engine_with(tools: Vec<ToolDef>) -> (Engine, Caller) {
     let mut engine = testkit::engine().await.unwrap();
     let mut reg = catalog();
     for t in tools {
-        reg.add(t);
+        reg.replace(t);
     }
     engine.registry = Arc::new(reg);
     let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
