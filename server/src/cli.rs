@@ -209,19 +209,28 @@ mod tests {
         assert!(inserted_line(&again).contains("importados: 0 "), "{again}");
 
         let csv = fixture("sat69b/Listado_Completo_69-B.sample.cp1252.csv");
-        let first = import_file(&engine, ImportKind::Sat69b, &csv).await.unwrap();
+        let first = import_file(&engine, ImportKind::Sat69b, &csv)
+            .await
+            .unwrap();
         assert!(!inserted_line(&first).contains("importados: 0 "), "{first}");
-        assert!(first.contains("omitido"), "the sample has rows to skip: {first}");
-        let again = import_file(&engine, ImportKind::Sat69b, &csv).await.unwrap();
+        assert!(
+            first.contains("omitido"),
+            "the sample has rows to skip: {first}"
+        );
+        let again = import_file(&engine, ImportKind::Sat69b, &csv)
+            .await
+            .unwrap();
         assert!(inserted_line(&again).contains("importados: 0 "), "{again}");
 
         // The imported data is searchable through the tools' service.
         let cov = engine.market.coverage().await.unwrap();
         assert!(cov.sources.len() >= 2);
 
-        assert!(import_file(&engine, ImportKind::Ocds, &fixture("nope.json"))
-            .await
-            .is_err());
+        assert!(
+            import_file(&engine, ImportKind::Ocds, &fixture("nope.json"))
+                .await
+                .is_err()
+        );
     }
 
     #[tokio::test]
@@ -229,12 +238,16 @@ mod tests {
         let open = || async { Ok(Engine::from_store(Store::open_temp().await.unwrap())) };
         let args: Vec<String> = vec![
             "import-ocds".into(),
-            fixture("ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951880Z-planning.json")
-                .display()
-                .to_string(),
-            fixture("ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951992Z-tender.json")
-                .display()
-                .to_string(),
+            fixture(
+                "ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951880Z-planning.json",
+            )
+            .display()
+            .to_string(),
+            fixture(
+                "ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951992Z-tender.json",
+            )
+            .display()
+            .to_string(),
         ];
         assert_eq!(run(&args, open()).await, Some(0));
         assert_eq!(run(&["import-sat69b".to_string()], open()).await, Some(2));

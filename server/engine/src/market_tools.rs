@@ -41,7 +41,7 @@ const ENVELOPE_MARGIN: usize = 400;
 /// Rough size in characters of one row of each kind (used for the first page size).
 fn row_chars(kind: MarketKind) -> usize {
     match kind {
-        MarketKind::Suppliers => 1_100,
+        MarketKind::Suppliers => 1_300,
         MarketKind::Awards => 850,
         MarketKind::Opportunities => 650,
         MarketKind::Permits => 650,
@@ -57,8 +57,43 @@ fn filters_by_kind() -> String {
         .join("; ")
 }
 
+/// Rewrites `oneOf` lists of documented constants (how schemars renders an enum whose
+/// variants carry doc comments) into a plain `enum`, so clients and the model see the
+/// closed set in one place and a wrong value is answered with `allowed_values`.
+fn flatten_const_one_of(schema: &mut Value) {
+    match schema {
+        Value::Object(obj) => {
+            let consts: Option<Vec<Value>> =
+                obj.get("oneOf")
+                    .and_then(Value::as_array)
+                    .and_then(|branches| {
+                        branches
+                            .iter()
+                            .map(|b| b.get("const").cloned())
+                            .collect::<Option<Vec<_>>>()
+                    });
+            if let Some(values) = consts {
+                obj.remove("oneOf");
+                obj.insert("type".into(), json!("string"));
+                obj.insert("enum".into(), Value::Array(values));
+            }
+            for child in obj.values_mut() {
+                flatten_const_one_of(child);
+            }
+        }
+        Value::Array(items) => items.iter_mut().for_each(flatten_const_one_of),
+        _ => {}
+    }
+}
+
+fn add(reg: &mut Registry, mut def: ToolDef) {
+    flatten_const_one_of(&mut def.input_schema);
+    reg.add(def);
+}
+
 pub fn register(reg: &mut Registry) {
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<CapabilitiesArgs>("market_capabilities", Family::Market)
             .label("Revisando la cobertura")
             .description(
@@ -73,7 +108,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "rows", "date_from", "date_to", "last_import"])
             .handler(capabilities),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<SearchArgs>("market_search", Family::Market)
             .label("Buscando registros")
             .description(format!(
@@ -97,7 +133,7 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Search)
             .search()
-            .budget(24_000)
+            .budget(48_000)
             .stage(Stage::Buscando, 10)
             .stage(Stage::ConSeleccion, 20)
             .stage(Stage::ConListaGuardada, 50)
@@ -114,7 +150,8 @@ pub fn register(reg: &mut Registry) {
             ])
             .handler(search),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<GetArgs>("market_get", Family::Market)
             .label("Leyendo el detalle")
             .description(
@@ -138,7 +175,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "evidence", "awards", "marks", "permits", "amount", "date"])
             .handler(get),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<CountArgs>("market_count", Family::Market)
             .label("Contando registros")
             .description(
@@ -162,7 +200,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "count", "total"])
             .handler(count),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<AggregateArgs>("market_aggregate", Family::Market)
             .label("Sumando Adjudicaciones")
             .description(
@@ -184,7 +223,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "awards", "amount_mxn", "suppliers"])
             .handler(aggregate),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<HistoryArgs>("market_history", Family::Market)
             .label("Revisando el historial del RFC")
             .description(
@@ -206,7 +246,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "by_year", "amount", "date", "mark_kind"])
             .handler(history),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<CompareArgs>("market_compare", Family::Market)
             .label("Comparando segmentos")
             .description(
@@ -230,7 +271,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "awards", "amount_mxn", "avg_amount_mxn", "suppliers"])
             .handler(compare),
     );
-    reg.add(
+    add(
+        reg,
         ToolDef::new::<ScreenArgs>("market_screen", Family::Market)
             .label("Revisando marcas de riesgo")
             .description(
@@ -262,7 +304,9 @@ pub fn register(reg: &mut Registry) {
 fn to_row<T: Serialize>(value: &T) -> EngineResult<ResultRow> {
     let v = serde_json::to_value(value).map_err(|e| EngineError::Internal(e.to_string()))?;
     let Value::Object(mut fields) = v else {
-        return Err(EngineError::Internal("a market row is not an object".into()));
+        return Err(EngineError::Internal(
+            "a market row is not an object".into(),
+        ));
     };
     let mut take = |key: &str| match fields.remove(key) {
         Some(Value::String(s)) => s,
@@ -445,7 +489,11 @@ async fn admit_one(ctx: &ToolCtx, pending: usize) -> EngineResult<()> {
         .left();
     let need = pending as i64 + 1;
     if left < need {
-        return Err(crate::billing::insufficient(Ledger::Intelligence, 1, left - pending as i64));
+        return Err(crate::billing::insufficient(
+            Ledger::Intelligence,
+            1,
+            left - pending as i64,
+        ));
     }
     Ok(())
 }
@@ -531,10 +579,7 @@ async fn count(ctx: ToolCtx, args: CountArgs) -> EngineResult<ToolOutput> {
                 Err(e) => out.push(count_error_row(i, input, &e)),
             }
         }
-        let total = out
-            .iter()
-            .map(|s| s.count)
-            .sum::<Option<u64>>();
+        let total = out.iter().map(|s| s.count).sum::<Option<u64>>();
         CountResult {
             kind,
             states: out,
@@ -557,7 +602,9 @@ fn count_envelope(r: &CountResult, charges: Vec<ChargeSpec>) -> ToolOutput {
         .with("total", r.total)];
     for s in &r.states {
         let mut row = ResultRow::new(
-            s.r#ref.clone().unwrap_or_else(|| "record:count:state".into()),
+            s.r#ref
+                .clone()
+                .unwrap_or_else(|| "record:count:state".into()),
             s.ref_label.clone(),
         )
         .with("input", &s.input)
@@ -681,11 +728,7 @@ async fn screen(ctx: ToolCtx, args: ScreenArgs) -> EngineResult<ToolOutput> {
     for s in ordered {
         let mut row = to_row(s)?;
         // Evidence is what justifies the level: one item per mark.
-        let evidence: Vec<_> = s
-            .marks
-            .iter()
-            .map(market::rows::risk_evidence)
-            .collect();
+        let evidence: Vec<_> = s.marks.iter().map(market::rows::risk_evidence).collect();
         row.fields.insert("evidence".into(), json!(evidence));
         if s.marks.is_empty() {
             row.fields.remove("marks");
