@@ -4,6 +4,12 @@
 //! - `luna-server create-api-key --email <owner/admin email> --name <name>` prints
 //!   the new key's secret on the first line and its id on the second.
 //! - `luna-server revoke-api-key --email <owner/admin email> --id <key id>`.
+//! - `luna-server import-ocds <file.json>...` imports OCDS release packages, bare
+//!   releases or record packages into the market data.
+//! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
+//!
+//! Imports are idempotent: re-running one reports nothing inserted. Each prints what
+//! it inserted and what it skipped, and why.
 
 use luna_engine::Engine;
 
@@ -21,6 +27,9 @@ pub async fn run(
     engine: impl std::future::Future<Output = Result<Engine, String>>,
 ) -> Option<i32> {
     let command = args.first()?.as_str();
+    if matches!(command, "import-ocds" | "import-sat69b") {
+        return Some(import(command, &args[1..], engine).await);
+    }
     if !matches!(command, "create-api-key" | "revoke-api-key") {
         return None;
     }
@@ -69,5 +78,181 @@ pub async fn run(
             eprintln!("{}", e.body().message);
             Some(1)
         }
+    }
+}
+
+/// Which importer a subcommand runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ImportKind {
+    Ocds,
+    Sat69b,
+}
+
+/// `import-ocds` / `import-sat69b`: imports every file, prints one report per file
+/// and returns 0 when every file could be read and parsed.
+async fn import(
+    command: &str,
+    files: &[String],
+    engine: impl std::future::Future<Output = Result<Engine, String>>,
+) -> i32 {
+    let kind = if command == "import-ocds" {
+        ImportKind::Ocds
+    } else {
+        ImportKind::Sat69b
+    };
+    if files.is_empty() || (kind == ImportKind::Sat69b && files.len() != 1) {
+        eprintln!(
+            "uso: luna-server {command} {}",
+            if kind == ImportKind::Ocds {
+                "<archivo.json>..."
+            } else {
+                "<archivo.csv>"
+            }
+        );
+        return 2;
+    }
+    let engine = match engine.await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    let mut code = 0;
+    for file in files {
+        match import_file(&engine, kind, std::path::Path::new(file)).await {
+            Ok(text) => print!("{text}"),
+            Err(e) => {
+                eprintln!("{file}: {e}");
+                code = 1;
+            }
+        }
+    }
+    code
+}
+
+/// Imports one file and renders its report (Spanish, for the operator).
+pub async fn import_file(
+    engine: &Engine,
+    kind: ImportKind,
+    path: &std::path::Path,
+) -> Result<String, String> {
+    let bytes = tokio::fs::read(path)
+        .await
+        .map_err(|e| format!("no se pudo leer el archivo: {e}"))?;
+    let store = engine.market.store();
+    let report = match kind {
+        ImportKind::Ocds => luna_engine::market::import::ocds::import_ocds(store, &bytes).await,
+        ImportKind::Sat69b => {
+            luna_engine::market::import::sat69b::import_sat69b(store, &bytes).await
+        }
+    }
+    .map_err(|e| e.body().message)?;
+    Ok(render_report(&path.display().to_string(), &report))
+}
+
+fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> String {
+    use std::fmt::Write;
+    let mut out = String::new();
+    let i = &r.inserted;
+    let _ = writeln!(out, "{file} ({})", r.source);
+    let _ = writeln!(
+        out,
+        "  importados: {} (Proveedores {}, Licitaciones {}, Adjudicaciones {}, marcas de riesgo {})",
+        i.total(),
+        i.suppliers,
+        i.opportunities,
+        i.awards,
+        i.risks
+    );
+    let _ = writeln!(
+        out,
+        "  ya estaban: {} · completados: {} · omitidos: {}",
+        r.unchanged,
+        r.updated,
+        r.skipped.len()
+    );
+    for s in &r.skipped {
+        let _ = writeln!(out, "    omitido {}: {}", s.item, s.reason);
+    }
+    for w in &r.warnings {
+        let _ = writeln!(out, "  aviso: {w}");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luna_engine::Store;
+
+    fn fixture(rel: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("engine/tests/fixtures")
+            .join(rel)
+    }
+
+    fn inserted_line(text: &str) -> String {
+        text.lines()
+            .find(|l| l.contains("importados:"))
+            .unwrap_or_default()
+            .to_owned()
+    }
+
+    #[tokio::test]
+    async fn imports_print_a_report_and_a_second_run_is_a_no_op() {
+        let engine = Engine::from_store(Store::open_temp().await.unwrap());
+        let ocds = fixture("ocds/fictional/record-ocds-213czf-000-00001.json");
+        let first = import_file(&engine, ImportKind::Ocds, &ocds).await.unwrap();
+        assert!(!inserted_line(&first).contains("importados: 0 "), "{first}");
+        let again = import_file(&engine, ImportKind::Ocds, &ocds).await.unwrap();
+        assert!(inserted_line(&again).contains("importados: 0 "), "{again}");
+
+        let csv = fixture("sat69b/Listado_Completo_69-B.sample.cp1252.csv");
+        let first = import_file(&engine, ImportKind::Sat69b, &csv)
+            .await
+            .unwrap();
+        assert!(!inserted_line(&first).contains("importados: 0 "), "{first}");
+        assert!(
+            first.contains("omitido"),
+            "the sample has rows to skip: {first}"
+        );
+        let again = import_file(&engine, ImportKind::Sat69b, &csv)
+            .await
+            .unwrap();
+        assert!(inserted_line(&again).contains("importados: 0 "), "{again}");
+
+        // The imported data is searchable through the tools' service.
+        let cov = engine.market.coverage().await.unwrap();
+        assert!(cov.sources.len() >= 2);
+
+        assert!(
+            import_file(&engine, ImportKind::Ocds, &fixture("nope.json"))
+                .await
+                .is_err()
+        );
+    }
+
+    #[tokio::test]
+    async fn the_subcommand_runs_every_file_and_checks_its_arguments() {
+        let open = || async { Ok(Engine::from_store(Store::open_temp().await.unwrap())) };
+        let args: Vec<String> = vec![
+            "import-ocds".into(),
+            fixture(
+                "ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951880Z-planning.json",
+            )
+            .display()
+            .to_string(),
+            fixture(
+                "ocds/jalisco/ocds-xs1qbl-SFIN-03-0001-00-2017-20180118T043951992Z-tender.json",
+            )
+            .display()
+            .to_string(),
+        ];
+        assert_eq!(run(&args, open()).await, Some(0));
+        assert_eq!(run(&["import-sat69b".to_string()], open()).await, Some(2));
+        let missing = vec!["import-ocds".to_string(), "/no/existe.json".to_string()];
+        assert_eq!(run(&missing, open()).await, Some(1));
+        assert_eq!(run(&["serve".to_string()], open()).await, None);
     }
 }

@@ -87,12 +87,14 @@ pub async fn main_entry() -> i32 {
 
     let args: Vec<String> = std::env::args().skip(1).collect();
     let open = async {
-        let engine = Engine::open(&config.database_url).await.map_err(|e| {
-            format!(
-                "no se pudo abrir la base de datos {}: {e}",
-                config.database_url
-            )
-        })?;
+        let engine = Engine::open(&config.database_url, &config.secret)
+            .await
+            .map_err(|e| {
+                format!(
+                    "no se pudo abrir la base de datos {}: {e}",
+                    config.database_url
+                )
+            })?;
         if config.seed_demo {
             luna_engine::demo::seed_if_empty(&engine.accounts)
                 .await
@@ -104,7 +106,7 @@ pub async fn main_entry() -> i32 {
         return code;
     }
 
-    let engine = match Engine::open(&config.database_url).await {
+    let engine = match Engine::open(&config.database_url, &config.secret).await {
         Ok(e) => e,
         Err(e) => {
             eprintln!(
@@ -129,6 +131,17 @@ pub async fn main_entry() -> i32 {
             Ok(false) => {}
             Err(e) => {
                 eprintln!("no se pudo sembrar la demo: {e}");
+                return 1;
+            }
+        }
+        // The embedded run needs market data: build the demo data on first start.
+        match engine.market.ensure_demo().await {
+            Ok(true) => {
+                println!("Datos de demostración de Proveedores y Adjudicaciones generados.")
+            }
+            Ok(false) => {}
+            Err(e) => {
+                eprintln!("no se pudo generar los datos de demostración: {e}");
                 return 1;
             }
         }

@@ -13,6 +13,7 @@ pub mod director;
 pub mod error;
 pub mod ids;
 pub mod market;
+pub mod market_tools;
 pub mod registry;
 pub mod session;
 pub mod session_tools;
@@ -32,6 +33,9 @@ pub struct Engine {
     pub accounts: accounts::Accounts,
     pub sessions: session::Sessions,
     pub billing: billing::Billing,
+    /// Market data (Proveedores, Licitaciones, Adjudicaciones, Registros, marcas de
+    /// riesgo); holds the secret that seals its cursors.
+    pub market: market::Market,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
@@ -40,13 +44,33 @@ pub struct Engine {
 
 impl Engine {
     /// Opens the database at `database_url`, applies migrations and wires the services.
-    pub async fn open(database_url: &str) -> EngineResult<Engine> {
+    /// `secret` is the server secret; market cursors are sealed with a key derived
+    /// from it, so they stay valid across restarts.
+    pub async fn open(database_url: &str, secret: &str) -> EngineResult<Engine> {
         let store = Store::open(database_url).await?;
-        Ok(Engine::from_store(store))
+        Ok(Engine::from_store_with_secret(store, secret))
     }
 
+    /// An engine with a random cursor secret (tests, tools that never paginate).
     pub fn from_store(store: Store) -> Engine {
+        use rand::RngCore;
+        let mut secret = [0u8; 32];
+        rand::thread_rng().fill_bytes(&mut secret);
+        Engine::with_cursor_key(store, secret.to_vec())
+    }
+
+    /// An engine whose market cursors are sealed with a key derived from `secret`.
+    pub fn from_store_with_secret(store: Store, secret: &str) -> Engine {
+        use sha2::{Digest, Sha256};
+        let mut h = Sha256::new();
+        h.update(b"luna/market-cursor/v1\0");
+        h.update(secret.as_bytes());
+        Engine::with_cursor_key(store, h.finalize().to_vec())
+    }
+
+    fn with_cursor_key(store: Store, cursor_key: Vec<u8>) -> Engine {
         Engine {
+            market: market::Market::new(store.clone(), cursor_key),
             accounts: accounts::Accounts::new(store.clone()),
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),

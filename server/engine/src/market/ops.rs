@@ -490,21 +490,30 @@ impl Market {
         let limit = check_limit(args.limit)?;
         let resolved = args.filters.resolve(MarketKind::Awards)?;
         let w = where_for(MarketKind::Awards, &resolved, None);
+        // Group on indexed columns only (a covering index answers it), then fetch a
+        // label for the few groups returned, not for every row scanned.
         let (key, label, order) = match args.group_by {
-            GroupBy::Supplier => ("a.supplier_id", "max(a.supplier_name)", "4 desc, 1"),
+            GroupBy::Supplier => (
+                "a.supplier_id",
+                "coalesce((select s.name from mk_suppliers s where s.id = g.k), \
+                 (select x.supplier_name from mk_awards x where x.supplier_id = g.k limit 1))",
+                "g.amt desc, g.k",
+            ),
             GroupBy::Buyer => (
                 "a.buyer",
-                "max(coalesce(a.buyer_name, a.buyer))",
-                "4 desc, 1",
+                "(select coalesce(x.buyer_name, x.buyer) from mk_awards x where x.buyer = g.k limit 1)",
+                "g.amt desc, g.k",
             ),
-            GroupBy::State => ("a.state_code", "''", "4 desc, 1"),
-            GroupBy::Year => ("a.year", "''", "1 desc"),
+            GroupBy::State => ("a.state_code", "''", "g.amt desc, g.k"),
+            GroupBy::Year => ("a.year", "''", "g.k desc"),
         };
         let sql = format!(
-            "select {key} as k, {label} as l, count(*) as n, \
+            "select g.k as k, {label} as l, g.n as n, g.amt as amt, g.sup as sup from ( \
+             select {key} as k, count(*) as n, \
              coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) as amt, \
              count(distinct a.supplier_id) as sup \
-             from mk_awards a where {} group by {key} order by {order} limit ?",
+             from mk_awards a where {} group by {key} \
+             ) g order by {order} limit ?",
             w.sql()
         );
         let rows = bind(sqlx::query(&sql), &w.binds)

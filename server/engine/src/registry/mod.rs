@@ -101,6 +101,7 @@ impl std::fmt::Debug for Registry {
 /// Every family's `register`, in catalog order. A new family adds one line here.
 pub fn catalog() -> Registry {
     let mut reg = Registry::new();
+    crate::market_tools::register(&mut reg);
     crate::account_tools::register(&mut reg);
     crate::session_tools::register(&mut reg);
     reg
@@ -145,6 +146,14 @@ impl Registry {
             .map(|(i, t)| (t.def.name, i))
             .collect();
         self
+    }
+
+    /// Replaces a registered tool with a stand-in (pipeline tests).
+    #[cfg(test)]
+    pub(crate) fn replace(&mut self, def: ToolDef) -> &mut Self {
+        self.tools.retain(|t| t.def.name != def.name);
+        self.index.remove(def.name);
+        self.add(def)
     }
 
     pub fn get(&self, name: &str) -> Option<&ToolEntry> {
