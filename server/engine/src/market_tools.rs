@@ -27,7 +27,7 @@ use crate::market::{
     MAX_COUNT_STATES, MAX_LIMIT,
 };
 use crate::registry::budget;
-use crate::registry::{CostClass, Family, Registry, Stage, ToolCtx, ToolDef, ToolOutput};
+use crate::registry::{CostClass, Family, Registry, Stage, Surface, ToolCtx, ToolDef, ToolOutput};
 
 /// `market_capabilities` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -389,11 +389,71 @@ async fn capabilities(ctx: ToolCtx, _args: CapabilitiesArgs) -> EngineResult<Too
     Ok(env.into())
 }
 
-fn search_envelope(page: &SearchPage) -> EngineResult<Envelope> {
+/// Fields a search row keeps: enough to choose and to cite; the detail (website, logo,
+/// every award) is one `market_get` away. Keeping rows small lets a page under the
+/// output budget hold several companies instead of two or three.
+const SEARCH_ROW_DROP: &[&str] = &[
+    "id", "name", "scian", "website", "logo_url", "source", "ocid",
+];
+/// Evidence items a search row keeps (the strongest first).
+const SEARCH_ROW_EVIDENCE: usize = 2;
+
+fn compact(mut row: ResultRow) -> ResultRow {
+    for key in SEARCH_ROW_DROP {
+        row.fields.remove(*key);
+    }
+    if let Some(Value::Array(evidence)) = row.fields.get_mut("evidence") {
+        evidence.truncate(SEARCH_ROW_EVIDENCE);
+    }
+    row
+}
+
+/// Luna's rows are tighter still: its results are capped at 4,500 characters, and a
+/// page must hold enough companies to build a selection in a few searches. The
+/// evidence keeps its ref (citable, opens the drawer) and what makes it evidence.
+const LUNA_ROW_KEEP: &[&str] = &[
+    "rfc",
+    "state",
+    "scian_name",
+    "awards_count",
+    "awards_total_mxn",
+    "last_award",
+    "evidence",
+    "title",
+    "buyer",
+    "amount",
+    "date",
+    "mark_kind",
+    "procedure",
+];
+
+fn compact_for_luna(mut row: ResultRow) -> ResultRow {
+    row.fields
+        .retain(|k, _| LUNA_ROW_KEEP.contains(&k.as_str()));
+    if let Some(Value::Array(evidence)) = row.fields.get_mut("evidence") {
+        evidence.truncate(1);
+        for e in evidence.iter_mut() {
+            if let Value::Object(map) = e {
+                map.retain(|k, _| matches!(k.as_str(), "ref" | "buyer" | "amount" | "date"));
+            }
+        }
+    }
+    row
+}
+
+fn search_envelope(page: &SearchPage, surface: Surface) -> EngineResult<Envelope> {
     let rows = page
         .results
         .iter()
-        .map(to_row)
+        .map(|r| {
+            to_row(r).map(compact).map(|row| {
+                if surface == Surface::Luna {
+                    compact_for_luna(row)
+                } else {
+                    row
+                }
+            })
+        })
         .collect::<EngineResult<Vec<_>>>()?;
     let mut env = Envelope::rows(rows);
     env.has_more = page.has_more;
@@ -414,10 +474,15 @@ async fn search(ctx: ToolCtx, args: Value) -> EngineResult<ToolOutput> {
     let fit = ctx.budget.saturating_sub(ENVELOPE_MARGIN);
     // The page size follows the budget *before* the query, so the page that is
     // sealed into the cursor is exactly the page returned.
-    let mut cap = ctx.page_size_hint(row_chars(args.kind), MAX_LIMIT as usize);
+    let row_estimate = if ctx.surface == Surface::Luna {
+        row_chars(args.kind) / 3
+    } else {
+        row_chars(args.kind)
+    };
+    let mut cap = ctx.page_size_hint(row_estimate, MAX_LIMIT as usize);
     loop {
         let page = market.search(&args, Some(cap as u32)).await?;
-        let mut env = search_envelope(&page)?;
+        let mut env = search_envelope(&page, ctx.surface)?;
         let size = budget::size_chars(&env);
         if size <= fit || page.shown == 0 {
             return Ok(env.into());

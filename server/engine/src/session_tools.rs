@@ -1,10 +1,12 @@
 //! Luna-only tools over the work session's board (SPEC §5 catalog): `selection_update`
 //! (argued cards: every item needs a `why`) and `board_read`. The board lives in the
-//! session log: these tools read the current projection and return the new selection;
-//! the turn loop writes it to the log as a `board.patched` event.
+//! session log: `selection_update` reads the current projection and appends the new
+//! selection as a `board.patched` event; its result is a summary for the model.
 
-use luna_protocol::board::SelectionItem;
+use luna_protocol::board::{Board, SelectionItem};
 use luna_protocol::error::ErrorCode;
+use luna_protocol::event::{BoardPatched, SessionEvent};
+use luna_protocol::patch::PatchOp;
 use luna_protocol::tool::{Envelope, ResultRow};
 use schemars::JsonSchema;
 use serde::Deserialize;
@@ -82,7 +84,7 @@ pub fn register(reg: &mut Registry) {
             .budget(4_500)
             .stage(Stage::Buscando, 20)
             .stage(Stage::ConSeleccion, 10)
-            .citations(&["ref", "why"])
+            .citations(&["ref", "why", "total", "priority_total"])
             .handler(selection_update),
     );
     reg.add(
@@ -200,9 +202,28 @@ async fn selection_update(ctx: ToolCtx, args: SelectionUpdateArgs) -> EngineResu
             "Quita empresas o guarda la selección en el CRM antes de agregar más.",
         ));
     }
-    Ok(ToolOutput::from(Envelope::rows(
-        selection.iter().map(row_of).collect(),
-    )))
+    // The board lives in the session log: write the new selection there now, whole,
+    // so trimming this result to the output budget never trims the board.
+    let patch = SessionEvent::BoardPatched(BoardPatched {
+        turn_id: None,
+        patch: vec![PatchOp::Replace {
+            path: Board::SELECTION.to_owned(),
+            value: serde_json::to_value(&selection)
+                .map_err(|e| EngineError::Internal(e.to_string()))?,
+        }],
+    });
+    ctx.engine.sessions.append_one(session_id, patch).await?;
+    let mut rows = vec![ResultRow::new(
+        "record:selection",
+        format!("Selección de {} empresas", selection.len()),
+    )
+    .with("total", selection.len())
+    .with(
+        "priority_total",
+        selection.iter().filter(|s| s.priority.is_some()).count(),
+    )];
+    rows.extend(selection.iter().map(row_of));
+    Ok(ToolOutput::from(Envelope::rows(rows)))
 }
 
 async fn board_read(ctx: ToolCtx, args: BoardReadArgs) -> EngineResult<ToolOutput> {

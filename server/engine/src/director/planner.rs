@@ -15,6 +15,9 @@ use crate::turn::intent::{
 use super::grammar::{parse, Request};
 use super::vocab::CatalogVocabulary;
 
+/// Result pages the director reads before selecting (each page fits Luna's output budget).
+pub const MAX_SEARCH_PAGES: usize = 6;
+
 /// Companies Luna puts in a selection when the person names no quantity.
 pub const DEFAULT_SELECTION: u32 = 20;
 
@@ -190,7 +193,7 @@ impl LocalDirector {
         let count_ref = counts
             .first()
             .filter(|c| !ok_rows(c).is_empty())
-            .map(|c| format!("[[evidence:{}.0.count]]", c.call));
+            .map(|c| format!("[[evidence:{}.0.total]]", c.call));
         if req.asks_count {
             return match count_ref {
                 Some(r) => final_(
@@ -216,7 +219,7 @@ impl LocalDirector {
                 .and_then(Value::as_bool)
                 .unwrap_or(false);
             let cursor = last.result.get("cursor").and_then(Value::as_str);
-            if found.len() < wanted && has_more && searches.len() < 3 {
+            if found.len() < wanted && has_more && searches.len() < MAX_SEARCH_PAGES {
                 if let Some(cursor) = cursor {
                     return ModelStep::Tools(vec![call(
                         "market_search",
@@ -274,6 +277,7 @@ impl LocalDirector {
             let rows = ok_rows(sel);
             let names: Vec<String> = rows
                 .iter()
+                .skip(1)
                 .take(2)
                 .filter_map(|r| {
                     r.get("ref")
@@ -282,7 +286,7 @@ impl LocalDirector {
                 })
                 .collect();
             narration.push_str(&format!(
-                " Armé una selección de [[evidence:{}.shown]] con su porqué, empezando por {}.",
+                " Armé una selección de [[evidence:{}.0.total]] con su porqué, empezando por {}.",
                 sel.call,
                 names.join(" y ")
             ));

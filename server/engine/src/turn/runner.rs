@@ -5,13 +5,12 @@
 
 use std::collections::HashSet;
 
-use luna_protocol::board::{Board, Evidence, SelectionItem};
+use luna_protocol::board::Board;
 use luna_protocol::decision::{DecisionCard, DecisionKind, PreviewLine};
 use luna_protocol::event::{
     Anchor, IntentKind, NarrationDelta, SessionEvent, ToolFinished, ToolStarted, TurnAccepted,
     TurnFinished, UserMessage,
 };
-use luna_protocol::patch::PatchOp;
 use luna_protocol::session::Stage;
 use luna_protocol::tool::Envelope;
 use serde_json::{json, Value};
@@ -242,44 +241,6 @@ fn card_for(draft: &DecisionDraft, source: Option<&Envelope>) -> DecisionCard {
     }
 }
 
-/// The selection a `selection_update` result describes, as board items.
-fn selection_from(envelope: &Envelope) -> Vec<SelectionItem> {
-    envelope
-        .results
-        .iter()
-        .map(|row| SelectionItem {
-            reference: row.ref_.clone(),
-            label: row.ref_label.clone(),
-            why: row
-                .fields
-                .get("why")
-                .and_then(Value::as_str)
-                .unwrap_or_default()
-                .to_owned(),
-            evidence: row
-                .fields
-                .get("evidence")
-                .and_then(Value::as_array)
-                .map(|list| {
-                    list.iter()
-                        .filter_map(|e| {
-                            Some(Evidence {
-                                reference: e.get("ref")?.as_str()?.to_owned(),
-                                label: e.get("label")?.as_str()?.to_owned(),
-                            })
-                        })
-                        .collect()
-                })
-                .unwrap_or_default(),
-            priority: row
-                .fields
-                .get("priority")
-                .and_then(Value::as_u64)
-                .map(|p| p.min(255) as u8),
-        })
-        .collect()
-}
-
 fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
     resolved
         .anchors
@@ -454,7 +415,7 @@ pub async fn run_turn(
                             }
                         }
                     }
-                    let mut events = vec![SessionEvent::ToolFinished(ToolFinished {
+                    let events = vec![SessionEvent::ToolFinished(ToolFinished {
                         turn_id: turn_id.to_owned(),
                         call_ref: handle.clone(),
                         label,
@@ -473,20 +434,6 @@ pub async fn run_turn(
                             .and_then(Value::as_str)
                             .map(str::to_owned),
                     })];
-                    if call.name == "selection_update" {
-                        if let Ok(env) = &response.outcome {
-                            events.push(SessionEvent::BoardPatched(
-                                luna_protocol::event::BoardPatched {
-                                    turn_id: Some(turn_id.to_owned()),
-                                    patch: vec![PatchOp::Replace {
-                                        path: Board::SELECTION.to_owned(),
-                                        value: serde_json::to_value(selection_from(env))
-                                            .unwrap_or(Value::Null),
-                                    }],
-                                },
-                            ));
-                        }
-                    }
                     sessions.append_all(session_id, &events).await?;
                     if call.name == "market_search" {
                         stagnant = if new_refs <= 1 { stagnant + 1 } else { 0 };

@@ -318,3 +318,55 @@ async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
     .unwrap();
     assert!(matches!(out.intent, TurnIntent::Limite { .. }));
 }
+
+#[tokio::test]
+async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
+    let (engine, caller, session) = setup().await;
+    engine.market.ensure_demo().await.unwrap();
+    let director = crate::director::planner::LocalDirector;
+    let message = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
+    let out = run_turn(&engine, &director, &caller, &session, "t1", message)
+        .await
+        .unwrap();
+    let tools: Vec<&str> = out
+        .transcript
+        .iter()
+        .map(|e| e.tool.name.as_str())
+        .collect();
+    assert_eq!(&tools[..2], ["market_count", "market_search"], "{tools:?}");
+    assert!(tools.contains(&"selection_update"), "{tools:?}");
+    assert!(!out.repaired, "{:?}", out.narration);
+    assert!(!out.narration.text.contains("[["));
+    assert!(out.narration.anchors.len() >= 3, "{:?}", out.narration);
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
+    assert_eq!(
+        view.board.selection.len(),
+        40,
+        "{tools:?} {}",
+        out.transcript
+            .iter()
+            .map(|e| format!(
+                "{} has_more={} cursor={}",
+                e.tool.name,
+                e.result["has_more"],
+                e.result.get("cursor").is_some()
+            ))
+            .collect::<Vec<_>>()
+            .join("; ")
+    );
+    assert!(view.board.selection.iter().all(|s| !s.why.is_empty()));
+    assert_eq!(
+        view.board
+            .selection
+            .iter()
+            .filter(|s| s.priority.is_some())
+            .count(),
+        10
+    );
+    eprintln!("{}", out.narration.text);
+}
