@@ -36,3 +36,21 @@ test('without a criterion Luna asks what to look for instead of inventing it', a
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('luna-message').last()).toContainText('Cuéntame qué empresas buscas');
 });
+
+test('the seed scene: Luna counts, searches and builds an argued selection of forty on the board', async ({ page }) => {
+  await page.setViewportSize({ width: 1280, height: 900 });
+  await login(page, 'ventas@demo.luna.mx');
+  await hydrated(page);
+  await page
+    .getByLabel('Mensaje para Luna')
+    .fill('Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.');
+  await page.getByRole('button', { name: 'Enviar' }).click();
+  const answer = page.getByTestId('luna-message').last();
+  await expect(answer).toContainText('Armé una selección de 40', { timeout: 30_000 });
+  await expect(page.getByTestId('selection-card')).toHaveCount(40);
+  await expect(page.getByTestId('selection-card').first()).toContainText('adjudicaciones');
+  await expect(page.getByTestId('selection-card').filter({ hasText: 'Prioridad' })).toHaveCount(10);
+  // Each step shows up as a tool line in product language.
+  await expect(page.getByTestId('tool-line').filter({ hasText: 'proveedores' }).first()).toBeVisible();
+  await page.screenshot({ path: 'artifacts/scene-selection.png', fullPage: false });
+});

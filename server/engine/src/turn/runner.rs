@@ -151,6 +151,27 @@ pub fn harvest(
     known.len() - before
 }
 
+/// The line the person reads while a tool runs, in product language:
+/// "Buscando proveedores en Jalisco" rather than the tool's generic label.
+pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
+    let kind = match args.get("kind").and_then(Value::as_str).unwrap_or("suppliers") {
+        "opportunities" => "licitaciones",
+        "awards" => "adjudicaciones",
+        "permits" => "registros",
+        "risks" => "marcas de riesgo",
+        _ => "proveedores",
+    };
+    let verb = match tool {
+        "market_search" => "Buscando",
+        "market_count" => "Contando",
+        _ => return generic.to_owned(),
+    };
+    match args.pointer("/filters/state").and_then(Value::as_str) {
+        Some(state) => format!("{verb} {kind} en {state}"),
+        None => format!("{verb} {kind}"),
+    }
+}
+
 fn summary_of(response: &crate::registry::ToolResponse) -> String {
     match &response.outcome {
         Ok(env) if env.results.is_empty() => "Sin resultados".to_owned(),
@@ -382,7 +403,7 @@ pub async fn run_turn(
                         continue;
                     }
                     let def = engine.registry.get(&call.name).map(|e| &e.def);
-                    let label = def.map(|d| d.label.to_owned()).unwrap_or_default();
+                    let label = label_for(&call.name, def.map(|d| d.label).unwrap_or_default(), &call.args);
                     sessions
                         .append_one(
                             session_id,
