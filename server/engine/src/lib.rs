@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod billing;
 pub mod catalog;
 pub mod clock;
+pub mod crm;
 pub mod demo;
 pub mod director;
 pub mod error;
@@ -31,6 +32,8 @@ pub struct Engine {
     pub accounts: accounts::Accounts,
     pub sessions: session::Sessions,
     pub billing: billing::Billing,
+    /// The CRM and the Empresas directory.
+    pub crm: crm::Crm,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
 }
@@ -47,6 +50,7 @@ impl Engine {
             accounts: accounts::Accounts::new(store.clone()),
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),
+            crm: crm::Crm::new(store.clone()),
             registry: Arc::new(registry::catalog()),
             store,
         }
