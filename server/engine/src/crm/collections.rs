@@ -20,9 +20,16 @@ pub struct NewCollection {
     pub fields: Vec<FieldDef>,
 }
 
-pub async fn create(store: &Store, workspace_id: &str, new: NewCollection) -> EngineResult<Collection> {
+pub async fn create(
+    store: &Store,
+    workspace_id: &str,
+    new: NewCollection,
+) -> EngineResult<Collection> {
     if new.stages.is_empty() {
-        return Err(invalid("Una colección necesita al menos una etapa.", "Agrega las etapas en orden."));
+        return Err(invalid(
+            "Una colección necesita al menos una etapa.",
+            "Agrega las etapas en orden.",
+        ));
     }
     if !new.fields.iter().any(|f| f.key == new.primary_field) {
         return Err(invalid(
@@ -58,7 +65,11 @@ pub async fn create(store: &Store, workspace_id: &str, new: NewCollection) -> En
 }
 
 /// The collection if it belongs to the workspace; another workspace's is NOT_FOUND.
-pub async fn get(conn: &mut SqliteConnection, workspace_id: &str, id: &str) -> EngineResult<Collection> {
+pub async fn get(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    id: &str,
+) -> EngineResult<Collection> {
     let row = sqlx::query("select * from crm_collections where id = ? and workspace_id = ?")
         .bind(collection_id(id))
         .bind(workspace_id)
@@ -76,12 +87,18 @@ pub async fn get_in(store: &Store, workspace_id: &str, id: &str) -> EngineResult
 }
 
 /// Active collections of the workspace whose name contains `query` (folded).
-pub async fn list(store: &Store, workspace_id: &str, query: Option<&str>) -> EngineResult<Vec<Collection>> {
+pub async fn list(
+    store: &Store,
+    workspace_id: &str,
+    query: Option<&str>,
+) -> EngineResult<Vec<Collection>> {
     let rows = sqlx::query("select * from crm_collections where workspace_id = ? and status = 'active' order by name, id")
         .bind(workspace_id)
         .fetch_all(store.pool())
         .await?;
-    let needle = query.map(crate::catalog::text::fold).filter(|q| !q.is_empty());
+    let needle = query
+        .map(crate::catalog::text::fold)
+        .filter(|q| !q.is_empty());
     let mut out = Vec::new();
     for r in &rows {
         let c = Collection::from_row(r)?;
@@ -96,14 +113,21 @@ pub async fn list(store: &Store, workspace_id: &str, query: Option<&str>) -> Eng
 }
 
 /// Archives or reactivates a collection (a person's action in the app).
-pub async fn set_status(store: &Store, workspace_id: &str, id: &str, status: CollectionStatus) -> EngineResult<()> {
-    let done = sqlx::query("update crm_collections set status = ?, updated_at = ? where id = ? and workspace_id = ?")
-        .bind(status.as_str())
-        .bind(now_ms())
-        .bind(collection_id(id))
-        .bind(workspace_id)
-        .execute(store.pool())
-        .await?;
+pub async fn set_status(
+    store: &Store,
+    workspace_id: &str,
+    id: &str,
+    status: CollectionStatus,
+) -> EngineResult<()> {
+    let done = sqlx::query(
+        "update crm_collections set status = ?, updated_at = ? where id = ? and workspace_id = ?",
+    )
+    .bind(status.as_str())
+    .bind(now_ms())
+    .bind(collection_id(id))
+    .bind(workspace_id)
+    .execute(store.pool())
+    .await?;
     if done.rows_affected() == 0 {
         return Err(collection_not_found());
     }

@@ -11,7 +11,9 @@ use crate::catalog::states::{State, StateContext};
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 use crate::market::cursor;
-use crate::registry::{CostClass, Family, Registry, SideEffect, Stage, ToolCtx, ToolDef, ToolOutput};
+use crate::registry::{
+    CostClass, Family, Registry, SideEffect, Stage, ToolCtx, ToolDef, ToolOutput,
+};
 use crate::store::Store;
 
 use super::collections;
@@ -126,11 +128,16 @@ async fn company_search(ctx: ToolCtx, args: CompanySearchArgs) -> EngineResult<T
         query: args.query.clone(),
         rfc: args.rfc.clone(),
         state,
-        limit: limit.min(u32::try_from(ctx.page_size_hint(420, MAX_SEARCH_LIMIT as usize)).unwrap_or(limit)),
+        limit: limit.min(
+            u32::try_from(ctx.page_size_hint(420, MAX_SEARCH_LIMIT as usize)).unwrap_or(limit),
+        ),
         offset,
     };
     let (companies, has_more) = directory::search(ctx.engine.crm.store(), &q).await?;
-    let rows: Vec<ResultRow> = companies.iter().map(|c| c.to_row(&ctx.caller.workspace_id)).collect();
+    let rows: Vec<ResultRow> = companies
+        .iter()
+        .map(|c| c.to_row(&ctx.caller.workspace_id))
+        .collect();
     let next = offset + rows.len() as u64;
     let mut env = Envelope::rows(rows);
     if has_more {
@@ -161,7 +168,9 @@ pub async fn save_company(
     stage: Option<&str>,
 ) -> EngineResult<SaveCompanyOutcome> {
     let Some(company) = directory::get(store, company_ref).await? else {
-        return Err(EngineError::not_found("esa empresa en el directorio de Empresas"));
+        return Err(EngineError::not_found(
+            "esa empresa en el directorio de Empresas",
+        ));
     };
     let token = claim_token(&actor.workspace_id, &company.id);
     if given_token.is_some_and(|t| t.trim() != token) {
@@ -197,9 +206,28 @@ pub async fn save_company(
         Some(r) => (r, true, None),
         None => {
             let fields = company_fields(&collection, &company);
-            let r = records::insert(&mut tx, actor, &collection, Some(company.entity_id()), stage, fields, "save").await?;
+            let r = records::insert(
+                &mut tx,
+                actor,
+                &collection,
+                Some(company.entity_id()),
+                stage,
+                fields,
+                "save",
+            )
+            .await?;
             let t = undo::new_token();
-            undo::record_step(&mut tx, &t, 0, &actor.workspace_id, "record", &r.id, Some(r.version), None).await?;
+            undo::record_step(
+                &mut tx,
+                &t,
+                0,
+                &actor.workspace_id,
+                "record",
+                &r.id,
+                Some(r.version),
+                None,
+            )
+            .await?;
             (r, false, Some(t))
         }
     };

@@ -10,7 +10,14 @@ use super::directory;
 use super::model::{FieldDef, FieldType};
 
 pub const DEMO_COLLECTION: &str = "Prospección";
-pub const DEMO_STAGES: &[&str] = &["Nuevo", "Contactado", "En conversación", "Propuesta", "Ganado", "Perdido"];
+pub const DEMO_STAGES: &[&str] = &[
+    "Nuevo",
+    "Contactado",
+    "En conversación",
+    "Propuesta",
+    "Ganado",
+    "Perdido",
+];
 
 /// The "Prospección" pipeline definition.
 pub fn prospeccion() -> NewCollection {
@@ -26,7 +33,12 @@ pub fn prospeccion() -> NewCollection {
             FieldDef::new("giro", "Giro", FieldType::Text, false),
             FieldDef::new("dominio", "Dominio", FieldType::Text, false),
             FieldDef::new("fuente", "Fuente", FieldType::Text, true),
-            FieldDef::new("monto_estimado", "Monto estimado (MXN)", FieldType::Number, false),
+            FieldDef::new(
+                "monto_estimado",
+                "Monto estimado (MXN)",
+                FieldType::Number,
+                false,
+            ),
             FieldDef::new("fecha_cierre", "Fecha de cierre", FieldType::Date, false),
             FieldDef::new("siguiente_paso", "Siguiente paso", FieldType::Text, false),
         ],
@@ -36,11 +48,13 @@ pub fn prospeccion() -> NewCollection {
 /// Creates "Prospección" in a workspace unless a collection of that name exists.
 /// Returns true if it created it.
 pub async fn seed_workspace(store: &Store, workspace_id: &str) -> EngineResult<bool> {
-    let exists: i64 = sqlx::query_scalar("select count(*) from crm_collections where workspace_id = ? and name = ?")
-        .bind(workspace_id)
-        .bind(DEMO_COLLECTION)
-        .fetch_one(store.pool())
-        .await?;
+    let exists: i64 = sqlx::query_scalar(
+        "select count(*) from crm_collections where workspace_id = ? and name = ?",
+    )
+    .bind(workspace_id)
+    .bind(DEMO_COLLECTION)
+    .fetch_one(store.pool())
+    .await?;
     if exists > 0 {
         return Ok(false);
     }
@@ -56,11 +70,12 @@ pub async fn seed(store: &Store) -> EngineResult<bool> {
         if *plan != luna_protocol::account::Plan::Founder {
             continue;
         }
-        let ids: Vec<String> = sqlx::query_scalar("select id from workspaces where name = ? and plan = ?")
-            .bind(*name)
-            .bind(plan.as_str())
-            .fetch_all(store.pool())
-            .await?;
+        let ids: Vec<String> =
+            sqlx::query_scalar("select id from workspaces where name = ? and plan = ?")
+                .bind(*name)
+                .bind(plan.as_str())
+                .fetch_all(store.pool())
+                .await?;
         for id in ids {
             created |= seed_workspace(store, &id).await?;
         }

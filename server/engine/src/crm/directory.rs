@@ -74,7 +74,10 @@ impl Company {
             .with("sector", &self.sector)
             .with("employees", &self.employees)
             .with("domain", &self.domain)
-            .with("supplier_ref", self.supplier_id.as_ref().map(|s| format!("company:{s}")))
+            .with(
+                "supplier_ref",
+                self.supplier_id.as_ref().map(|s| format!("company:{s}")),
+            )
             .with("is_supplier", self.supplier_id.is_some())
             .with("claim_token", claim_token(workspace_id, &self.id))
     }
@@ -107,7 +110,12 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
             binds.push(format!("%{}%", term.replace(['%', '_'], "")));
         }
     }
-    if let Some(rfc) = q.rfc.as_deref().map(|r| r.trim().to_uppercase()).filter(|r| !r.is_empty()) {
+    if let Some(rfc) = q
+        .rfc
+        .as_deref()
+        .map(|r| r.trim().to_uppercase())
+        .filter(|r| !r.is_empty())
+    {
         sql.push_str(" and rfc = ?");
         binds.push(rfc);
     }
@@ -138,15 +146,20 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
 /// A company by `company:<id>` (directory id or RFC). A market supplier that is not
 /// in the directory yet is taken from the supplier row (linked to itself).
 pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Company>> {
-    let key = company_ref.strip_prefix("company:").unwrap_or(company_ref).trim();
+    let key = company_ref
+        .strip_prefix("company:")
+        .unwrap_or(company_ref)
+        .trim();
     if key.is_empty() {
         return Ok(None);
     }
-    let row = sqlx::query(&format!("select {COLS} from co_companies where id = ? or rfc = ? limit 1"))
-        .bind(key)
-        .bind(key.to_uppercase())
-        .fetch_optional(store.pool())
-        .await?;
+    let row = sqlx::query(&format!(
+        "select {COLS} from co_companies where id = ? or rfc = ? limit 1"
+    ))
+    .bind(key)
+    .bind(key.to_uppercase())
+    .fetch_optional(store.pool())
+    .await?;
     if let Some(r) = row {
         return Ok(Some(Company::from_row(&r)?));
     }
@@ -175,7 +188,10 @@ fn from_supplier(r: &SqliteRow) -> EngineResult<Company> {
             .and_then(State::from_code)
             .map(|s| s.name().to_owned()),
         city: r.try_get("municipality")?,
-        sector: scian.as_deref().and_then(crate::catalog::scian::name_of).map(str::to_owned),
+        sector: scian
+            .as_deref()
+            .and_then(crate::catalog::scian::name_of)
+            .map(str::to_owned),
         employees: size.as_deref().map(employees_for_size).map(str::to_owned),
         domain: website.map(|w| {
             w.trim_start_matches("https://")
@@ -222,12 +238,30 @@ async fn insert(store: &Store, c: &Company) -> EngineResult<()> {
 }
 
 const FIRST: &[&str] = &[
-    "Grupo", "Industrias", "Comercializadora", "Servicios", "Distribuidora", "Tecnologías", "Logística",
-    "Alimentos", "Consultores", "Manufacturas",
+    "Grupo",
+    "Industrias",
+    "Comercializadora",
+    "Servicios",
+    "Distribuidora",
+    "Tecnologías",
+    "Logística",
+    "Alimentos",
+    "Consultores",
+    "Manufacturas",
 ];
 const SECOND: &[&str] = &[
-    "Altamira", "del Valle", "Sierra Madre", "Pacífico", "Anáhuac", "Tarasca", "Cuauhtémoc", "Las Lomas",
-    "Río Bravo", "Mayab", "Bajío Norte", "Huasteca",
+    "Altamira",
+    "del Valle",
+    "Sierra Madre",
+    "Pacífico",
+    "Anáhuac",
+    "Tarasca",
+    "Cuauhtémoc",
+    "Las Lomas",
+    "Río Bravo",
+    "Mayab",
+    "Bajío Norte",
+    "Huasteca",
 ];
 const SECTORS: &[&str] = &[
     "Comercio al por mayor",
@@ -242,7 +276,9 @@ const EMPLOYEES: &[&str] = &["1-10", "11-50", "51-200", "201-1000", "1000+"];
 /// Seeds the demo directory once: a share of the market suppliers (linked by RFC) plus
 /// generated companies that do not sell to government. Returns rows added.
 pub async fn ensure_demo(store: &Store) -> EngineResult<usize> {
-    let existing: i64 = sqlx::query_scalar("select count(*) from co_companies").fetch_one(store.pool()).await?;
+    let existing: i64 = sqlx::query_scalar("select count(*) from co_companies")
+        .fetch_one(store.pool())
+        .await?;
     if existing > 0 {
         return Ok(0);
     }
@@ -266,7 +302,11 @@ pub async fn ensure_demo(store: &Store) -> EngineResult<usize> {
             "{} {} {}",
             FIRST[i % FIRST.len()],
             SECOND[(i / FIRST.len()) % SECOND.len()],
-            if i % 3 == 0 { "S.A. de C.V." } else { "S. de R.L. de C.V." }
+            if i % 3 == 0 {
+                "S.A. de C.V."
+            } else {
+                "S. de R.L. de C.V."
+            }
         );
         let st = State::from_code(u8::try_from(i % 32 + 1).unwrap_or(1));
         let state = st.map(|s| s.name().to_owned());
@@ -301,14 +341,23 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
     .execute(store.pool())
     .await?
     .rows_affected();
-    let unlinked = sqlx::query("select id, name_folded from co_companies where supplier_id is null and rfc is null")
-        .fetch_all(store.pool())
-        .await?;
+    let unlinked = sqlx::query(
+        "select id, name_folded from co_companies where supplier_id is null and rfc is null",
+    )
+    .fetch_all(store.pool())
+    .await?;
     let mut by_name = 0;
     for r in unlinked {
         let id: String = r.try_get("id")?;
         let name: String = r.try_get("name_folded")?;
-        let Some(fts) = crate::market::filters::fts_query(&name) else {
+        let compact = name.replace(' ', "");
+        // Short tokens (legal suffixes split by punctuation: "s a de c v") are left out.
+        let long: Vec<&str> = name
+            .split(' ')
+            .filter(|w| w.chars().count() >= 3)
+            .take(4)
+            .collect();
+        let Some(fts) = crate::market::filters::fts_query(&long.join(" ")) else {
             continue;
         };
         let hits = sqlx::query(
@@ -320,7 +369,7 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
         .await?;
         for h in hits {
             let sname: String = h.try_get("name")?;
-            if fold(&sname) == name {
+            if fold(&sname).replace(' ', "") == compact {
                 let sid: String = h.try_get("id")?;
                 sqlx::query("update co_companies set supplier_id = ? where id = ?")
                     .bind(sid)

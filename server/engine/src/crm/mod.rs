@@ -82,7 +82,10 @@ impl Crm {
         self.selection = Some(source);
     }
 
-    pub(crate) async fn selection_refs(&self, caller: &Caller) -> EngineResult<Option<Vec<String>>> {
+    pub(crate) async fn selection_refs(
+        &self,
+        caller: &Caller,
+    ) -> EngineResult<Option<Vec<String>>> {
         match &self.selection {
             Some(s) => Ok(Some(s.selection(caller).await?)),
             None => Ok(None),
@@ -96,14 +99,17 @@ impl Crm {
             .cursor_secret
             .get_or_try_init(|| async move {
                 let fresh = crate::ids::random_token(32);
-                sqlx::query("insert or ignore into crm_settings (key, value) values ('cursor_secret', ?)")
-                    .bind(&fresh)
-                    .execute(store.pool())
-                    .await?;
-                let value: String =
-                    sqlx::query_scalar("select value from crm_settings where key = 'cursor_secret'")
-                        .fetch_one(store.pool())
-                        .await?;
+                sqlx::query(
+                    "insert or ignore into crm_settings (key, value) values ('cursor_secret', ?)",
+                )
+                .bind(&fresh)
+                .execute(store.pool())
+                .await?;
+                let value: String = sqlx::query_scalar(
+                    "select value from crm_settings where key = 'cursor_secret'",
+                )
+                .fetch_one(store.pool())
+                .await?;
                 Ok::<_, crate::error::EngineError>(value.into_bytes())
             })
             .await?;
@@ -112,24 +118,41 @@ impl Crm {
 
     /// Undoes a level-0 write ("deshacer"): restores the state before it exactly, or
     /// fails with `VERSION_CONFLICT` if a record changed since.
-    pub async fn undo(&self, caller: &Caller, surface: Surface, undo_token: &str) -> EngineResult<UndoOutcome> {
+    pub async fn undo(
+        &self,
+        caller: &Caller,
+        surface: Surface,
+        undo_token: &str,
+    ) -> EngineResult<UndoOutcome> {
         undo::undo(&self.store, &Actor::new(caller, surface), undo_token).await
     }
 
     /// Executes a `crm_save_companies` proposal (the decision card's tap). Idempotent:
     /// a second execution creates nothing and reports `already_executed`.
-    pub async fn execute_save_proposal(&self, caller: &Caller, proposal_id: &str) -> EngineResult<SaveExecution> {
+    pub async fn execute_save_proposal(
+        &self,
+        caller: &Caller,
+        proposal_id: &str,
+    ) -> EngineResult<SaveExecution> {
         proposals::execute_save(&self.store, caller, proposal_id).await
     }
 
     /// Executes a `crm_bulk_update` proposal. Idempotent like `execute_save_proposal`.
-    pub async fn execute_bulk_proposal(&self, caller: &Caller, proposal_id: &str) -> EngineResult<BulkExecution> {
+    pub async fn execute_bulk_proposal(
+        &self,
+        caller: &Caller,
+        proposal_id: &str,
+    ) -> EngineResult<BulkExecution> {
         proposals::execute_bulk(&self.store, caller, proposal_id).await
     }
 }
 
 /// `crm::undo(engine, caller, token)` for the UI's "deshacer" (surface `ui`).
-pub async fn undo(engine: &crate::Engine, caller: &Caller, undo_token: &str) -> EngineResult<UndoOutcome> {
+pub async fn undo(
+    engine: &crate::Engine,
+    caller: &Caller,
+    undo_token: &str,
+) -> EngineResult<UndoOutcome> {
     let started = std::time::Instant::now();
     let res = engine.crm.undo(caller, Surface::Ui, undo_token).await;
     record_telemetry(engine, caller, "crm_undo", &res, started).await;
@@ -137,7 +160,11 @@ pub async fn undo(engine: &crate::Engine, caller: &Caller, undo_token: &str) -> 
 }
 
 /// Executes a save proposal from the decision card, with its telemetry row.
-pub async fn execute_save_proposal(engine: &crate::Engine, caller: &Caller, proposal_id: &str) -> EngineResult<SaveExecution> {
+pub async fn execute_save_proposal(
+    engine: &crate::Engine,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<SaveExecution> {
     let started = std::time::Instant::now();
     let res = engine.crm.execute_save_proposal(caller, proposal_id).await;
     record_telemetry(engine, caller, "crm_save_companies", &res, started).await;
@@ -145,7 +172,11 @@ pub async fn execute_save_proposal(engine: &crate::Engine, caller: &Caller, prop
 }
 
 /// Executes a bulk-update proposal from the decision card, with its telemetry row.
-pub async fn execute_bulk_proposal(engine: &crate::Engine, caller: &Caller, proposal_id: &str) -> EngineResult<BulkExecution> {
+pub async fn execute_bulk_proposal(
+    engine: &crate::Engine,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<BulkExecution> {
     let started = std::time::Instant::now();
     let res = engine.crm.execute_bulk_proposal(caller, proposal_id).await;
     record_telemetry(engine, caller, "crm_bulk_update", &res, started).await;

@@ -101,7 +101,11 @@ pub fn company_fields(c: &Collection, co: &Company) -> Map<String, Value> {
     put("empleados", co.employees.as_deref());
     put(
         "fuente",
-        Some(if co.supplier_id.is_some() { "Proveedores" } else { "Empresas" }),
+        Some(if co.supplier_id.is_some() {
+            "Proveedores"
+        } else {
+            "Empresas"
+        }),
     );
     m
 }
@@ -146,7 +150,12 @@ struct Loaded {
     result: Option<String>,
 }
 
-async fn load_proposal(conn: &mut SqliteConnection, workspace_id: &str, kind: &str, id: &str) -> EngineResult<Loaded> {
+async fn load_proposal(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    kind: &str,
+    id: &str,
+) -> EngineResult<Loaded> {
     let row = sqlx::query(
         "select collection_id, payload, surface, result from crm_proposals where id = ? and workspace_id = ? and kind = ?",
     )
@@ -166,7 +175,11 @@ async fn load_proposal(conn: &mut SqliteConnection, workspace_id: &str, kind: &s
     })
 }
 
-async fn mark_executed(conn: &mut SqliteConnection, id: &str, result: &impl Serialize) -> EngineResult<()> {
+async fn mark_executed(
+    conn: &mut SqliteConnection,
+    id: &str,
+    result: &impl Serialize,
+) -> EngineResult<()> {
     sqlx::query("update crm_proposals set executed_at = ?, result = ? where id = ?")
         .bind(now_ms())
         .bind(serde_json::to_string(result).map_err(internal)?)
@@ -214,7 +227,9 @@ pub async fn preview_save(
             continue;
         }
         match records::find_by_entity(&mut conn, &collection.id, &entity).await? {
-            Some(existing) => preview.already_there.push((co.ref_(), co.name.clone(), existing.id)),
+            Some(existing) => preview
+                .already_there
+                .push((co.ref_(), co.name.clone(), existing.id)),
             None => preview.to_create.push(SaveItem {
                 company_ref: co.ref_(),
                 entity_id: entity,
@@ -236,11 +251,22 @@ pub async fn preview_save(
             });
         }
     }
-    preview.proposal_id = store_proposal(store, actor, "save_companies", &collection.id, &SavePayload { policy, items }).await?;
+    preview.proposal_id = store_proposal(
+        store,
+        actor,
+        "save_companies",
+        &collection.id,
+        &SavePayload { policy, items },
+    )
+    .await?;
     Ok(preview)
 }
 
-pub async fn execute_save(store: &Store, caller: &Caller, proposal_id: &str) -> EngineResult<SaveExecution> {
+pub async fn execute_save(
+    store: &Store,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<SaveExecution> {
     let mut tx = store.begin_write().await?;
     let p = load_proposal(&mut tx, &caller.workspace_id, "save_companies", proposal_id).await?;
     if let Some(done) = p.result {
@@ -259,7 +285,16 @@ pub async fn execute_save(store: &Store, caller: &Caller, proposal_id: &str) -> 
     for item in payload.items {
         match records::find_by_entity(&mut tx, &collection.id, &item.entity_id).await? {
             Some(existing) if payload.policy == ConflictPolicy::Refresh => {
-                let next = records::apply(&mut tx, &actor, &collection, &existing, None, &item.fields, "save").await?;
+                let next = records::apply(
+                    &mut tx,
+                    &actor,
+                    &collection,
+                    &existing,
+                    None,
+                    &item.fields,
+                    "save",
+                )
+                .await?;
                 let r = next.unwrap_or(existing);
                 out.refreshed.push(SavedRecord {
                     record_id: r.id,
@@ -274,8 +309,16 @@ pub async fn execute_save(store: &Store, caller: &Caller, proposal_id: &str) -> 
             }),
             None => {
                 let stage = collection.stages[0].clone();
-                let r = records::insert(&mut tx, &actor, &collection, Some(item.entity_id), stage, item.fields, "save")
-                    .await?;
+                let r = records::insert(
+                    &mut tx,
+                    &actor,
+                    &collection,
+                    Some(item.entity_id),
+                    stage,
+                    item.fields,
+                    "save",
+                )
+                .await?;
                 out.created.push(SavedRecord {
                     record_id: r.id,
                     title: r.title,
@@ -379,13 +422,17 @@ pub async fn preview_bulk(
             reason,
         };
         if !seen.insert(id.clone()) {
-            preview.rejected.push(reject("El registro aparece dos veces en el lote.".into()));
+            preview
+                .rejected
+                .push(reject("El registro aparece dos veces en el lote.".into()));
             continue;
         }
         let record = match records::load(&mut conn, &actor.workspace_id, &id).await {
             Ok(r) if r.collection_id == collection.id => r,
             Ok(_) | Err(_) => {
-                preview.rejected.push(reject("No existe en esta colección.".into()));
+                preview
+                    .rejected
+                    .push(reject("No existe en esta colección.".into()));
                 continue;
             }
         };
@@ -396,7 +443,12 @@ pub async fn preview_bulk(
             )));
             continue;
         }
-        let stage = match ch.stage.as_deref().map(|s| collection.check_stage(s)).transpose() {
+        let stage = match ch
+            .stage
+            .as_deref()
+            .map(|s| collection.check_stage(s))
+            .transpose()
+        {
             Ok(s) => s,
             Err(e) => {
                 preview.rejected.push(reject(e.body().message));
@@ -415,7 +467,10 @@ pub async fn preview_bulk(
         }
         let mut diff = Map::new();
         if let Some(s) = stage.as_ref().filter(|s| **s != record.stage) {
-            diff.insert("stage".into(), serde_json::json!({"from": record.stage, "to": s}));
+            diff.insert(
+                "stage".into(),
+                serde_json::json!({"from": record.stage, "to": s}),
+            );
         }
         for (k, v) in &fields {
             let before = record.fields.get(k).cloned().unwrap_or(Value::Null);
@@ -429,7 +484,9 @@ pub async fn preview_bulk(
         }
         preview.will_change += 1;
         if preview.sample.len() < 10 {
-            preview.sample.push((record.title.clone(), Value::Object(diff)));
+            preview
+                .sample
+                .push((record.title.clone(), Value::Object(diff)));
         }
         items.push(BulkItem {
             record_id: record.id,
@@ -439,11 +496,16 @@ pub async fn preview_bulk(
         });
     }
     drop(conn);
-    preview.proposal_id = store_proposal(store, actor, "bulk_update", &collection.id, &items).await?;
+    preview.proposal_id =
+        store_proposal(store, actor, "bulk_update", &collection.id, &items).await?;
     Ok(preview)
 }
 
-pub async fn execute_bulk(store: &Store, caller: &Caller, proposal_id: &str) -> EngineResult<BulkExecution> {
+pub async fn execute_bulk(
+    store: &Store,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<BulkExecution> {
     let mut tx = store.begin_write().await?;
     let p = load_proposal(&mut tx, &caller.workspace_id, "bulk_update", proposal_id).await?;
     if let Some(done) = p.result {
@@ -470,9 +532,28 @@ pub async fn execute_bulk(store: &Store, caller: &Caller, proposal_id: &str) -> 
             }
         };
         let before = record.state();
-        if let Some(next) = records::apply(&mut tx, &actor, &collection, &record, item.stage, &item.fields, "update").await? {
-            undo::record_step(&mut tx, &token, seq, &caller.workspace_id, "record", &next.id, Some(next.version), Some(&before))
-                .await?;
+        if let Some(next) = records::apply(
+            &mut tx,
+            &actor,
+            &collection,
+            &record,
+            item.stage,
+            &item.fields,
+            "update",
+        )
+        .await?
+        {
+            undo::record_step(
+                &mut tx,
+                &token,
+                seq,
+                &caller.workspace_id,
+                "record",
+                &next.id,
+                Some(next.version),
+                Some(&before),
+            )
+            .await?;
             seq += 1;
             out.updated.push(SavedRecord {
                 record_id: next.id,

@@ -95,7 +95,10 @@ fn build_where(c: &Collection, f: &RecordFilter) -> EngineResult<Where> {
         for s in &f.stage {
             c.check_stage(s)?;
         }
-        sql.push_str(&format!(" and stage in ({})", vec!["?"; f.stage.len()].join(", ")));
+        sql.push_str(&format!(
+            " and stage in ({})",
+            vec!["?"; f.stage.len()].join(", ")
+        ));
         binds.extend(f.stage.iter().cloned().map(Bind::Text));
     }
     if let Some(e) = &f.entity_id {
@@ -104,7 +107,10 @@ fn build_where(c: &Collection, f: &RecordFilter) -> EngineResult<Where> {
     }
     if let Some(q) = f.query.as_deref().map(fold).filter(|q| !q.is_empty()) {
         sql.push_str(" and title_folded like ? escape '\\'");
-        let escaped = q.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_");
+        let escaped = q
+            .replace('\\', "\\\\")
+            .replace('%', "\\%")
+            .replace('_', "\\_");
         binds.push(Bind::Text(format!("%{escaped}%")));
     }
     for (k, v) in &f.fields {
@@ -155,7 +161,10 @@ fn order_by(c: &Collection, sort: RecordSort) -> (String, Vec<Bind>) {
                 binds.push(Bind::Text(s.clone()));
                 binds.push(Bind::Int(i64::try_from(i).unwrap_or(i64::MAX)));
             }
-            (format!("case stage{whens} else 999 end, updated_at desc, id"), binds)
+            (
+                format!("case stage{whens} else 999 end, updated_at desc, id"),
+                binds,
+            )
         }
     }
 }
@@ -172,7 +181,8 @@ fn query_hash(req: &QueryRequest) -> String {
 impl Crm {
     /// Runs `collection_query` for a workspace.
     pub async fn query(&self, workspace_id: &str, req: &QueryRequest) -> EngineResult<Envelope> {
-        let collection = collections::get_in(self.store(), workspace_id, &req.collection_id).await?;
+        let collection =
+            collections::get_in(self.store(), workspace_id, &req.collection_id).await?;
         let w = build_where(&collection, &req.filter)?;
         match req.op {
             QueryOp::Aggregate => self.aggregate(&collection, &w).await,
@@ -181,8 +191,13 @@ impl Crm {
     }
 
     async fn aggregate(&self, c: &Collection, w: &Where) -> EngineResult<Envelope> {
-        let sql = format!("select stage, count(*) as n from crm_records where {} group by stage", w.sql);
-        let rows = bind_all(sqlx::query(&sql), &w.binds).fetch_all(self.store().pool()).await?;
+        let sql = format!(
+            "select stage, count(*) as n from crm_records where {} group by stage",
+            w.sql
+        );
+        let rows = bind_all(sqlx::query(&sql), &w.binds)
+            .fetch_all(self.store().pool())
+            .await?;
         let mut counts: Vec<(String, i64)> = c.stages.iter().map(|s| (s.clone(), 0)).collect();
         let mut total = 0;
         for r in rows {
@@ -241,7 +256,9 @@ impl Crm {
         let mut out = Vec::new();
         for r in rows.iter().take(limit as usize) {
             let row = Record::from_row(r)?.to_row(&req.projection);
-            let size = serde_json::to_string(&row).map(|s| s.chars().count()).unwrap_or(usize::MAX);
+            let size = serde_json::to_string(&row)
+                .map(|s| s.chars().count())
+                .unwrap_or(usize::MAX);
             if !out.is_empty() && used + size > req.budget {
                 has_more = true;
                 break;

@@ -79,7 +79,11 @@ pub struct HistoryEntry {
 // ------------------------------------------------------------ building blocks
 
 /// A live record of the workspace; another workspace's (or an undone add) is NOT_FOUND.
-pub(crate) async fn load(conn: &mut SqliteConnection, workspace_id: &str, id: &str) -> EngineResult<Record> {
+pub(crate) async fn load(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    id: &str,
+) -> EngineResult<Record> {
     let row = sqlx::query(&format!(
         "select {RECORD_COLS} from crm_records where id = ? and workspace_id = ? and deleted_at is null"
     ))
@@ -94,12 +98,18 @@ pub(crate) async fn load(conn: &mut SqliteConnection, workspace_id: &str, id: &s
 }
 
 /// Any record of the workspace, live or not (undo needs the deleted ones).
-pub(crate) async fn load_any(conn: &mut SqliteConnection, workspace_id: &str, id: &str) -> EngineResult<Option<Record>> {
-    let row = sqlx::query(&format!("select {RECORD_COLS} from crm_records where id = ? and workspace_id = ?"))
-        .bind(id)
-        .bind(workspace_id)
-        .fetch_optional(&mut *conn)
-        .await?;
+pub(crate) async fn load_any(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    id: &str,
+) -> EngineResult<Option<Record>> {
+    let row = sqlx::query(&format!(
+        "select {RECORD_COLS} from crm_records where id = ? and workspace_id = ?"
+    ))
+    .bind(id)
+    .bind(workspace_id)
+    .fetch_optional(&mut *conn)
+    .await?;
     row.map(|r| Record::from_row(&r)).transpose()
 }
 
@@ -164,7 +174,10 @@ pub(crate) async fn insert(
 ) -> EngineResult<Record> {
     let Some(title) = title_of(collection, &fields) else {
         return Err(invalid(
-            format!("Falta el campo principal «{}» del registro.", collection.primary_field),
+            format!(
+                "Falta el campo principal «{}» del registro.",
+                collection.primary_field
+            ),
             "Incluye en fields el nombre que identifica al registro.",
         ));
     };
@@ -256,7 +269,10 @@ pub(crate) async fn apply(
     }
     let Some(title) = title_of(collection, &next.fields) else {
         return Err(invalid(
-            format!("El campo principal «{}» no puede quedar vacío.", collection.primary_field),
+            format!(
+                "El campo principal «{}» no puede quedar vacío.",
+                collection.primary_field
+            ),
             "Deja un nombre para el registro.",
         ));
     };
@@ -269,7 +285,15 @@ pub(crate) async fn apply(
     } else {
         action
     };
-    history_row(conn, actor, &next.id, next.version, action, &Value::Object(changes)).await?;
+    history_row(
+        conn,
+        actor,
+        &next.id,
+        next.version,
+        action,
+        &Value::Object(changes),
+    )
+    .await?;
     Ok(Some(next))
 }
 
@@ -311,7 +335,12 @@ fn snapshot(r: &Record) -> RecordState {
 
 /// Adds a record. `allow_locked` is for system writes (company_save); tool writes to
 /// locked fields are dropped and reported.
-pub async fn add(store: &Store, actor: &Actor, new: NewRecord, allow_locked: bool) -> EngineResult<WriteOutcome> {
+pub async fn add(
+    store: &Store,
+    actor: &Actor,
+    new: NewRecord,
+    allow_locked: bool,
+) -> EngineResult<WriteOutcome> {
     let mut tx = store.begin_write().await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, &new.collection_id).await?;
     collection.ensure_writable()?;
@@ -320,10 +349,23 @@ pub async fn add(store: &Store, actor: &Actor, new: NewRecord, allow_locked: boo
         Some(s) => collection.check_stage(s)?,
         None => collection.stages[0].clone(),
     };
-    let entity_id = new.entity_id.map(|e| e.trim().to_owned()).filter(|e| !e.is_empty());
+    let entity_id = new
+        .entity_id
+        .map(|e| e.trim().to_owned())
+        .filter(|e| !e.is_empty());
     let record = insert(&mut tx, actor, &collection, entity_id, stage, fields, "add").await?;
     let token = undo::new_token();
-    undo::record_step(&mut tx, &token, 0, &actor.workspace_id, "record", &record.id, Some(record.version), None).await?;
+    undo::record_step(
+        &mut tx,
+        &token,
+        0,
+        &actor.workspace_id,
+        "record",
+        &record.id,
+        Some(record.version),
+        None,
+    )
+    .await?;
     tx.commit().await?;
     Ok(WriteOutcome {
         record,
@@ -342,10 +384,24 @@ pub async fn update(store: &Store, actor: &Actor, patch: Patch) -> EngineResult<
     if record.version != patch.version {
         return Err(version_conflict(patch.version, record.version));
     }
-    let stage = patch.stage.as_deref().map(|s| collection.check_stage(s)).transpose()?;
+    let stage = patch
+        .stage
+        .as_deref()
+        .map(|s| collection.check_stage(s))
+        .transpose()?;
     let (fields, dropped) = collection.check_fields(&patch.fields, false)?;
     let before = snapshot(&record);
-    let Some(next) = apply(&mut tx, actor, &collection, &record, stage, &fields, "update").await? else {
+    let Some(next) = apply(
+        &mut tx,
+        actor,
+        &collection,
+        &record,
+        stage,
+        &fields,
+        "update",
+    )
+    .await?
+    else {
         tx.commit().await?;
         return Ok(WriteOutcome {
             record,
@@ -355,7 +411,17 @@ pub async fn update(store: &Store, actor: &Actor, patch: Patch) -> EngineResult<
         });
     };
     let token = undo::new_token();
-    undo::record_step(&mut tx, &token, 0, &actor.workspace_id, "record", &next.id, Some(next.version), Some(&before)).await?;
+    undo::record_step(
+        &mut tx,
+        &token,
+        0,
+        &actor.workspace_id,
+        "record",
+        &next.id,
+        Some(next.version),
+        Some(&before),
+    )
+    .await?;
     tx.commit().await?;
     Ok(WriteOutcome {
         record: next,
@@ -367,7 +433,12 @@ pub async fn update(store: &Store, actor: &Actor, patch: Patch) -> EngineResult<
 
 /// Updates up to `MAX_BULK` records of one collection, all or nothing, with one undo
 /// token for the whole batch.
-pub async fn bulk(store: &Store, actor: &Actor, collection_id: &str, patches: Vec<Patch>) -> EngineResult<BulkOutcome> {
+pub async fn bulk(
+    store: &Store,
+    actor: &Actor,
+    collection_id: &str,
+    patches: Vec<Patch>,
+) -> EngineResult<BulkOutcome> {
     if patches.is_empty() || patches.len() > MAX_BULK {
         return Err(invalid(
             format!("bulk acepta de 1 a {MAX_BULK} cambios."),
@@ -375,7 +446,10 @@ pub async fn bulk(store: &Store, actor: &Actor, collection_id: &str, patches: Ve
         ));
     }
     let mut seen = std::collections::HashSet::new();
-    if !patches.iter().all(|p| seen.insert(record_id(&p.record_id).to_owned())) {
+    if !patches
+        .iter()
+        .all(|p| seen.insert(record_id(&p.record_id).to_owned()))
+    {
         return Err(invalid(
             "Un registro aparece dos veces en el mismo lote.",
             "Junta los cambios de cada registro en uno solo.",
@@ -399,16 +473,39 @@ pub async fn bulk(store: &Store, actor: &Actor, collection_id: &str, patches: Ve
         if record.version != p.version {
             return Err(version_conflict(p.version, record.version));
         }
-        let stage = p.stage.as_deref().map(|s| collection.check_stage(s)).transpose()?;
+        let stage = p
+            .stage
+            .as_deref()
+            .map(|s| collection.check_stage(s))
+            .transpose()?;
         let (fields, dropped) = collection.check_fields(&p.fields, false)?;
         if !dropped.is_empty() {
             out.dropped_fields.push((record.id.clone(), dropped));
         }
         let before = snapshot(&record);
-        match apply(&mut tx, actor, &collection, &record, stage, &fields, "update").await? {
+        match apply(
+            &mut tx,
+            actor,
+            &collection,
+            &record,
+            stage,
+            &fields,
+            "update",
+        )
+        .await?
+        {
             Some(next) => {
-                undo::record_step(&mut tx, &token, seq, &actor.workspace_id, "record", &next.id, Some(next.version), Some(&before))
-                    .await?;
+                undo::record_step(
+                    &mut tx,
+                    &token,
+                    seq,
+                    &actor.workspace_id,
+                    "record",
+                    &next.id,
+                    Some(next.version),
+                    Some(&before),
+                )
+                .await?;
                 seq += 1;
                 out.records.push(next);
             }
@@ -441,7 +538,10 @@ pub async fn schedule_activity(
     }
     let reason = reason.trim();
     if reason.is_empty() {
-        return Err(invalid("Falta el motivo del seguimiento.", "Di en una frase para qué es el seguimiento."));
+        return Err(invalid(
+            "Falta el motivo del seguimiento.",
+            "Di en una frase para qué es el seguimiento.",
+        ));
     }
     let mut tx = store.begin_write().await?;
     let record = load(&mut tx, &actor.workspace_id, record_ref).await?;
@@ -472,7 +572,17 @@ pub async fn schedule_activity(
     )
     .await?;
     let token = undo::new_token();
-    undo::record_step(&mut tx, &token, 0, &actor.workspace_id, "activity", &id, None, None).await?;
+    undo::record_step(
+        &mut tx,
+        &token,
+        0,
+        &actor.workspace_id,
+        "activity",
+        &id,
+        None,
+        None,
+    )
+    .await?;
     tx.commit().await?;
     Ok((
         Activity {

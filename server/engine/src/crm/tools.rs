@@ -282,7 +282,12 @@ async fn collection_query(ctx: ToolCtx, args: CollectionQueryArgs) -> EngineResu
 }
 
 fn need<T>(v: Option<T>, what: &str, op: &str) -> EngineResult<T> {
-    v.ok_or_else(|| invalid(format!("op {op} necesita {what}."), format!("Agrega {what} a la llamada.")))
+    v.ok_or_else(|| {
+        invalid(
+            format!("op {op} necesita {what}."),
+            format!("Agrega {what} a la llamada."),
+        )
+    })
 }
 
 fn write_row(out: &records::WriteOutcome) -> ResultRow {
@@ -316,7 +321,11 @@ async fn crm_record(ctx: ToolCtx, args: CrmRecordArgs) -> EngineResult<ToolOutpu
         }
         RecordOp::Update => {
             let record = need(args.record_id, "record_id", "update")?;
-            let version = need(args.version, "version (la que leíste con collection_query)", "update")?;
+            let version = need(
+                args.version,
+                "version (la que leíste con collection_query)",
+                "update",
+            )?;
             let out = records::update(
                 &store,
                 &actor,
@@ -365,20 +374,25 @@ async fn crm_record(ctx: ToolCtx, args: CrmRecordArgs) -> EngineResult<ToolOutpu
             let record = need(args.record_id, "record_id", "schedule_activity")?;
             let due = need(args.due_at, "due_at", "schedule_activity")?;
             let reason = need(args.reason, "reason", "schedule_activity")?;
-            let (act, token) = records::schedule_activity(&store, &actor, &record, &due, &reason).await?;
-            Envelope::rows(vec![ResultRow::new(format!("record:{}", act.record_id), format!("Seguimiento: {}", act.reason))
-                .with("activity_id", &act.id)
-                .with("due_at", &act.due_at)
-                .with("reason", &act.reason)
-                .with("status", &act.status)
-                .with("undo_token", token)
-                .with("dropped_fields", Vec::<String>::new())])
+            let (act, token) =
+                records::schedule_activity(&store, &actor, &record, &due, &reason).await?;
+            Envelope::rows(vec![ResultRow::new(
+                format!("record:{}", act.record_id),
+                format!("Seguimiento: {}", act.reason),
+            )
+            .with("activity_id", &act.id)
+            .with("due_at", &act.due_at)
+            .with("reason", &act.reason)
+            .with("status", &act.status)
+            .with("undo_token", token)
+            .with("dropped_fields", Vec::<String>::new())])
         }
         RecordOp::History => {
             let record = need(args.record_id, "record_id", "history")?;
             let limit = args.limit.unwrap_or(20).clamp(1, 50);
             let (r, entries, activities) =
-                records::history(&store, &ctx.caller.workspace_id, record_id(&record), limit).await?;
+                records::history(&store, &ctx.caller.workspace_id, record_id(&record), limit)
+                    .await?;
             let mut rows = vec![r.to_row(&[]).with("open_activities", &activities)];
             for e in entries {
                 rows.push(
@@ -423,19 +437,28 @@ async fn crm_collections(ctx: ToolCtx, args: CrmCollectionsArgs) -> EngineResult
 async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineResult<ToolOutput> {
     let refs = match args.source {
         SaveSource::Refs(r) => r,
-        SaveSource::Named(SourceName::Selection) => match ctx.engine.crm.selection_refs(&ctx.caller).await? {
-            Some(r) if !r.is_empty() => r,
-            _ => {
-                return Err(invalid(
-                    "No hay empresas seleccionadas en el tablero.",
-                    "Selecciona empresas primero o pasa sus refs company:… en source.",
-                ))
+        SaveSource::Named(SourceName::Selection) => {
+            match ctx.engine.crm.selection_refs(&ctx.caller).await? {
+                Some(r) if !r.is_empty() => r,
+                _ => {
+                    return Err(invalid(
+                        "No hay empresas seleccionadas en el tablero.",
+                        "Selecciona empresas primero o pasa sus refs company:… en source.",
+                    ))
+                }
             }
-        },
+        }
     };
     let actor = Actor::new(&ctx.caller, ctx.surface);
     let store = ctx.engine.crm.store();
-    let preview = proposals::preview_save(store, &actor, &args.collection_id, &refs, args.conflict_policy).await?;
+    let preview = proposals::preview_save(
+        store,
+        &actor,
+        &args.collection_id,
+        &refs,
+        args.conflict_policy,
+    )
+    .await?;
     let label = format!(
         "Guardar {} empresas en «{}»",
         preview.to_create.len(),
@@ -450,11 +473,21 @@ async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineR
             .with("conflict_policy", preview.policy)
             .with(
                 "sample_to_create",
-                preview.to_create.iter().take(10).map(|i| i.name.clone()).collect::<Vec<_>>(),
+                preview
+                    .to_create
+                    .iter()
+                    .take(10)
+                    .map(|i| i.name.clone())
+                    .collect::<Vec<_>>(),
             )
             .with(
                 "sample_already_there",
-                preview.already_there.iter().take(10).map(|(_, n, _)| n.clone()).collect::<Vec<_>>(),
+                preview
+                    .already_there
+                    .iter()
+                    .take(10)
+                    .map(|(_, n, _)| n.clone())
+                    .collect::<Vec<_>>(),
             );
         let mut env = Envelope::rows(vec![row]);
         env.next_action = Some("Nada se guardó todavía: la persona confirma en la tarjeta.".into());
@@ -473,7 +506,8 @@ async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineR
 async fn crm_bulk_update(ctx: ToolCtx, args: CrmBulkUpdateArgs) -> EngineResult<ToolOutput> {
     let actor = Actor::new(&ctx.caller, ctx.surface);
     let store = ctx.engine.crm.store();
-    let preview = proposals::preview_bulk(store, &actor, &args.collection_id, &args.changes).await?;
+    let preview =
+        proposals::preview_bulk(store, &actor, &args.collection_id, &args.changes).await?;
     let label = format!(
         "Cambiar {} registros de «{}»",
         preview.will_change, preview.collection_name

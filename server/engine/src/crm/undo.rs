@@ -33,7 +33,10 @@ pub(crate) async fn record_step(
     version_after: Option<i64>,
     before: Option<&RecordState>,
 ) -> EngineResult<()> {
-    let snapshot = before.map(serde_json::to_string).transpose().map_err(internal)?;
+    let snapshot = before
+        .map(serde_json::to_string)
+        .transpose()
+        .map_err(internal)?;
     sqlx::query(
         "insert into crm_undo (token, seq, workspace_id, kind, target_id, version_after, snapshot, created_at)
          values (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -75,7 +78,12 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
     if steps.is_empty() {
         return Err(EngineError::not_found("ese cambio para deshacer"));
     }
-    if steps.iter().any(|s| s.try_get::<Option<i64>, _>("used_at").ok().flatten().is_some()) {
+    if steps.iter().any(|s| {
+        s.try_get::<Option<i64>, _>("used_at")
+            .ok()
+            .flatten()
+            .is_some()
+    }) {
         return Err(EngineError::typed(
             ErrorCode::Conflict,
             "Ese cambio ya se deshizo.",
@@ -102,16 +110,24 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
             if done.rows_affected() == 0 {
                 return Err(undo_conflict());
             }
-            let record_id: String = sqlx::query_scalar("select record_id from crm_activities where id = ?")
-                .bind(&target)
-                .fetch_one(&mut *tx)
-                .await?;
+            let record_id: String =
+                sqlx::query_scalar("select record_id from crm_activities where id = ?")
+                    .bind(&target)
+                    .fetch_one(&mut *tx)
+                    .await?;
             let version: i64 = sqlx::query_scalar("select version from crm_records where id = ?")
                 .bind(&record_id)
                 .fetch_one(&mut *tx)
                 .await?;
-            records::history_row(&mut tx, actor, &record_id, version, "undo", &json!({"activity": {"to": "cancelled"}}))
-                .await?;
+            records::history_row(
+                &mut tx,
+                actor,
+                &record_id,
+                version,
+                "undo",
+                &json!({"activity": {"to": "cancelled"}}),
+            )
+            .await?;
             out.cancelled_activities.push(target);
             continue;
         }
@@ -123,7 +139,8 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
         if Some(current.version) != version_after || current.deleted_at.is_some() {
             return Err(undo_conflict());
         }
-        let collection = collections::get(&mut tx, &actor.workspace_id, &current.collection_id).await?;
+        let collection =
+            collections::get(&mut tx, &actor.workspace_id, &current.collection_id).await?;
         collection.ensure_writable()?;
         let mut next = current.clone();
         next.version = current.version + 1;
