@@ -145,6 +145,11 @@ pub async fn main_entry() -> i32 {
                 return 1;
             }
         }
+        // The demo team's CRM pipeline and Empresas directory (idempotent).
+        if let Err(e) = luna_engine::crm::demo::seed(&engine.store).await {
+            eprintln!("no se pudo sembrar el CRM de demostración: {e}");
+            return 1;
+        }
     }
 
     let mut leptos_options = leptos_conf.leptos_options;

@@ -8,6 +8,7 @@ pub mod accounts;
 pub mod billing;
 pub mod catalog;
 pub mod clock;
+pub mod crm;
 pub mod demo;
 pub mod director;
 pub mod error;
@@ -36,6 +37,8 @@ pub struct Engine {
     /// Market data (Proveedores, Licitaciones, Adjudicaciones, Registros, marcas de
     /// riesgo); holds the secret that seals its cursors.
     pub market: market::Market,
+    /// The CRM and the Empresas directory.
+    pub crm: crm::Crm,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
@@ -74,6 +77,7 @@ impl Engine {
             accounts: accounts::Accounts::new(store.clone()),
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),
+            crm: crm::Crm::new(store.clone()),
             registry: Arc::new(registry::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             store,

@@ -414,7 +414,6 @@ fn compact(mut row: ResultRow) -> ResultRow {
 const LUNA_ROW_KEEP: &[&str] = &[
     "rfc",
     "state",
-    "scian_name",
     "awards_count",
     "awards_total_mxn",
     "last_award",

@@ -18,6 +18,9 @@ use super::vocab::CatalogVocabulary;
 /// Result pages the director reads before selecting (each page fits Luna's output budget).
 pub const MAX_SEARCH_PAGES: usize = 6;
 
+/// The pipeline Luna saves to when the team has several.
+pub const PREFERRED_COLLECTION: &str = "Prospección";
+
 /// Companies Luna puts in a selection when the person names no quantity.
 pub const DEFAULT_SELECTION: u32 = 20;
 
@@ -177,6 +180,10 @@ impl LocalDirector {
                     json!({"kind": "suppliers", "filters": filters, "limit": wanted.min(50)}),
                 ));
             }
+            // Where to save, looked up alongside the first search.
+            if req.save && visible("crm_collections") {
+                step.push(call("crm_collections", json!({})));
+            }
             if step.is_empty() {
                 return final_(
                     TurnIntent::Limite {
@@ -252,20 +259,43 @@ impl LocalDirector {
                     Some(item)
                 })
                 .collect();
-            return ModelStep::Tools(vec![call(
+            let mut step = vec![call(
                 "selection_update",
                 json!({"op": "replace", "items": items}),
-            )]);
+            )];
+            // To save, Luna needs the team's collection: look it up in the same step.
+            if req.save && visible("crm_collections") {
+                step.push(call("crm_collections", json!({})));
+            }
+            return ModelStep::Tools(step);
         }
         let selection = selections.last().filter(|s| !ok_rows(s).is_empty());
 
         // Step 4: save when asked (a level-1 preview that becomes a card).
         let saves = calls_of(t, "crm_save_companies");
+        let collection = calls_of(t, "crm_collections").last().and_then(|c| {
+            let rows = ok_rows(c);
+            rows.iter()
+                .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
+                .or_else(|| rows.first())
+                .and_then(|r| r.get("ref").and_then(Value::as_str))
+                .map(str::to_owned)
+        });
+        if req.save
+            && saves.is_empty()
+            && selection.is_some()
+            && calls_of(t, "crm_collections").is_empty()
+            && visible("crm_collections")
+        {
+            return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
+        }
         if req.save && saves.is_empty() && selection.is_some() && visible("crm_save_companies") {
-            return ModelStep::Tools(vec![call(
-                "crm_save_companies",
-                json!({"source": "selection", "conflict_policy": "skip"}),
-            )]);
+            if let Some(collection_id) = &collection {
+                return ModelStep::Tools(vec![call(
+                    "crm_save_companies",
+                    json!({"collection_id": collection_id, "source": "selection", "conflict_policy": "skip"}),
+                )]);
+            }
         }
 
         let mut narration = String::new();
@@ -308,8 +338,10 @@ impl LocalDirector {
             }
         }
         let mut missing = Vec::new();
-        if req.save && !visible("crm_save_companies") {
+        if req.save && !(visible("crm_save_companies") && visible("crm_collections")) {
             missing.push("guardar en el CRM");
+        } else if req.save && saves.is_empty() {
+            narration.push_str(" No encontré una colección del CRM donde guardarlas; crea una y lo intento de nuevo.");
         }
         if req.contacts_top.is_some() && !visible("people_quote") {
             missing.push("conseguir correos de contacto");

@@ -102,6 +102,8 @@ impl std::fmt::Debug for Registry {
 pub fn catalog() -> Registry {
     let mut reg = Registry::new();
     crate::market_tools::register(&mut reg);
+    crate::crm::tools::register(&mut reg);
+    crate::crm::company_tools::register(&mut reg);
     crate::account_tools::register(&mut reg);
     crate::session_tools::register(&mut reg);
     reg

@@ -314,7 +314,7 @@ fn echo_search() -> ToolDef {
 }
 
 fn mode_probe() -> ToolDef {
-    ToolDef::new::<NoArgs>("crm_save_companies", Family::Crm)
+    ToolDef::new::<NoArgs>("probe_level_one", Family::Crm)
         .label("Guardando")
         .level(Level::L1)
         .side_effect(SideEffect::Write)
@@ -329,7 +329,7 @@ fn mode_probe() -> ToolDef {
 }
 
 fn big_output() -> ToolDef {
-    ToolDef::new::<NoArgs>("collection_query", Family::Crm)
+    ToolDef::new::<NoArgs>("probe_big_output", Family::Crm)
         .label("Leyendo")
         .budget(20_000)
         .handler(|_: ToolCtx, _: NoArgs| async move {
@@ -544,7 +544,7 @@ async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
     let luna = call(
         &engine,
         &caller,
-        "crm_save_companies",
+        "probe_level_one",
         json!({}),
         Surface::Luna,
     )
@@ -554,33 +554,19 @@ async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
         luna.outcome.unwrap().results[0].fields["preview"],
         json!(true)
     );
-    let ui = call(
-        &engine,
-        &caller,
-        "crm_save_companies",
-        json!({}),
-        Surface::Ui,
-    )
-    .await;
+    let ui = call(&engine, &caller, "probe_level_one", json!({}), Surface::Ui).await;
     assert_eq!(
         ui.outcome.unwrap().results[0].fields["preview"],
         json!(false)
     );
     // Not on MCP: unknown there, and not listed.
-    let mcp = call(
-        &engine,
-        &caller,
-        "crm_save_companies",
-        json!({}),
-        Surface::Mcp,
-    )
-    .await;
+    let mcp = call(&engine, &caller, "probe_level_one", json!({}), Surface::Mcp).await;
     assert_eq!(mcp.outcome.unwrap_err().code, ErrorCode::UnknownTool);
     assert!(!engine
         .registry
         .list(Surface::Mcp)
         .iter()
-        .any(|d| d.name == "crm_save_companies"));
+        .any(|d| d.name == "probe_level_one"));
 }
 
 #[tokio::test]
@@ -658,7 +644,7 @@ async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
     let luna = call(
         &engine,
         &caller,
-        "collection_query",
+        "probe_big_output",
         json!({}),
         Surface::Luna,
     )
@@ -670,7 +656,7 @@ async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
     let mcp = call(
         &engine,
         &caller,
-        "collection_query",
+        "probe_big_output",
         json!({}),
         Surface::Mcp,
     )

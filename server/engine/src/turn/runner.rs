@@ -154,7 +154,11 @@ pub fn harvest(
 /// The line the person reads while a tool runs, in product language:
 /// "Buscando proveedores en Jalisco" rather than the tool's generic label.
 pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
-    let kind = match args.get("kind").and_then(Value::as_str).unwrap_or("suppliers") {
+    let kind = match args
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("suppliers")
+    {
         "opportunities" => "licitaciones",
         "awards" => "adjudicaciones",
         "permits" => "registros",
@@ -285,6 +289,21 @@ fn intent_kind(intent: &TurnIntent) -> IntentKind {
     }
 }
 
+/// The tools Luna sees in `stage` (by the registry's stage priorities, ≤ 12).
+fn project(engine: &Engine, stage: Stage) -> (HashSet<&'static str>, Vec<ModelTool>) {
+    let visible = engine.registry.for_stage(stage);
+    let names = visible.iter().map(|d| d.name).collect();
+    let tools = visible
+        .iter()
+        .map(|d| ModelTool {
+            name: d.name.to_owned(),
+            description: d.full_description(),
+            parameters: d.input_schema.clone(),
+        })
+        .collect();
+    (names, tools)
+}
+
 /// Runs one turn of `session_id` for `message`. The caller has already checked that
 /// no other turn is running (a message meanwhile is steering).
 pub async fn run_turn(
@@ -349,16 +368,7 @@ pub async fn run_turn(
         )
         .await?;
 
-    let visible: Vec<&crate::registry::ToolDef> = engine.registry.for_stage(stage);
-    let visible_names: HashSet<&str> = visible.iter().map(|d| d.name).collect();
-    let tools: Vec<ModelTool> = visible
-        .iter()
-        .map(|d| ModelTool {
-            name: d.name.to_owned(),
-            description: d.full_description(),
-            parameters: d.input_schema.clone(),
-        })
-        .collect();
+    let (mut visible_names, tools) = project(engine, stage);
 
     let mut input = ModelInput {
         turn: TurnInput {
@@ -403,7 +413,11 @@ pub async fn run_turn(
                         continue;
                     }
                     let def = engine.registry.get(&call.name).map(|e| &e.def);
-                    let label = label_for(&call.name, def.map(|d| d.label).unwrap_or_default(), &call.args);
+                    let label = label_for(
+                        &call.name,
+                        def.map(|d| d.label).unwrap_or_default(),
+                        &call.args,
+                    );
                     sessions
                         .append_one(
                             session_id,
@@ -468,6 +482,21 @@ pub async fn run_turn(
                 if stagnant >= STAGNATION_LIMIT {
                     tracing::info!("stagnation: ending the loop");
                     break;
+                }
+                // The board may have moved on (a selection now exists): project the
+                // tools again for the new stage, still at most 12.
+                let board = sessions
+                    .snapshot_at_latest(caller, session_id)
+                    .await?
+                    .view
+                    .board;
+                let now = derive_stage(&board, &request, true);
+                if now != input.turn.stage {
+                    let (names, tools) = project(engine, now);
+                    visible_names = names;
+                    input.tools = tools;
+                    input.turn.stage = now;
+                    input.turn.board = BoardBrief::from_board(&board);
                 }
             }
             ModelStep::Final(TurnOutput { intent, narracion }) => {

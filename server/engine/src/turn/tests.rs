@@ -323,6 +323,9 @@ async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
 async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
     let (engine, caller, session) = setup().await;
     engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+        .await
+        .unwrap();
     let director = crate::director::planner::LocalDirector;
     let message = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
     let out = run_turn(&engine, &director, &caller, &session, "t1", message)
@@ -335,9 +338,21 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
         .collect();
     assert_eq!(&tools[..2], ["market_count", "market_search"], "{tools:?}");
     assert!(tools.contains(&"selection_update"), "{tools:?}");
-    assert!(!out.repaired, "{:?}", out.narration);
+    assert!(
+        !out.repaired,
+        "{:?} {:?}",
+        out.narration,
+        out.transcript
+            .iter()
+            .map(|e| e.tool.name.clone())
+            .collect::<Vec<_>>()
+    );
     assert!(!out.narration.text.contains("[["));
-    assert!(out.narration.anchors.len() >= 3, "{:?}", out.narration);
+    assert!(
+        out.narration.anchors.len() >= 3,
+        "{:?} {tools:?}",
+        out.narration
+    );
     let view = engine
         .sessions
         .snapshot_at_latest(&caller, &session)
@@ -368,5 +383,22 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
             .count(),
         10
     );
-    eprintln!("{}", out.narration.text);
+    // Saving was asked: the turn ends proposing the save card, nothing written yet.
+    assert!(
+        matches!(
+            &out.intent,
+            TurnIntent::ProponerDecision {
+                decision: super::intent::DecisionDraft::GuardarEnCrm { .. }
+            }
+        ),
+        "{:?} {}",
+        out.intent,
+        out.narration.text
+    );
+    assert_eq!(view.board.pending.len(), 1);
+    let records: i64 = sqlx::query_scalar("select count(*) from crm_records")
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(records, 0, "a level-1 preview writes nothing");
 }

@@ -1,0 +1,571 @@
+//! Level-1 proposals (SPEC §8): `crm_save_companies` and `crm_bulk_update` write
+//! nothing when Luna calls them; they store what would happen and return a
+//! `proposal_id`. The decision card executes it (`execute_save`, `execute_bulk`) in one
+//! transaction; executing a proposal twice returns the first outcome and creates
+//! nothing new.
+
+use schemars::JsonSchema;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+use sqlx::{Row, SqliteConnection};
+
+use crate::accounts::Caller;
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::registry::Surface;
+use crate::store::Store;
+
+use super::collections;
+use super::directory::{self, Company};
+use super::errors::invalid;
+use super::model::{internal, record_id, Actor, Collection};
+use super::records;
+use super::undo;
+
+/// Most companies in one save, most changes in one bulk update.
+pub const MAX_SAVE: usize = 500;
+pub const MAX_BULK_UPDATE: usize = 1000;
+
+/// What to do with a company that already has a record in the collection.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "snake_case")]
+pub enum ConflictPolicy {
+    /// Leave the existing record as it is.
+    #[default]
+    Skip,
+    /// Refresh the existing record's company fields (name, RFC, state, sector…).
+    Refresh,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+pub struct SaveItem {
+    pub company_ref: String,
+    pub entity_id: String,
+    pub name: String,
+    pub fields: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct SavePayload {
+    policy: ConflictPolicy,
+    items: Vec<SaveItem>,
+}
+
+/// The preview a decision card shows.
+#[derive(Debug, Clone, Serialize)]
+pub struct SavePreview {
+    pub proposal_id: String,
+    pub collection_name: String,
+    pub to_create: Vec<SaveItem>,
+    /// (company ref, name, existing record id)
+    pub already_there: Vec<(String, String, String)>,
+    pub not_found: Vec<String>,
+    pub policy: ConflictPolicy,
+}
+
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct SavedRecord {
+    pub record_id: String,
+    pub title: String,
+    pub entity_id: Option<String>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct SaveExecution {
+    pub proposal_id: String,
+    pub created: Vec<SavedRecord>,
+    pub already_there: Vec<SavedRecord>,
+    pub refreshed: Vec<SavedRecord>,
+    /// True when this proposal had been executed before: nothing new was written.
+    #[serde(default)]
+    pub already_executed: bool,
+}
+
+/// The company's values for a collection's fields (only keys the collection has).
+pub fn company_fields(c: &Collection, co: &Company) -> Map<String, Value> {
+    let mut m = Map::new();
+    let mut put = |key: &str, v: Option<&str>| {
+        if let Some(v) = v.filter(|v| !v.is_empty()) {
+            if c.field(key).is_some() {
+                m.insert(key.to_owned(), Value::String(v.to_owned()));
+            }
+        }
+    };
+    put(&c.primary_field, Some(&co.name));
+    put("rfc", co.rfc.as_deref());
+    put("estado", co.state.as_deref());
+    put("ciudad", co.city.as_deref());
+    put("giro", co.sector.as_deref());
+    put("dominio", co.domain.as_deref());
+    put("empleados", co.employees.as_deref());
+    put(
+        "fuente",
+        Some(if co.supplier_id.is_some() {
+            "Proveedores"
+        } else {
+            "Empresas"
+        }),
+    );
+    m
+}
+
+fn surface_of(s: &str) -> Surface {
+    match s {
+        "luna" => Surface::Luna,
+        "mcp" => Surface::Mcp,
+        _ => Surface::Ui,
+    }
+}
+
+async fn store_proposal(
+    store: &Store,
+    actor: &Actor,
+    kind: &str,
+    collection_id: &str,
+    payload: &impl Serialize,
+) -> EngineResult<String> {
+    let id = new_id("prop");
+    sqlx::query(
+        "insert into crm_proposals (id, workspace_id, kind, collection_id, payload, created_by, surface, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&id)
+    .bind(&actor.workspace_id)
+    .bind(kind)
+    .bind(collection_id)
+    .bind(serde_json::to_string(payload).map_err(internal)?)
+    .bind(&actor.user_id)
+    .bind(actor.surface.as_str())
+    .bind(now_ms())
+    .execute(store.pool())
+    .await?;
+    Ok(id)
+}
+
+struct Loaded {
+    collection_id: String,
+    payload: String,
+    surface: String,
+    result: Option<String>,
+}
+
+async fn load_proposal(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    kind: &str,
+    id: &str,
+) -> EngineResult<Loaded> {
+    let row = sqlx::query(
+        "select collection_id, payload, surface, result from crm_proposals where id = ? and workspace_id = ? and kind = ?",
+    )
+    .bind(id)
+    .bind(workspace_id)
+    .bind(kind)
+    .fetch_optional(&mut *conn)
+    .await?;
+    let Some(r) = row else {
+        return Err(EngineError::not_found("esa propuesta"));
+    };
+    Ok(Loaded {
+        collection_id: r.try_get("collection_id")?,
+        payload: r.try_get("payload")?,
+        surface: r.try_get("surface")?,
+        result: r.try_get("result")?,
+    })
+}
+
+async fn mark_executed(
+    conn: &mut SqliteConnection,
+    id: &str,
+    result: &impl Serialize,
+) -> EngineResult<()> {
+    sqlx::query("update crm_proposals set executed_at = ?, result = ? where id = ?")
+        .bind(now_ms())
+        .bind(serde_json::to_string(result).map_err(internal)?)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
+// ------------------------------------------------------------ save companies
+
+/// Builds the preview of saving `refs` into a collection and stores it.
+pub async fn preview_save(
+    store: &Store,
+    actor: &Actor,
+    collection_id: &str,
+    refs: &[String],
+    policy: ConflictPolicy,
+) -> EngineResult<SavePreview> {
+    if refs.is_empty() || refs.len() > MAX_SAVE {
+        return Err(invalid(
+            format!("Se pueden guardar de 1 a {MAX_SAVE} empresas por propuesta."),
+            "Pasa las refs company:… de las empresas (o la selección).",
+        ));
+    }
+    let collection = collections::get_in(store, &actor.workspace_id, collection_id).await?;
+    collection.ensure_writable()?;
+    let mut conn = store.pool().acquire().await?;
+    let mut preview = SavePreview {
+        proposal_id: String::new(),
+        collection_name: collection.name.clone(),
+        to_create: Vec::new(),
+        already_there: Vec::new(),
+        not_found: Vec::new(),
+        policy,
+    };
+    let mut seen = std::collections::HashSet::new();
+    for r in refs {
+        let Some(co) = directory::get(store, r).await? else {
+            preview.not_found.push(r.clone());
+            continue;
+        };
+        let entity = co.entity_id();
+        if !seen.insert(entity.clone()) {
+            continue;
+        }
+        match records::find_by_entity(&mut conn, &collection.id, &entity).await? {
+            Some(existing) => preview
+                .already_there
+                .push((co.ref_(), co.name.clone(), existing.id)),
+            None => preview.to_create.push(SaveItem {
+                company_ref: co.ref_(),
+                entity_id: entity,
+                name: co.name.clone(),
+                fields: company_fields(&collection, &co),
+            }),
+        }
+    }
+    drop(conn);
+    // Existing ones are kept in the payload too: `refresh` updates them on execution.
+    let mut items = preview.to_create.clone();
+    for (company_ref, _, _) in &preview.already_there {
+        if let Some(co) = directory::get(store, company_ref).await? {
+            items.push(SaveItem {
+                company_ref: co.ref_(),
+                entity_id: co.entity_id(),
+                name: co.name.clone(),
+                fields: company_fields(&collection, &co),
+            });
+        }
+    }
+    preview.proposal_id = store_proposal(
+        store,
+        actor,
+        "save_companies",
+        &collection.id,
+        &SavePayload { policy, items },
+    )
+    .await?;
+    Ok(preview)
+}
+
+pub async fn execute_save(
+    store: &Store,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<SaveExecution> {
+    let mut tx = store.begin_write().await?;
+    let p = load_proposal(&mut tx, &caller.workspace_id, "save_companies", proposal_id).await?;
+    if let Some(done) = p.result {
+        let mut out: SaveExecution = serde_json::from_str(&done).map_err(internal)?;
+        out.already_executed = true;
+        return Ok(out);
+    }
+    let collection = collections::get(&mut tx, &caller.workspace_id, &p.collection_id).await?;
+    collection.ensure_writable()?;
+    let payload: SavePayload = serde_json::from_str(&p.payload).map_err(internal)?;
+    let actor = Actor::new(caller, surface_of(&p.surface));
+    let mut out = SaveExecution {
+        proposal_id: proposal_id.to_owned(),
+        ..SaveExecution::default()
+    };
+    for item in payload.items {
+        match records::find_by_entity(&mut tx, &collection.id, &item.entity_id).await? {
+            Some(existing) if payload.policy == ConflictPolicy::Refresh => {
+                let next = records::apply(
+                    &mut tx,
+                    &actor,
+                    &collection,
+                    &existing,
+                    None,
+                    &item.fields,
+                    "save",
+                )
+                .await?;
+                let r = next.unwrap_or(existing);
+                out.refreshed.push(SavedRecord {
+                    record_id: r.id,
+                    title: r.title,
+                    entity_id: r.entity_id,
+                });
+            }
+            Some(existing) => out.already_there.push(SavedRecord {
+                record_id: existing.id,
+                title: existing.title,
+                entity_id: existing.entity_id,
+            }),
+            None => {
+                let stage = collection.stages[0].clone();
+                let r = records::insert(
+                    &mut tx,
+                    &actor,
+                    &collection,
+                    Some(item.entity_id),
+                    stage,
+                    item.fields,
+                    "save",
+                )
+                .await?;
+                out.created.push(SavedRecord {
+                    record_id: r.id,
+                    title: r.title,
+                    entity_id: r.entity_id,
+                });
+            }
+        }
+    }
+    mark_executed(&mut tx, proposal_id, &out).await?;
+    tx.commit().await?;
+    Ok(out)
+}
+
+// ------------------------------------------------------------ bulk update
+
+/// One change of a bulk update.
+#[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct BulkChange {
+    /// `record:…` from collection_query.
+    pub record_id: String,
+    /// The version you read; omitted = the version at preview time.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<i64>,
+    /// New stage (any stage of the collection).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stage: Option<String>,
+    /// Field values to set; locked fields are dropped.
+    #[serde(default, skip_serializing_if = "Map::is_empty")]
+    pub fields: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct BulkItem {
+    record_id: String,
+    version: i64,
+    stage: Option<String>,
+    fields: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkRejected {
+    pub record_id: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+pub struct BulkPreview {
+    pub proposal_id: String,
+    pub collection_name: String,
+    pub will_change: usize,
+    pub unchanged: usize,
+    pub rejected: Vec<BulkRejected>,
+    /// (record id, locked fields dropped)
+    pub dropped_fields: Vec<(String, Vec<String>)>,
+    /// Up to 10 changes: (record title, stage from→to or field changes).
+    pub sample: Vec<(String, Value)>,
+}
+
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+pub struct BulkExecution {
+    pub proposal_id: String,
+    pub updated: Vec<SavedRecord>,
+    /// Records changed by someone else since the preview: left untouched.
+    pub conflicts: Vec<String>,
+    pub undo_token: Option<String>,
+    #[serde(default)]
+    pub already_executed: bool,
+}
+
+pub async fn preview_bulk(
+    store: &Store,
+    actor: &Actor,
+    collection_id: &str,
+    changes: &[BulkChange],
+) -> EngineResult<BulkPreview> {
+    if changes.is_empty() || changes.len() > MAX_BULK_UPDATE {
+        return Err(invalid(
+            format!("Un cambio masivo lleva de 1 a {MAX_BULK_UPDATE} cambios."),
+            "Divide el lote en partes más pequeñas.",
+        ));
+    }
+    let collection = collections::get_in(store, &actor.workspace_id, collection_id).await?;
+    collection.ensure_writable()?;
+    let mut conn = store.pool().acquire().await?;
+    let mut preview = BulkPreview {
+        proposal_id: String::new(),
+        collection_name: collection.name.clone(),
+        will_change: 0,
+        unchanged: 0,
+        rejected: Vec::new(),
+        dropped_fields: Vec::new(),
+        sample: Vec::new(),
+    };
+    let mut items = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for ch in changes {
+        let id = record_id(&ch.record_id).to_owned();
+        let reject = |reason: String| BulkRejected {
+            record_id: ch.record_id.clone(),
+            reason,
+        };
+        if !seen.insert(id.clone()) {
+            preview
+                .rejected
+                .push(reject("El registro aparece dos veces en el lote.".into()));
+            continue;
+        }
+        let record = match records::load(&mut conn, &actor.workspace_id, &id).await {
+            Ok(r) if r.collection_id == collection.id => r,
+            Ok(_) | Err(_) => {
+                preview
+                    .rejected
+                    .push(reject("No existe en esta colección.".into()));
+                continue;
+            }
+        };
+        if let Some(v) = ch.version.filter(|v| *v != record.version) {
+            preview.rejected.push(reject(format!(
+                "Cambió mientras tanto: leíste la versión {v} y va en la {}.",
+                record.version
+            )));
+            continue;
+        }
+        let stage = match ch
+            .stage
+            .as_deref()
+            .map(|s| collection.check_stage(s))
+            .transpose()
+        {
+            Ok(s) => s,
+            Err(e) => {
+                preview.rejected.push(reject(e.body().message));
+                continue;
+            }
+        };
+        let (fields, dropped) = match collection.check_fields(&ch.fields, false) {
+            Ok(x) => x,
+            Err(e) => {
+                preview.rejected.push(reject(e.body().message));
+                continue;
+            }
+        };
+        if !dropped.is_empty() {
+            preview.dropped_fields.push((ch.record_id.clone(), dropped));
+        }
+        let mut diff = Map::new();
+        if let Some(s) = stage.as_ref().filter(|s| **s != record.stage) {
+            diff.insert(
+                "stage".into(),
+                serde_json::json!({"from": record.stage, "to": s}),
+            );
+        }
+        for (k, v) in &fields {
+            let before = record.fields.get(k).cloned().unwrap_or(Value::Null);
+            if &before != v {
+                diff.insert(k.clone(), serde_json::json!({"from": before, "to": v}));
+            }
+        }
+        if diff.is_empty() {
+            preview.unchanged += 1;
+            continue;
+        }
+        preview.will_change += 1;
+        if preview.sample.len() < 10 {
+            preview
+                .sample
+                .push((record.title.clone(), Value::Object(diff)));
+        }
+        items.push(BulkItem {
+            record_id: record.id,
+            version: record.version,
+            stage,
+            fields,
+        });
+    }
+    drop(conn);
+    preview.proposal_id =
+        store_proposal(store, actor, "bulk_update", &collection.id, &items).await?;
+    Ok(preview)
+}
+
+pub async fn execute_bulk(
+    store: &Store,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<BulkExecution> {
+    let mut tx = store.begin_write().await?;
+    let p = load_proposal(&mut tx, &caller.workspace_id, "bulk_update", proposal_id).await?;
+    if let Some(done) = p.result {
+        let mut out: BulkExecution = serde_json::from_str(&done).map_err(internal)?;
+        out.already_executed = true;
+        return Ok(out);
+    }
+    let collection = collections::get(&mut tx, &caller.workspace_id, &p.collection_id).await?;
+    collection.ensure_writable()?;
+    let items: Vec<BulkItem> = serde_json::from_str(&p.payload).map_err(internal)?;
+    let actor = Actor::new(caller, surface_of(&p.surface));
+    let token = undo::new_token();
+    let mut out = BulkExecution {
+        proposal_id: proposal_id.to_owned(),
+        ..BulkExecution::default()
+    };
+    let mut seq = 0;
+    for item in items {
+        let record = match records::load(&mut tx, &caller.workspace_id, &item.record_id).await {
+            Ok(r) if r.version == item.version => r,
+            _ => {
+                out.conflicts.push(item.record_id);
+                continue;
+            }
+        };
+        let before = record.state();
+        if let Some(next) = records::apply(
+            &mut tx,
+            &actor,
+            &collection,
+            &record,
+            item.stage,
+            &item.fields,
+            "update",
+        )
+        .await?
+        {
+            undo::record_step(
+                &mut tx,
+                &token,
+                seq,
+                &caller.workspace_id,
+                "record",
+                &next.id,
+                Some(next.version),
+                Some(&before),
+            )
+            .await?;
+            seq += 1;
+            out.updated.push(SavedRecord {
+                record_id: next.id,
+                title: next.title,
+                entity_id: next.entity_id,
+            });
+        }
+    }
+    if seq > 0 {
+        out.undo_token = Some(token);
+    }
+    mark_executed(&mut tx, proposal_id, &out).await?;
+    tx.commit().await?;
+    Ok(out)
+}
