@@ -12,7 +12,9 @@ pub mod demo;
 pub mod director;
 pub mod error;
 pub mod ids;
+pub mod knowledge;
 pub mod market;
+pub mod people;
 pub mod registry;
 pub mod session;
 pub mod store;
@@ -31,6 +33,10 @@ pub struct Engine {
     pub accounts: accounts::Accounts,
     pub sessions: session::Sessions,
     pub billing: billing::Billing,
+    /// Personas: the people directory, quotes and reveals.
+    pub people: people::People,
+    /// Cerebro: the team's knowledge.
+    pub knowledge: knowledge::Knowledge,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
 }
@@ -47,6 +53,8 @@ impl Engine {
             accounts: accounts::Accounts::new(store.clone()),
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),
+            people: people::People::embedded(store.clone(), billing::Billing::new(store.clone())),
+            knowledge: knowledge::Knowledge::new(store.clone()),
             registry: Arc::new(registry::catalog()),
             store,
         }

@@ -101,6 +101,8 @@ impl std::fmt::Debug for Registry {
 /// Every family's `register`, in catalog order. A new family adds one line here.
 pub fn catalog() -> Registry {
     let mut reg = Registry::new();
+    crate::knowledge::tools::register(&mut reg);
+    crate::people::tools::register(&mut reg);
     crate::account_tools::register(&mut reg);
     reg
 }
