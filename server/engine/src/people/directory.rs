@@ -108,6 +108,7 @@ pub fn domain(company: &Company) -> String {
         }
     }
     let slug: String = mask::ascii_fold(&company.name)
+        .to_lowercase()
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| w.len() > 2 && !matches!(*w, "sa" | "de" | "cv" | "del" | "las" | "los"))
         .take(2)
