@@ -90,12 +90,12 @@ fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
             ops.push(Op::Keep);
             i += 1;
             j += 1;
-        } else if j < m && (i == n || lcs[at(i, j + 1)] >= lcs[at(i + 1, j)]) {
-            ops.push(Op::Add);
-            j += 1;
-        } else {
+        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
             ops.push(Op::Del);
             i += 1;
+        } else {
+            ops.push(Op::Add);
+            j += 1;
         }
     }
     ops
