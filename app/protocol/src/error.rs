@@ -41,9 +41,7 @@ impl ErrorCode {
             ErrorCode::Forbidden | ErrorCode::ProtectedResource => 403,
             ErrorCode::TooManyAttempts | ErrorCode::RateLimited => 429,
             ErrorCode::PlanLimit | ErrorCode::InsufficientCredits => 402,
-            ErrorCode::VersionConflict | ErrorCode::Conflict | ErrorCode::MaxCreditsExceeded => {
-                409
-            }
+            ErrorCode::VersionConflict | ErrorCode::Conflict | ErrorCode::MaxCreditsExceeded => 409,
             ErrorCode::QuoteExpired => 410,
             ErrorCode::Internal => 500,
         }

@@ -76,7 +76,14 @@ pub async fn seed(knowledge: &Knowledge, workspace_id: &str, user_id: &str) -> E
             patterns: patterns.iter().map(|p| (*p).to_owned()).collect(),
         };
         knowledge
-            .insert_topic(&mut tx, workspace_id, user_id, &t, TopicStatus::Knowledge, at)
+            .insert_topic(
+                &mut tx,
+                workspace_id,
+                user_id,
+                &t,
+                TopicStatus::Knowledge,
+                at,
+            )
             .await?;
         tx.commit().await?;
         created += 1;

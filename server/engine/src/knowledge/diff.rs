@@ -110,7 +110,10 @@ mod tests {
         let old = "uno\ndos\ntres\ncuatro\ncinco\nseis\nsiete\nocho";
         let new = "uno\ndos\ntres\nCUATRO\ncinco\nseis\nsiete\nocho";
         let d = unified("topic:x", old, new);
-        assert!(d.starts_with("--- a/topic:x\n+++ b/topic:x\n@@ -1,7 +1,7 @@\n"), "{d}");
+        assert!(
+            d.starts_with("--- a/topic:x\n+++ b/topic:x\n@@ -1,7 +1,7 @@\n"),
+            "{d}"
+        );
         assert!(d.contains("-cuatro\n+CUATRO\n"));
         assert!(!d.contains("ocho"));
         assert_eq!(unified("t", "igual", "igual"), "");

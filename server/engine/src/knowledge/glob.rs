@@ -28,7 +28,11 @@ fn glob(p: &[char], s: &[char]) -> bool {
         None => s.is_empty(),
         Some('*') if p.get(1) == Some(&'*') => {
             // `**/` may also match nothing.
-            let rest = if p.get(2) == Some(&'/') { &p[3..] } else { &p[2..] };
+            let rest = if p.get(2) == Some(&'/') {
+                &p[3..]
+            } else {
+                &p[2..]
+            };
             (0..=s.len()).any(|i| glob(rest, &s[i..])) || glob(&p[2..], s)
         }
         Some('*') => {

@@ -384,7 +384,12 @@ impl Knowledge {
             .ok_or_else(|| EngineError::not_found("ese tema de Cerebro"))
     }
 
-    async fn free_slug(&self, conn: &mut sqlx::SqliteConnection, ws: &str, title: &str) -> EngineResult<String> {
+    async fn free_slug(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        ws: &str,
+        title: &str,
+    ) -> EngineResult<String> {
         let base = slugify(title);
         let mut slug = base.clone();
         let mut n = 2;
@@ -449,7 +454,14 @@ impl Knowledge {
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
         let slug = self
-            .insert_topic(&mut tx, &caller.workspace_id, &caller.user_id, &t, TopicStatus::EnRevision, now)
+            .insert_topic(
+                &mut tx,
+                &caller.workspace_id,
+                &caller.user_id,
+                &t,
+                TopicStatus::EnRevision,
+                now,
+            )
             .await?;
         let topic_id: String =
             sqlx::query_scalar("select id from kn_topics where workspace_id = ? and slug = ?")
@@ -458,10 +470,26 @@ impl Knowledge {
                 .fetch_one(&mut *tx)
                 .await?;
         let pid = self
-            .insert_proposal(&mut tx, caller, ProposalKind::Note, Some(&topic_id), &t, summary, None, None, None, ProposalStatus::Pendiente, surface, now)
+            .insert_proposal(
+                &mut tx,
+                caller,
+                ProposalKind::Note,
+                Some(&topic_id),
+                &t,
+                summary,
+                None,
+                None,
+                None,
+                ProposalStatus::Pendiente,
+                surface,
+                now,
+            )
             .await?;
         tx.commit().await?;
-        Ok((self.get(caller, &slug).await?, self.proposal(caller, &pid).await?))
+        Ok((
+            self.get(caller, &slug).await?,
+            self.proposal(caller, &pid).await?,
+        ))
     }
 
     /// A note Luna previewed: a `borrador` proposal, nothing visible until the tap.
@@ -476,7 +504,20 @@ impl Knowledge {
         let mut tx = self.store.begin_write().await?;
         let summary = format!("Nota nueva: {}", t.title);
         let pid = self
-            .insert_proposal(&mut tx, caller, ProposalKind::Note, None, &t, &summary, None, None, None, ProposalStatus::Borrador, surface, now)
+            .insert_proposal(
+                &mut tx,
+                caller,
+                ProposalKind::Note,
+                None,
+                &t,
+                &summary,
+                None,
+                None,
+                None,
+                ProposalStatus::Borrador,
+                surface,
+                now,
+            )
             .await?;
         tx.commit().await?;
         self.proposal(caller, &pid).await
@@ -585,7 +626,10 @@ impl Knowledge {
                 .map(normalize_area)
                 .unwrap_or_else(|| current.area.clone()),
             body: current.body.clone(),
-            patterns: changes.patterns.clone().unwrap_or_else(|| current.patterns.clone()),
+            patterns: changes
+                .patterns
+                .clone()
+                .unwrap_or_else(|| current.patterns.clone()),
         };
         let patch = changes.body.as_deref().map(str::trim);
         let diff = patch.map(|p| diff::unified(&current.ref_(), &current.body, p));
@@ -597,7 +641,20 @@ impl Knowledge {
             ProposalStatus::Pendiente
         };
         let pid = self
-            .insert_proposal(&mut tx, caller, ProposalKind::Edit, Some(&current.id), &proposed, summary, patch, diff.as_deref(), Some(current.updated_at), status, surface, now)
+            .insert_proposal(
+                &mut tx,
+                caller,
+                ProposalKind::Edit,
+                Some(&current.id),
+                &proposed,
+                summary,
+                patch,
+                diff.as_deref(),
+                Some(current.updated_at),
+                status,
+                surface,
+                now,
+            )
             .await?;
         tx.commit().await?;
         self.proposal(caller, &pid).await
@@ -612,13 +669,12 @@ impl Knowledge {
         }
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
-        let still: Option<String> = sqlx::query_scalar(
-            "select status from kn_proposals where workspace_id = ? and id = ?",
-        )
-        .bind(&caller.workspace_id)
-        .bind(&p.id)
-        .fetch_optional(&mut *tx)
-        .await?;
+        let still: Option<String> =
+            sqlx::query_scalar("select status from kn_proposals where workspace_id = ? and id = ?")
+                .bind(&caller.workspace_id)
+                .bind(&p.id)
+                .fetch_optional(&mut *tx)
+                .await?;
         if still.as_deref() != Some("borrador") {
             tx.rollback().await?;
             return self.proposal(caller, &p.id).await;
@@ -632,13 +688,21 @@ impl Knowledge {
                 patterns: p.patterns.clone(),
             };
             let slug = self
-                .insert_topic(&mut tx, &caller.workspace_id, &caller.user_id, &t, TopicStatus::EnRevision, now)
+                .insert_topic(
+                    &mut tx,
+                    &caller.workspace_id,
+                    &caller.user_id,
+                    &t,
+                    TopicStatus::EnRevision,
+                    now,
+                )
                 .await?;
-            topic_id = sqlx::query_scalar("select id from kn_topics where workspace_id = ? and slug = ?")
-                .bind(&caller.workspace_id)
-                .bind(&slug)
-                .fetch_optional(&mut *tx)
-                .await?;
+            topic_id =
+                sqlx::query_scalar("select id from kn_topics where workspace_id = ? and slug = ?")
+                    .bind(&caller.workspace_id)
+                    .bind(&slug)
+                    .fetch_optional(&mut *tx)
+                    .await?;
         }
         sqlx::query("update kn_proposals set status = 'pendiente', topic_id = ? where workspace_id = ? and id = ?")
             .bind(&topic_id)
@@ -677,7 +741,9 @@ impl Knowledge {
             body: changes.body.clone().unwrap_or(current.body.clone()),
             patterns: changes.patterns.clone().unwrap_or(current.patterns.clone()),
         })?;
-        let stale = changes.stale.unwrap_or(current.stale_marked && !content_change);
+        let stale = changes
+            .stale
+            .unwrap_or(current.stale_marked && !content_change);
         let now = now_ms();
         sqlx::query(
             "update kn_topics set title = ?, area = ?, body = ?, patterns = ?, stale_marked = ?,
@@ -689,13 +755,19 @@ impl Knowledge {
         .bind(&next.body)
         .bind(to_json(&next.patterns)?)
         .bind(i64::from(stale))
-        .bind(if content_change { now } else { current.updated_at })
+        .bind(if content_change {
+            now
+        } else {
+            current.updated_at
+        })
         .bind(&caller.user_id)
         .bind(&caller.workspace_id)
         .bind(&current.id)
         .execute(self.store.pool())
         .await?;
-        Ok(UpdateOutcome::Applied(self.get(caller, &current.slug).await?))
+        Ok(UpdateOutcome::Applied(
+            self.get(caller, &current.slug).await?,
+        ))
     }
 
     /// Deletes a topic (`context_delete`). A Knowledge topic only by an owner/admin;
@@ -719,7 +791,14 @@ impl Knowledge {
             .bind(&current.id)
             .execute(&mut *tx)
             .await?;
-        audit(&mut tx, caller, "knowledge.delete", json!({"topic": current.ref_(), "title": current.title}), now).await?;
+        audit(
+            &mut tx,
+            caller,
+            "knowledge.delete",
+            json!({"topic": current.ref_(), "title": current.title}),
+            now,
+        )
+        .await?;
         tx.commit().await?;
         Ok(current)
     }
@@ -819,7 +898,8 @@ impl Knowledge {
                 .await?;
             }
         }
-        self.resolve(&mut tx, caller, &p, ProposalStatus::Fusionada, now).await?;
+        self.resolve(&mut tx, caller, &p, ProposalStatus::Fusionada, now)
+            .await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }
@@ -831,11 +911,13 @@ impl Knowledge {
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
         if let (ProposalKind::Note, Some(topic_id)) = (p.kind, p.topic_id.as_deref()) {
-            sqlx::query("update kn_proposals set topic_id = null where workspace_id = ? and id = ?")
-                .bind(&caller.workspace_id)
-                .bind(&p.id)
-                .execute(&mut *tx)
-                .await?;
+            sqlx::query(
+                "update kn_proposals set topic_id = null where workspace_id = ? and id = ?",
+            )
+            .bind(&caller.workspace_id)
+            .bind(&p.id)
+            .execute(&mut *tx)
+            .await?;
             sqlx::query(
                 "delete from kn_topics where workspace_id = ? and id = ? and status = 'en_revision'",
             )
@@ -844,7 +926,8 @@ impl Knowledge {
             .execute(&mut *tx)
             .await?;
         }
-        self.resolve(&mut tx, caller, &p, ProposalStatus::Rechazada, now).await?;
+        self.resolve(&mut tx, caller, &p, ProposalStatus::Rechazada, now)
+            .await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }

@@ -112,7 +112,11 @@ impl Knowledge {
             }
         }
         let best = text_scores.values().cloned().fold(0.0_f64, f64::max);
-        let area = q.area.as_deref().map(normalize_area).filter(|a| !a.is_empty());
+        let area = q
+            .area
+            .as_deref()
+            .map(normalize_area)
+            .filter(|a| !a.is_empty());
         let files: Vec<&str> = q
             .files
             .iter()

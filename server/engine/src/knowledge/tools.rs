@@ -11,11 +11,11 @@ use serde_json::json;
 use crate::clock::now_ms;
 use crate::error::EngineResult;
 use crate::people::tools::iso;
-use crate::registry::{Family, Level, Registry, SideEffect, Stage, Surface, ToolCtx, ToolDef, ToolOutput};
-
-use super::{
-    NewTopic, Proposal, RetrieveQuery, Topic, TopicChanges, UpdateOutcome, MAX_PATTERNS,
+use crate::registry::{
+    Family, Level, Registry, SideEffect, Stage, Surface, ToolCtx, ToolDef, ToolOutput,
 };
+
+use super::{NewTopic, Proposal, RetrieveQuery, Topic, TopicChanges, UpdateOutcome, MAX_PATTERNS};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
@@ -374,7 +374,11 @@ async fn update(ctx: ToolCtx, args: UpdateArgs) -> EngineResult<ToolOutput> {
 }
 
 async fn delete(ctx: ToolCtx, args: DeleteArgs) -> EngineResult<ToolOutput> {
-    let t = ctx.engine.knowledge.delete(&ctx.caller, &args.topic).await?;
+    let t = ctx
+        .engine
+        .knowledge
+        .delete(&ctx.caller, &args.topic)
+        .await?;
     Ok(Envelope::rows(vec![ResultRow::new(t.ref_(), t.title).with("deleted", true)]).into())
 }
 
@@ -387,10 +391,13 @@ async fn note(ctx: ToolCtx, args: NoteArgs) -> EngineResult<ToolOutput> {
     };
     let kn = &ctx.engine.knowledge;
     if ctx.is_preview() {
-        let p = kn.draft_note(&ctx.caller, &topic, ctx.surface.as_str()).await?;
-        let row = proposal_row(&p)
-            .with("preview", true)
-            .with("content", super::retrieve::excerpt(p.body.as_deref().unwrap_or(""), 600));
+        let p = kn
+            .draft_note(&ctx.caller, &topic, ctx.surface.as_str())
+            .await?;
+        let row = proposal_row(&p).with("preview", true).with(
+            "content",
+            super::retrieve::excerpt(p.body.as_deref().unwrap_or(""), 600),
+        );
         let mut env = Envelope::rows(vec![row]);
         env.next_action = Some(format!(
             "Propón la decisión dejar_nota con proposal_id {}; nada se guarda antes del toque.",

@@ -247,7 +247,11 @@ impl People {
     }
 
     /// `people_search`: up to 3 people at a market company, masked unless revealed here.
-    pub async fn search(&self, caller: &Caller, company_ref: &str) -> EngineResult<Vec<PersonView>> {
+    pub async fn search(
+        &self,
+        caller: &Caller,
+        company_ref: &str,
+    ) -> EngineResult<Vec<PersonView>> {
         let id = parse_company_ref(company_ref)?;
         let cards = self
             .provider
@@ -273,13 +277,11 @@ impl People {
             match self.provider.card(h).await? {
                 Some(c) => out.push(c),
                 None => {
-                    return Err(EngineError::Typed(
-                        luna_protocol::error::ErrorBody::new(
-                            ErrorCode::NotFound,
-                            format!("No encontramos a la persona {h}."),
-                            "Usa las `ref` person:… que devolvió people_search.",
-                        ),
-                    ))
+                    return Err(EngineError::Typed(luna_protocol::error::ErrorBody::new(
+                        ErrorCode::NotFound,
+                        format!("No encontramos a la persona {h}."),
+                        "Usa las `ref` person:… que devolvió people_search.",
+                    )))
                 }
             }
         }
@@ -498,8 +500,8 @@ impl People {
             });
         }
         // Fetch contact data before taking the write lock (a real provider is remote).
-        let known = Self::revealed_in(self.store.pool(), &caller.workspace_id, &quote.handles)
-            .await?;
+        let known =
+            Self::revealed_in(self.store.pool(), &caller.workspace_id, &quote.handles).await?;
         let pending: Vec<String> = quote
             .handles
             .iter()
@@ -630,8 +632,17 @@ impl People {
         .await?;
         tx.commit().await?;
         let new_set: HashSet<String> = new.into_iter().cloned().collect();
-        self.outcome(caller, &quote_id, &quote.handles, &new_set, price, receipt_id, false, now)
-            .await
+        self.outcome(
+            caller,
+            &quote_id,
+            &quote.handles,
+            &new_set,
+            price,
+            receipt_id,
+            false,
+            now,
+        )
+        .await
     }
 
     /// The original outcome of a key that already ran, or `None`.

@@ -180,16 +180,13 @@ impl PeopleProvider for EmbeddedProvider {
                     continue;
                 };
                 if let Some(people) = self.people(&company_id).await? {
-                    out.extend(
-                        people
-                            .into_iter()
-                            .filter(|p| &p.handle == handle)
-                            .map(|p| Contact {
-                                handle: p.handle,
-                                full_name: p.full_name,
-                                email: p.email,
-                            }),
-                    );
+                    out.extend(people.into_iter().filter(|p| &p.handle == handle).map(|p| {
+                        Contact {
+                            handle: p.handle,
+                            full_name: p.full_name,
+                            email: p.email,
+                        }
+                    }));
                 }
             }
             Ok(out)

@@ -220,7 +220,10 @@ async fn quote(ctx: ToolCtx, args: QuoteArgs) -> EngineResult<ToolOutput> {
     .with("expires_in_seconds", expires_in(q.expires_at))
     .with(
         "handles",
-        q.people.iter().map(|p| p.handle.clone()).collect::<Vec<_>>(),
+        q.people
+            .iter()
+            .map(|p| p.handle.clone())
+            .collect::<Vec<_>>(),
     );
     let mut env = Envelope::rows(vec![row]);
     env.results.extend(q.people.iter().map(card_row));
@@ -292,8 +295,7 @@ async fn reveal(ctx: ToolCtx, args: RevealArgs) -> EngineResult<ToolOutput> {
         .await?;
     if let Some(preview) = &out.preview {
         let mut env = Envelope::rows(vec![state_row(preview).with("preview", true)]);
-        env.next_action =
-            Some("Nada se cobró: repite con confirm true para revelar.".to_owned());
+        env.next_action = Some("Nada se cobró: repite con confirm true para revelar.".to_owned());
         return Ok(env.into());
     }
     let summary = ResultRow::new(
@@ -343,7 +345,11 @@ async fn acquired(ctx: ToolCtx, args: AcquiredArgs) -> EngineResult<ToolOutput> 
 }
 
 async fn status(ctx: ToolCtx, args: StatusArgs) -> EngineResult<ToolOutput> {
-    let state = ctx.engine.people.status(&ctx.caller, &args.quote_id).await?;
+    let state = ctx
+        .engine
+        .people
+        .status(&ctx.caller, &args.quote_id)
+        .await?;
     Ok(Envelope::rows(vec![state_row(&state)]).into())
 }
 
