@@ -22,6 +22,8 @@ pub enum ErrorCode {
     VersionConflict,
     QuoteExpired,
     InsufficientCredits,
+    /// The price of an action exceeds the `max_credits` the caller allowed.
+    MaxCreditsExceeded,
     Conflict,
     Internal,
 }
@@ -39,7 +41,7 @@ impl ErrorCode {
             ErrorCode::Forbidden | ErrorCode::ProtectedResource => 403,
             ErrorCode::TooManyAttempts | ErrorCode::RateLimited => 429,
             ErrorCode::PlanLimit | ErrorCode::InsufficientCredits => 402,
-            ErrorCode::VersionConflict | ErrorCode::Conflict => 409,
+            ErrorCode::VersionConflict | ErrorCode::Conflict | ErrorCode::MaxCreditsExceeded => 409,
             ErrorCode::QuoteExpired => 410,
             ErrorCode::Internal => 500,
         }

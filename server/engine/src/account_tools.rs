@@ -34,9 +34,11 @@ pub fn register(reg: &mut Registry) {
             .example("¿Cuántos créditos me quedan este mes?", json!({}))
             .budget(1_500)
             .stage(Stage::SinCriterio, 90)
-            .stage(Stage::Buscando, 90)
-            .stage(Stage::ConSeleccion, 90)
-            .stage(Stage::ConListaGuardada, 90)
+            // "¿Cuántos créditos me quedan?" comes at any point of a conversation,
+            // so usage stays inside the twelve of every stage.
+            .stage(Stage::Buscando, 55)
+            .stage(Stage::ConSeleccion, 50)
+            .stage(Stage::ConListaGuardada, 50)
             .stage(Stage::DecisionPendiente, 60)
             .citations(&[
                 "ref",

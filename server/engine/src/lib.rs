@@ -13,8 +13,10 @@ pub mod demo;
 pub mod director;
 pub mod error;
 pub mod ids;
+pub mod knowledge;
 pub mod market;
 pub mod market_tools;
+pub mod people;
 pub mod registry;
 pub mod session;
 pub mod session_tools;
@@ -39,6 +41,10 @@ pub struct Engine {
     pub market: market::Market,
     /// The CRM and the Empresas directory.
     pub crm: crm::Crm,
+    /// Personas: the people directory, quotes and reveals.
+    pub people: people::People,
+    /// Cerebro: the team's knowledge.
+    pub knowledge: knowledge::Knowledge,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
@@ -78,6 +84,8 @@ impl Engine {
             sessions: session::Sessions::new(store.clone()),
             billing: billing::Billing::new(store.clone()),
             crm: crm::Crm::new(store.clone()),
+            people: people::People::embedded(store.clone(), billing::Billing::new(store.clone())),
+            knowledge: knowledge::Knowledge::new(store.clone()),
             registry: Arc::new(registry::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             store,

@@ -152,6 +152,32 @@ impl Billing {
         how: &ChargeContext<'_>,
         now: i64,
     ) -> EngineResult<Receipt> {
+        let mut tx = self.store.pool().begin().await?;
+        match self.charge_in(&mut tx, caller, spec, how, now).await {
+            Ok(receipt) if !receipt.replayed => {
+                tx.commit().await?;
+                Ok(receipt)
+            }
+            other => {
+                tx.rollback().await?;
+                other
+            }
+        }
+    }
+
+    /// Charges inside the caller's write transaction, so a domain write (e.g. the
+    /// people revealed by a reveal) and its charge commit or roll back together. The
+    /// caller commits on `Ok` and rolls back on `Err` (dropping the transaction does).
+    /// A key that already charged returns the original receipt with `replayed: true`
+    /// and spends nothing.
+    pub async fn charge_in(
+        &self,
+        conn: &mut sqlx::SqliteConnection,
+        caller: &Caller,
+        spec: &ChargeSpec,
+        how: &ChargeContext<'_>,
+        now: i64,
+    ) -> EngineResult<Receipt> {
         if spec.amount < 0 {
             return Err(EngineError::Internal("negative charge".into()));
         }
@@ -162,7 +188,6 @@ impl Billing {
         }
         let period = spec.ledger.period(now);
         let id = new_id("rcpt");
-        let mut tx = self.store.pool().begin().await?;
         // The first statement writes, so SQLite takes the write lock here and a
         // concurrent charge waits instead of failing on a lock upgrade.
         sqlx::query(
@@ -174,7 +199,7 @@ impl Billing {
         .bind(&period)
         .bind(spec.ledger.allowance(caller.plan))
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         let claimed = sqlx::query(
             "insert into receipts (id, workspace_id, user_id, action, branch, amount, ledger, period,
@@ -195,18 +220,22 @@ impl Billing {
         .bind(how.auto_policy)
         .bind(how.call_ref)
         .bind(now)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         if claimed.rows_affected() == 0 {
-            tx.rollback().await?;
-            return self
-                .receipt_by_key(&caller.workspace_id, how.idempotency_key)
-                .await?
-                .map(|mut r| {
-                    r.replayed = true;
-                    r
-                })
-                .ok_or_else(|| EngineError::Internal("receipt vanished".into()));
+            let row = sqlx::query(&format!(
+                "select {RECEIPT_COLS} from receipts where workspace_id = ? and idempotency_key = ?"
+            ))
+            .bind(&caller.workspace_id)
+            .bind(how.idempotency_key)
+            .fetch_optional(&mut *conn)
+            .await?;
+            let mut r = row
+                .map(|r| receipt_from_row(&r))
+                .transpose()?
+                .ok_or_else(|| EngineError::Internal("receipt vanished".into()))?;
+            r.replayed = true;
+            return Ok(r);
         }
         let spent = sqlx::query(
             "update credit_ledgers set used = used + ?, updated_at = ?
@@ -218,14 +247,21 @@ impl Billing {
         .bind(spec.ledger.as_str())
         .bind(&period)
         .bind(spec.amount)
-        .execute(&mut *tx)
+        .execute(&mut *conn)
         .await?;
         if spent.rows_affected() == 0 {
-            tx.rollback().await?;
-            let left = self.balance_at(caller, spec.ledger, now).await?.left();
+            let left: i64 = sqlx::query_scalar(
+                "select max(allowance - used, 0) from credit_ledgers
+                  where workspace_id = ? and ledger = ? and period = ?",
+            )
+            .bind(&caller.workspace_id)
+            .bind(spec.ledger.as_str())
+            .bind(&period)
+            .fetch_optional(&mut *conn)
+            .await?
+            .unwrap_or(0);
             return Err(insufficient(spec.ledger, spec.amount, left));
         }
-        tx.commit().await?;
         Ok(Receipt {
             id,
             workspace_id: caller.workspace_id.clone(),
@@ -390,6 +426,8 @@ impl Billing {
         }
     }
 }
+
+const RECEIPT_COLS: &str = "id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key, surface, auto_policy, call_ref, created_at";
 
 pub fn insufficient(ledger: Ledger, amount: i64, left: i64) -> EngineError {
     EngineError::Typed(ErrorBody::new(

@@ -104,6 +104,8 @@ pub fn catalog() -> Registry {
     crate::market_tools::register(&mut reg);
     crate::crm::tools::register(&mut reg);
     crate::crm::company_tools::register(&mut reg);
+    crate::knowledge::tools::register(&mut reg);
+    crate::people::tools::register(&mut reg);
     crate::account_tools::register(&mut reg);
     crate::session_tools::register(&mut reg);
     reg

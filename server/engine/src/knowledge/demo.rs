@@ -1,0 +1,92 @@
+//! Demo topics for the demo workspace, so Cerebro has something to retrieve on first
+//! start. Idempotent: a topic whose slug exists is left alone.
+
+use crate::clock::now_ms;
+use crate::error::EngineResult;
+
+use super::{Knowledge, NewTopic, TopicStatus};
+
+/// (title, area, body, patterns, age in days)
+const TOPICS: &[(&str, &str, &str, &[&str], i64)] = &[
+    (
+        "Cómo vendemos a gobierno",
+        "gobierno",
+        "Vendemos a dependencias (IMSS, ISSSTE, CFE, PEMEX y secretarías estatales) sobre todo por \
+         licitación pública y adjudicación directa. Antes de proponer: revisar en Adjudicaciones qué \
+         compró la dependencia en los últimos 24 meses y a qué precio, y confirmar que el proveedor no \
+         tenga marcas de riesgo (SAT 69-B). El contacto correcto es el Jefe de Licitaciones o el \
+         Director de Compras; el primer correo menciona una adjudicación concreta como evidencia. Los \
+         ciclos duran de 3 a 9 meses; no prometemos fechas de fallo.",
+        &["gobierno/**", "licitaciones/*.pdf"],
+        12,
+    ),
+    (
+        "ICP: fabricantes de empaque",
+        "icp",
+        "Nuestro cliente ideal: fabricantes de empaque (cartón corrugado, plástico flexible, envase \
+         rígido) medianos o grandes, en Jalisco, Guanajuato, Querétaro, Nuevo León y Estado de México, \
+         que ya le vendieron a gobierno al menos una vez. Señales fuertes: adjudicaciones recientes con \
+         el sector salud, registros sanitarios vigentes y sitio web propio. Excluir: distribuidores sin \
+         planta y empresas con marcas de riesgo definitivas.",
+        &["icp/**", "prospeccion/empaque-*.md"],
+        40,
+    ),
+    (
+        "Objeciones frecuentes y cómo responderlas",
+        "ventas",
+        "\"Ya tenemos proveedor\": preguntar por tiempos de entrega y penalizaciones en sus últimas \
+         adjudicaciones. \"No tenemos presupuesto\": ubicar el ejercicio fiscal y la partida. \"Mándame \
+         información\": enviar un caso con evidencia de una dependencia similar y proponer llamada de 15 \
+         minutos.",
+        &["ventas/objeciones.md"],
+        95,
+    ),
+    (
+        "Precios de referencia 2025",
+        "ventas",
+        "Tabla de precios de referencia usada en 2025 para cotizaciones a gobierno. Pendiente de \
+         actualizar con la lista 2026.",
+        &["precios/*.xlsx"],
+        260,
+    ),
+];
+
+/// Seeds the demo topics as Knowledge in `workspace_id`, authored by `user_id`.
+/// Returns how many it created.
+pub async fn seed(knowledge: &Knowledge, workspace_id: &str, user_id: &str) -> EngineResult<usize> {
+    let now = now_ms();
+    let mut created = 0;
+    for (title, area, body, patterns, age_days) in TOPICS {
+        let slug = super::slugify(title);
+        let exists: Option<i64> =
+            sqlx::query_scalar("select 1 from kn_topics where workspace_id = ? and slug = ?")
+                .bind(workspace_id)
+                .bind(&slug)
+                .fetch_optional(knowledge.store().pool())
+                .await?;
+        if exists.is_some() {
+            continue;
+        }
+        let at = now - age_days * super::DAY_MS;
+        let mut tx = knowledge.store().begin_write().await?;
+        let t = NewTopic {
+            title: (*title).to_owned(),
+            area: (*area).to_owned(),
+            body: (*body).to_owned(),
+            patterns: patterns.iter().map(|p| (*p).to_owned()).collect(),
+        };
+        knowledge
+            .insert_topic(
+                &mut tx,
+                workspace_id,
+                user_id,
+                &t,
+                TopicStatus::Knowledge,
+                at,
+            )
+            .await?;
+        tx.commit().await?;
+        created += 1;
+    }
+    Ok(created)
+}

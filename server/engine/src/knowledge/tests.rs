@@ -1,0 +1,462 @@
+use luna_protocol::account::{Plan, Role};
+use luna_protocol::error::{ErrorBody, ErrorCode};
+use luna_protocol::tool::Envelope;
+use serde_json::{json, Value};
+
+use crate::accounts::Caller;
+use crate::registry::{ExecMode, Surface, ToolRequest};
+use crate::{testkit, Engine};
+
+use super::*;
+
+/// An owner with the demo topics, plus a member and an admin of the same workspace.
+async fn setup() -> (Engine, Caller, Caller, Caller) {
+    let engine = testkit::engine().await.unwrap();
+    let owner = testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    let mut others = Vec::new();
+    for (i, role) in [Role::Member, Role::Admin].into_iter().enumerate() {
+        let email = format!("p{i}-{}@example.mx", uuid::Uuid::new_v4().simple());
+        let user = engine
+            .accounts
+            .create_user(&email, "Luis Prueba", "secreto-123")
+            .await
+            .unwrap();
+        engine
+            .accounts
+            .add_member(&owner.workspace_id, &user, role)
+            .await
+            .unwrap();
+        others.push(Caller {
+            user_id: user,
+            email,
+            role,
+            ..owner.clone()
+        });
+    }
+    assert_eq!(
+        demo::seed(&engine.knowledge, &owner.workspace_id, &owner.user_id)
+            .await
+            .unwrap(),
+        4
+    );
+    assert_eq!(
+        demo::seed(&engine.knowledge, &owner.workspace_id, &owner.user_id)
+            .await
+            .unwrap(),
+        0
+    );
+    let admin = others.pop().unwrap();
+    let member = others.pop().unwrap();
+    (engine, owner, member, admin)
+}
+
+async fn call(
+    engine: &Engine,
+    caller: &Caller,
+    name: &str,
+    args: Value,
+    s: Surface,
+) -> Result<Envelope, ErrorBody> {
+    engine
+        .call_tool(caller, ToolRequest::new(name, args, s))
+        .await
+        .outcome
+}
+
+fn refs(env: &Envelope) -> Vec<String> {
+    env.results.iter().map(|r| r.ref_.clone()).collect()
+}
+
+#[tokio::test]
+async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
+    let (engine, owner, member, _) = setup().await;
+    // Accents folded: "como" finds "Cómo"; the government topic ranks first.
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"task": "como vender a GOBIERNO, licitación del imss"}),
+        Surface::Luna,
+    )
+    .await
+    .unwrap();
+    assert_eq!(env.results[0].ref_, "topic:como-vendemos-a-gobierno");
+    let row = &env.results[0];
+    assert!(row.fields["excerpt"].as_str().unwrap().chars().count() <= 281);
+    assert!(row.fields["freshness"]
+        .as_str()
+        .unwrap()
+        .starts_with("al día"));
+    assert_eq!(row.fields["status"], json!("knowledge"));
+
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"files": ["precios/lista-2026.xlsx"]}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refs(&env), vec!["topic:precios-de-referencia-2025"]);
+    assert_eq!(env.results[0].fields["matched"], json!(["archivos"]));
+
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"stale": true}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refs(&env), vec!["topic:precios-de-referencia-2025"]);
+    assert!(env.results[0].fields["freshness"]
+        .as_str()
+        .unwrap()
+        .starts_with("desactualizado"));
+
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"area": "ICP"}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(refs(&env)[0], "topic:icp-fabricantes-de-empaque");
+
+    // No signal: the freshest topics, limited.
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"limit": 2}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(env.results.len(), 2);
+    assert_eq!(env.results[0].ref_, "topic:como-vendemos-a-gobierno");
+
+    // Another workspace sees none of it.
+    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    let env = call(
+        &engine,
+        &stranger,
+        "context_retrieve",
+        json!({"query": "gobierno"}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert!(env.results.is_empty());
+    assert!(env.next_action.is_some());
+    let _ = owner;
+}
+
+#[tokio::test]
+async fn a_topic_of_another_workspace_is_not_found() {
+    let (engine, _, member, _) = setup().await;
+    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    let t = "topic:como-vendemos-a-gobierno";
+    for (tool, args) in [
+        ("context_get", json!({"topic": t})),
+        ("context_update", json!({"topic": t, "stale": true})),
+        ("context_delete", json!({"topic": t})),
+    ] {
+        let e = call(&engine, &stranger, tool, args, Surface::Mcp)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::NotFound, "{tool}");
+    }
+    let e = call(
+        &engine,
+        &stranger,
+        "context_suggest_edit",
+        json!({"topic": t, "summary": "x"}),
+        Surface::Ui,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound);
+    let env = call(
+        &engine,
+        &member,
+        "context_get",
+        json!({"topic": t}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert!(env.results[0].fields["body"]
+        .as_str()
+        .unwrap()
+        .contains("Adjudicaciones"));
+}
+
+#[tokio::test]
+async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_edit() {
+    let (engine, _, member, _) = setup().await;
+    let env = call(&engine, &member, "context_create", json!({"title": "Cómo cotiza el IMSS", "area": "Gobierno", "body": "Pide tres cotizaciones."}), Surface::Mcp)
+        .await
+        .unwrap();
+    assert_eq!(env.results[0].ref_, "topic:como-cotiza-el-imss");
+    assert_eq!(env.results[0].fields["status"], json!("en_revision"));
+    assert_eq!(env.results[0].fields["area"], json!("gobierno"));
+    // A note en revisión updates directly.
+    let env = call(&engine, &member, "context_update", json!({"topic": "topic:como-cotiza-el-imss", "body": "Pide tres cotizaciones y un anexo técnico."}), Surface::Mcp)
+        .await
+        .unwrap();
+    assert_eq!(env.results[0].fields["applied"], json!(true));
+    // Knowledge does not change: the update waits as a suggested edit with a diff.
+    let env = call(
+        &engine,
+        &member,
+        "context_update",
+        json!({"topic": "topic:precios-de-referencia-2025", "body": "Lista 2026 vigente."}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(env.results[0].fields["applied"], json!(false));
+    assert!(env.results[0].fields["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+Lista 2026 vigente."));
+    let t = engine
+        .knowledge
+        .get(&member, "precios-de-referencia-2025")
+        .await
+        .unwrap();
+    assert!(t.body.starts_with("Tabla de precios"));
+    // The stale mark applies directly.
+    let env = call(
+        &engine,
+        &member,
+        "context_update",
+        json!({"topic": "topic:icp-fabricantes-de-empaque", "stale": true}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert_eq!(env.results[0].fields["stale"], json!(true));
+    let pending = engine.knowledge.pending(&member).await.unwrap();
+    assert_eq!(pending.len(), 2);
+    assert_eq!(pending[0].kind, ProposalKind::Note);
+    assert_eq!(pending[1].kind, ProposalKind::Edit);
+}
+
+#[tokio::test]
+async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
+    let (engine, owner, member, admin) = setup().await;
+    let r = engine
+        .call_tool(&member, ToolRequest::new("context_note", json!({"title": "El ISSSTE paga a 60 días", "content": "En 2026 el ISSSTE paga a 60 días.", "area": "gobierno"}), Surface::Luna))
+        .await;
+    assert_eq!(r.mode, Some(ExecMode::PreviewOnly));
+    let env = r.outcome.unwrap();
+    let pid = env.results[0].fields["proposal_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(env.results[0].fields["status"], json!("borrador"));
+    // Nothing visible before the tap.
+    assert!(engine.knowledge.pending(&owner).await.unwrap().is_empty());
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"query": "ISSSTE"}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    assert!(!refs(&env).contains(&"topic:el-issste-paga-a-60-dias".to_owned()));
+    // Luna cannot see the MCP write tools at all.
+    let e = call(
+        &engine,
+        &member,
+        "context_create",
+        json!({"title": "x", "area": "y", "body": "z"}),
+        Surface::Luna,
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code, ErrorCode::UnknownTool);
+
+    // The person taps: a note en revisión, pending review; tapping twice is a no-op.
+    let p = engine.knowledge.apply_draft(&member, &pid).await.unwrap();
+    assert_eq!(p.status, ProposalStatus::Pendiente);
+    engine.knowledge.apply_draft(&member, &pid).await.unwrap();
+    let pending = engine.knowledge.pending(&owner).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    let env = call(
+        &engine,
+        &member,
+        "context_retrieve",
+        json!({"query": "ISSSTE paga"}),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap();
+    let note = env
+        .results
+        .iter()
+        .find(|r| r.ref_ == "topic:el-issste-paga-a-60-dias")
+        .unwrap();
+    assert_eq!(note.fields["status"], json!("en_revision"));
+
+    // A member cannot merge or reject; another workspace cannot see the proposal.
+    assert_eq!(
+        engine
+            .knowledge
+            .merge(&member, &pid)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::Forbidden
+    );
+    assert_eq!(
+        engine
+            .knowledge
+            .reject(&member, &pid)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::Forbidden
+    );
+    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    assert_eq!(
+        engine
+            .knowledge
+            .merge(&stranger, &pid)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::NotFound
+    );
+
+    let merged = engine.knowledge.merge(&admin, &pid).await.unwrap();
+    assert_eq!(merged.status, ProposalStatus::Fusionada);
+    let slug = merged.topic_slug.unwrap();
+    assert_eq!(
+        engine.knowledge.get(&member, &slug).await.unwrap().status,
+        TopicStatus::Knowledge
+    );
+    assert_eq!(
+        engine
+            .knowledge
+            .merge(&owner, &pid)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::Conflict
+    );
+    let audited: i64 = sqlx::query_scalar(
+        "select count(*) from audit_log where workspace_id = ? and action = 'knowledge.merge'",
+    )
+    .bind(&owner.workspace_id)
+    .fetch_one(engine.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(audited, 1);
+}
+
+#[tokio::test]
+async fn a_suggested_edit_merges_its_patch_or_conflicts_when_the_topic_changed() {
+    let (engine, owner, member, _) = setup().await;
+    let t = "topic:icp-fabricantes-de-empaque";
+    let env = call(&engine, &member, "context_suggest_edit", json!({"topic": t, "summary": "Agregar Puebla", "patch": "Fabricantes de empaque en Puebla."}), Surface::Ui)
+        .await
+        .unwrap();
+    let first = env.results[0].fields["proposal_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert!(env.results[0].fields["diff"]
+        .as_str()
+        .unwrap()
+        .contains("+Fabricantes de empaque en Puebla."));
+    let second = engine
+        .knowledge
+        .suggest_edit(
+            &member,
+            t,
+            "Otra versión",
+            &TopicChanges {
+                body: Some("Otra cosa.".into()),
+                ..Default::default()
+            },
+            false,
+            "ui",
+        )
+        .await
+        .unwrap();
+    engine.knowledge.merge(&owner, &first).await.unwrap();
+    assert_eq!(
+        engine.knowledge.get(&member, t).await.unwrap().body,
+        "Fabricantes de empaque en Puebla."
+    );
+    // The second was proposed against the old version.
+    assert_eq!(
+        engine
+            .knowledge
+            .merge(&owner, &second.id)
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::VersionConflict
+    );
+    let rejected = engine.knowledge.reject(&owner, &second.id).await.unwrap();
+    assert_eq!(rejected.status, ProposalStatus::Rechazada);
+}
+
+#[tokio::test]
+async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
+    let (engine, owner, member, admin) = setup().await;
+    let env = call(
+        &engine,
+        &member,
+        "context_note",
+        json!({"title": "Nota dudosa", "content": "Quizá.", "area": "ventas"}),
+        Surface::Ui,
+    )
+    .await
+    .unwrap();
+    let pid = env.results[0].fields["proposal_id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    engine.knowledge.reject(&owner, &pid).await.unwrap();
+    assert_eq!(
+        engine
+            .knowledge
+            .get(&member, "nota-dudosa")
+            .await
+            .unwrap_err()
+            .code(),
+        ErrorCode::NotFound
+    );
+
+    let t = json!({"topic": "topic:objeciones-frecuentes-y-como-responderlas"});
+    let e = call(&engine, &member, "context_delete", t.clone(), Surface::Mcp)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::Forbidden);
+    call(&engine, &admin, "context_delete", t.clone(), Surface::Mcp)
+        .await
+        .unwrap();
+    let e = call(&engine, &admin, "context_get", t, Surface::Mcp)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::NotFound);
+}
