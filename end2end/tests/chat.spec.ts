@@ -48,7 +48,7 @@ test('the seed scene: Luna counts, searches and builds an argued selection of fo
   const answer = page.getByTestId('luna-message').last();
   await expect(answer).toContainText('Armé una selección de 40', { timeout: 30_000 });
   await expect(page.getByTestId('selection-card')).toHaveCount(40);
-  await expect(page.getByTestId('selection-card').first()).toContainText('adjudicaciones');
+  await expect(page.getByTestId('selection-card').first()).toContainText('Le ha vendido a gobierno');
   await expect(page.getByTestId('selection-card').filter({ hasText: 'Prioridad' })).toHaveCount(10);
   // Each step shows up as a tool line in product language.
   await expect(page.getByTestId('tool-line').filter({ hasText: 'proveedores' }).first()).toBeVisible();

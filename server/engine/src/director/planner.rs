@@ -87,17 +87,18 @@ fn describe(req: &Request) -> String {
     s
 }
 
+/// Why a company is in, from its own row: how often it sold to government and when
+/// it last did (the card shows those awards as its evidence).
 fn why_for(row: &Value) -> String {
-    let evidence = row.get("evidence").and_then(Value::as_array);
-    let buyer = evidence
-        .and_then(|list| {
-            list.iter()
-                .find_map(|e| e.get("buyer").and_then(Value::as_str))
-        })
-        .map(str::to_owned);
-    match buyer {
-        Some(b) => format!("Tiene adjudicaciones con {b}; su evidencia está en la tarjeta."),
-        None => "Coincide con el giro y el estado que pediste.".to_owned(),
+    let count = row.get("awards_count").and_then(Value::as_u64).unwrap_or(0);
+    let last = row.get("last_award").and_then(Value::as_str);
+    match (count, last) {
+        (0, _) => "Coincide con el giro y el estado que pediste.".to_owned(),
+        (1, Some(date)) => format!("Le vendió a gobierno una vez, el {date}."),
+        (n, Some(date)) => {
+            format!("Le ha vendido a gobierno {n} veces; la más reciente el {date}.")
+        }
+        (n, None) => format!("Le ha vendido a gobierno {n} veces."),
     }
 }
 

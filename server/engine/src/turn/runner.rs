@@ -186,7 +186,7 @@ fn summary_of(response: &crate::registry::ToolResponse) -> String {
             } else {
                 "resultados"
             };
-            format!("✓ {} {noun}{more}", env.shown)
+            format!("{} {noun}{more}", env.shown)
         }
         Err(e) => e.message.clone(),
     }
