@@ -20,6 +20,58 @@ pub enum DecisionKind {
 }
 
 impl DecisionKind {
+    pub const ALL: [DecisionKind; 8] = [
+        DecisionKind::GuardarEnCrm,
+        DecisionKind::CambiosMasivos,
+        DecisionKind::DejarNota,
+        DecisionKind::SugerirEdicion,
+        DecisionKind::Investigar,
+        DecisionKind::RevelarContactos,
+        DecisionKind::RevisarSecuencia,
+        DecisionKind::FusionarConocimiento,
+    ];
+
+    /// The wire name (`guardar_en_crm`…), also stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::GuardarEnCrm => "guardar_en_crm",
+            DecisionKind::CambiosMasivos => "cambios_masivos",
+            DecisionKind::DejarNota => "dejar_nota",
+            DecisionKind::SugerirEdicion => "sugerir_edicion",
+            DecisionKind::Investigar => "investigar",
+            DecisionKind::RevelarContactos => "revelar_contactos",
+            DecisionKind::RevisarSecuencia => "revisar_secuencia",
+            DecisionKind::FusionarConocimiento => "fusionar_conocimiento",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DecisionKind> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Spanish name of the class, for settings and receipts.
+    pub fn label(self) -> &'static str {
+        match self {
+            DecisionKind::GuardarEnCrm => "Guardar en el CRM",
+            DecisionKind::CambiosMasivos => "Cambios masivos",
+            DecisionKind::DejarNota => "Dejar una nota",
+            DecisionKind::SugerirEdicion => "Sugerir una edición",
+            DecisionKind::Investigar => "Investigaciones largas",
+            DecisionKind::RevelarContactos => "Revelar contactos",
+            DecisionKind::RevisarSecuencia => "Autorizar secuencias",
+            DecisionKind::FusionarConocimiento => "Fusionar en el conocimiento",
+        }
+    }
+
+    /// Whether auto mode may ever run this class without a card (SPEC §8: never
+    /// sending a sequence, never merging into Knowledge).
+    pub fn auto_capable(self) -> bool {
+        !matches!(
+            self,
+            DecisionKind::RevisarSecuencia | DecisionKind::FusionarConocimiento
+        )
+    }
+
     /// The authorization level (SPEC §8): 1 = one tap, 2 = pending decision.
     pub fn level(self) -> u8 {
         match self {

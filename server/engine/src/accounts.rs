@@ -519,15 +519,8 @@ impl Accounts {
         action: &str,
         detail: serde_json::Value,
     ) -> EngineResult<()> {
-        sqlx::query("insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)")
-            .bind(&caller.workspace_id)
-            .bind(&caller.user_id)
-            .bind(action)
-            .bind(detail.to_string())
-            .bind(now_ms())
-            .execute(self.store.pool())
-            .await?;
-        Ok(())
+        let mut conn = self.store.pool().acquire().await?;
+        audit_in(&mut conn, caller, action, &detail).await
     }
 
     pub async fn user_count(&self) -> EngineResult<i64> {
@@ -535,6 +528,27 @@ impl Accounts {
             .fetch_one(self.store.pool())
             .await?)
     }
+}
+
+/// Appends an audit entry inside the caller's transaction, so a change and its audit
+/// line commit together. The one `audit_log` insert.
+pub async fn audit_in(
+    conn: &mut sqlx::SqliteConnection,
+    caller: &Caller,
+    action: &str,
+    detail: &serde_json::Value,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)",
+    )
+    .bind(&caller.workspace_id)
+    .bind(&caller.user_id)
+    .bind(action)
+    .bind(detail.to_string())
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 fn caller_from_row(

@@ -9,6 +9,7 @@ pub mod billing;
 pub mod catalog;
 pub mod clock;
 pub mod crm;
+pub mod decisions;
 pub mod demo;
 pub mod director;
 pub mod error;
