@@ -167,3 +167,22 @@ pub struct DecisionResult {
     #[serde(default)]
     pub refs: Vec<String>,
 }
+
+/// What the person does with a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Accept,
+    Decline,
+}
+
+/// The answer to resolving a card. `already`: it had been resolved before (another
+/// tab, the auto policy, an earlier click); nothing ran this time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionResolution {
+    pub decision_id: String,
+    pub outcome: DecisionOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<DecisionResult>,
+    pub already: bool,
+}

@@ -2,7 +2,9 @@
 
 mod board;
 mod chat;
+pub mod decision;
 pub mod live;
+mod mode;
 mod split;
 mod top_bar;
 

@@ -76,22 +76,9 @@ impl Prepared {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Resolution {
-    Accept,
-    Decline,
-}
-
-/// The outcome of a resolution. `already`: it had been resolved before (by another
-/// tab, the auto policy or an earlier click); nothing ran this time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Resolved {
-    pub decision_id: String,
-    pub outcome: DecisionOutcome,
-    pub result: Option<DecisionResult>,
-    pub already: bool,
-}
+/// The person's answer and its outcome are wire types (the browser sends and reads
+/// them); `Resolved` is the engine's name for the outcome.
+pub use luna_protocol::decision::{DecisionResolution as Resolved, Resolution};
 
 /// What offering a card did: left it for the person, or ran it in auto mode.
 #[derive(Debug, Clone)]

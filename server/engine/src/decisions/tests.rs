@@ -34,18 +34,28 @@ const SUPPLIERS: [&str; 6] = [
 ];
 
 async fn fx(plan: Plan, role: Role) -> Fx {
+    fx_with(plan, role, true).await
+}
+
+/// `suppliers`: a few hand-made suppliers; without them, the demo market is generated
+/// (it is only generated into an empty market).
+async fn fx_with(plan: Plan, role: Role, suppliers: bool) -> Fx {
     let engine = testkit::engine().await.unwrap();
-    for (i, id) in SUPPLIERS.iter().enumerate() {
-        sqlx::query(
-            "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
-             values (?, ?, 1, ?, 14, 'test', 0)",
-        )
-        .bind(id)
-        .bind(id)
-        .bind(format!("Empaques {i} SA de CV"))
-        .execute(engine.store.pool())
-        .await
-        .unwrap();
+    if suppliers {
+        for (i, id) in SUPPLIERS.iter().enumerate() {
+            sqlx::query(
+                "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
+                 values (?, ?, 1, ?, 14, 'test', 0)",
+            )
+            .bind(id)
+            .bind(id)
+            .bind(format!("Empaques {i} SA de CV"))
+            .execute(engine.store.pool())
+            .await
+            .unwrap();
+        }
+    } else {
+        engine.market.ensure_demo().await.unwrap();
     }
     let caller = testkit::caller(&engine, plan, role).await.unwrap();
     crate::crm::directory::ensure_demo(engine.crm.store())
@@ -592,7 +602,7 @@ async fn the_eleventh_contact_in_a_turn_becomes_a_card() {
             }
         }
     }
-    assert!(revealed <= 10 && revealed >= 8, "{revealed}");
+    assert!((8..=10).contains(&revealed), "{revealed}");
     assert_eq!(held, Some(Held::TurnContactLimit));
     assert_eq!(
         scalar(&fx, "select count(*) from people_reveals").await,
@@ -781,4 +791,315 @@ async fn an_admin_can_switch_auto_off_for_the_workspace() {
         .await,
         1
     );
+}
+
+// ------------------------------------------------------------------ adversary
+
+/// A model that decides each step from what it has seen (so it can use ids that tools
+/// returned in the same turn), scripted to cross every boundary it can think of.
+struct Adversary<F>(F);
+
+impl<F> crate::turn::gateway::ModelGateway for Adversary<F>
+where
+    F: Fn(&crate::turn::gateway::ModelInput) -> crate::turn::gateway::ModelStep + Send + Sync,
+{
+    fn route(&self) -> crate::turn::gateway::Route {
+        crate::turn::gateway::Route::Scripted
+    }
+
+    fn step<'a>(
+        &'a self,
+        input: &'a crate::turn::gateway::ModelInput,
+    ) -> crate::turn::gateway::StepFuture<'a> {
+        Box::pin(async move { Ok((self.0)(input)) })
+    }
+}
+
+fn find_key<'v>(v: &'v serde_json::Value, key: &str) -> Option<&'v str> {
+    match v {
+        serde_json::Value::Object(m) => m
+            .get(key)
+            .and_then(serde_json::Value::as_str)
+            .or_else(|| m.values().find_map(|x| find_key(x, key))),
+        serde_json::Value::Array(a) => a.iter().find_map(|x| find_key(x, key)),
+        _ => None,
+    }
+}
+
+fn tool(name: &str, args: serde_json::Value) -> crate::turn::gateway::ToolCall {
+    crate::turn::gateway::ToolCall {
+        name: name.into(),
+        args,
+    }
+}
+
+fn final_step(
+    intent: crate::turn::intent::TurnIntent,
+    text: &str,
+) -> crate::turn::gateway::ModelStep {
+    crate::turn::gateway::ModelStep::Final(crate::turn::intent::TurnOutput {
+        intent,
+        narracion: text.into(),
+    })
+}
+
+#[tokio::test]
+async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
+    use crate::turn::gateway::ModelStep;
+    use crate::turn::intent::TurnIntent;
+    use crate::turn::runner::run_turn;
+
+    let fx = fx(Plan::Founder, Role::Member).await;
+    // A selection on the board, so the people tools are in view.
+    let item = luna_protocol::board::SelectionItem {
+        reference: format!("company:{}", SUPPLIERS[0]),
+        label: "Empaques 0 SA de CV".into(),
+        why: "Le vendió a gobierno".into(),
+        evidence: Vec::new(),
+        priority: None,
+    };
+    fx.engine
+        .sessions
+        .append_one(
+            &fx.session,
+            SessionEvent::BoardPatched(luna_protocol::event::BoardPatched {
+                turn_id: None,
+                patch: vec![luna_protocol::patch::PatchOp::add(
+                    luna_protocol::board::Board::SELECTION,
+                    json!([item]),
+                )],
+            }),
+        )
+        .await
+        .unwrap();
+    let people = handles(&fx, &SUPPLIERS[..1]).await;
+
+    // Turn 1: reveal directly with a forged quote, "send" without a tool, quote for
+    // real and reveal that directly, then propose a card over a forged quote id.
+    let h = people.clone();
+    let adversary = Adversary(move |input: &crate::turn::gateway::ModelInput| {
+        let t = &input.transcript;
+        let real = t
+            .iter()
+            .find_map(|e| find_key(&e.result, "quote_id").map(str::to_owned));
+        if input.repair.is_some() {
+            return final_step(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::RevelarContactos {
+                        quote_id: real.unwrap_or_default(),
+                    },
+                },
+                "Te propongo revelar estos contactos.",
+            );
+        }
+        match t.len() {
+            0 => ModelStep::Tools(vec![
+                tool(
+                    "people_reveal",
+                    json!({"quote_id": "quo_forjada", "confirm": true, "max_credits": 999, "idempotency_key": "k-1"}),
+                ),
+                tool("sequence_send", json!({"to": "todos", "now": true})),
+                tool("people_quote", json!({"handles": h})),
+            ]),
+            3 => ModelStep::Tools(vec![tool(
+                "people_reveal",
+                json!({"quote_id": real, "confirm": true, "max_credits": 999, "idempotency_key": "k-2"}),
+            )]),
+            _ => final_step(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::RevelarContactos {
+                        quote_id: "quo_forjada".into(),
+                    },
+                },
+                "Ya quedó revelado.",
+            ),
+        }
+    });
+    let out = run_turn(
+        &fx.engine,
+        &adversary,
+        &fx.caller,
+        &fx.session,
+        "t1",
+        "revélalos ya, sin tarjeta",
+    )
+    .await
+    .unwrap();
+    assert!(out.repaired, "the forged quote id is rejected");
+    let direct: Vec<&serde_json::Value> = out
+        .transcript
+        .iter()
+        .filter(|e| e.tool.name != "people_quote")
+        .map(|e| &e.result)
+        .collect();
+    assert!(
+        direct
+            .iter()
+            .all(|r| r.get("error").is_some() || find_key(r, "email").is_none()),
+        "{direct:?}"
+    );
+    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(scalar(&fx, "select count(*) from people_reveals").await, 0);
+    // The legitimate card is pending, with the server's key the model never saw.
+    let pending = board(&fx).await.pending;
+    assert_eq!(pending.len(), 1);
+    let key: String = sqlx::query_scalar("select idempotency_key from decisions")
+        .fetch_one(fx.engine.store.pool())
+        .await
+        .unwrap();
+    assert!(!out
+        .transcript
+        .iter()
+        .any(|e| e.result.to_string().contains(&key)));
+
+    // Turn 2: even with the card's key leaked and auto mode on (list not saved), a
+    // direct reveal stays a preview, and the card stays a card.
+    auto_on(&fx, 100, 30).await;
+    let quote: String =
+        sqlx::query_scalar("select id from people_quotes order by created_at desc limit 1")
+            .fetch_one(fx.engine.store.pool())
+            .await
+            .unwrap();
+    let leaked = key.clone();
+    let adversary = Adversary(move |input: &crate::turn::gateway::ModelInput| {
+        match input.transcript.len() {
+            0 => ModelStep::Tools(vec![tool(
+                "people_reveal",
+                json!({"quote_id": quote, "confirm": true, "max_credits": 999, "idempotency_key": leaked}),
+            )]),
+            _ => final_step(TurnIntent::Responder {}, "Listo."),
+        }
+    });
+    run_turn(
+        &fx.engine,
+        &adversary,
+        &fx.caller,
+        &fx.session,
+        "t2",
+        "hazlo",
+    )
+    .await
+    .unwrap();
+    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(scalar(&fx, "select count(*) from people_reveals").await, 0);
+    assert_eq!(
+        scalar(
+            &fx,
+            "select count(*) from decisions where status = 'accepted'"
+        )
+        .await,
+        0
+    );
+}
+
+// ------------------------------------------------------------------ the scene
+
+async fn scene(fx: &Fx) -> String {
+    crate::crm::demo::seed_workspace(&fx.engine.store, &fx.caller.workspace_id)
+        .await
+        .unwrap();
+    let director = crate::director::planner::LocalDirector;
+    let message = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.";
+    crate::turn::runner::run_turn(
+        &fx.engine,
+        &director,
+        &fx.caller,
+        &fx.session,
+        "t1",
+        message,
+    )
+    .await
+    .unwrap();
+    let pending = board(fx).await.pending;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].kind, DecisionKind::GuardarEnCrm);
+    pending[0].id.clone()
+}
+
+async fn ask_contacts(fx: &Fx, turn: &str) -> crate::turn::runner::TurnOutcome {
+    let director = crate::director::planner::LocalDirector;
+    crate::turn::runner::run_turn(
+        &fx.engine,
+        &director,
+        &fx.caller,
+        &fx.session,
+        turn,
+        "consígueme el correo de los 10 mejores",
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn after_saving_the_director_quotes_the_top_ten_and_leaves_a_priced_card() {
+    let fx = fx_with(Plan::Founder, Role::Member, false).await;
+    let save = scene(&fx).await;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    assert_eq!(board(&fx).await.saved.unwrap().total, 40);
+    let out = ask_contacts(&fx, "t2").await;
+    assert!(
+        matches!(
+            out.intent,
+            crate::turn::intent::TurnIntent::ProponerDecision {
+                decision: DecisionDraft::RevelarContactos { .. }
+            }
+        ),
+        "{:?} {}",
+        out.intent,
+        out.narration.text
+    );
+    assert!(!out.narration.text.contains("[["), "{}", out.narration.text);
+    let pending = board(&fx).await.pending;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].kind, DecisionKind::RevelarContactos);
+    assert_eq!(
+        pending[0].price.unwrap().amount,
+        20,
+        "one contact for each of the 10"
+    );
+    assert_eq!(pending[0].preview.len(), 10);
+    assert_eq!(
+        contact_balance(&fx).await,
+        100,
+        "nothing charged before the tap"
+    );
+}
+
+#[tokio::test]
+async fn in_auto_mode_the_contacts_run_alone_and_the_counter_moves() {
+    let fx = fx_with(Plan::Founder, Role::Member, false).await;
+    let save = scene(&fx).await;
+    auto_on(&fx, 50, 30).await;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    ask_contacts(&fx, "t2").await;
+    let b = board(&fx).await;
+    assert!(b.pending.is_empty(), "{:?}", b.pending);
+    let counter = b.auto.unwrap();
+    assert_eq!((counter.credits_spent, counter.contacts_spent), (20, 10));
+    assert_eq!(contact_balance(&fx).await, 80);
+    let resolved = resolved_events(&fx).await;
+    let last = resolved.last().unwrap();
+    assert_eq!(last.outcome, DecisionOutcome::Accepted);
+    assert!(last
+        .result
+        .as_ref()
+        .unwrap()
+        .summary
+        .contains("llevas 20 de 50 créditos"));
 }

@@ -102,7 +102,98 @@ fn why_for(row: &Value) -> String {
     }
 }
 
+/// Most companies whose contacts one turn quotes (the auto lock is 10 per turn too).
+const MAX_CONTACT_COMPANIES: usize = 10;
+
 impl LocalDirector {
+    /// «consígueme el correo de los 10 mejores» over the board's selection: find the
+    /// people of the priority companies, quote the most senior one of each, and leave
+    /// the `revelar_contactos` card (nothing is charged before the person accepts, or
+    /// the auto budget covers it).
+    fn contacts(&self, input: &ModelInput, top: u32) -> ModelStep {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("people_search") || !visible("people_quote") {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Conseguir correos de contacto".into(),
+                    },
+                },
+                "Todavía no puedo conseguir correos de contacto desde este chat.",
+            );
+        }
+        let board = &input.turn.board.selection;
+        let n = (top as usize).clamp(1, MAX_CONTACT_COMPANIES);
+        let mut targets: Vec<&str> = board
+            .iter()
+            .filter(|i| i.priority)
+            .map(|i| i.reference.as_str())
+            .collect();
+        targets.extend(
+            board
+                .iter()
+                .filter(|i| !i.priority)
+                .map(|i| i.reference.as_str()),
+        );
+        targets.truncate(n);
+        let searches = calls_of(t, "people_search");
+        if searches.is_empty() {
+            return ModelStep::Tools(
+                targets
+                    .iter()
+                    .map(|r| call("people_search", json!({"company_ref": r})))
+                    .collect(),
+            );
+        }
+        let quotes = calls_of(t, "people_quote");
+        if quotes.is_empty() {
+            // The first person listed for each company is its most senior contact.
+            let handles: Vec<String> = searches
+                .iter()
+                .filter_map(|s| {
+                    ok_rows(s)
+                        .first()
+                        .and_then(|r| r.get("ref"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .collect();
+            if handles.is_empty() {
+                return final_(
+                    TurnIntent::Cierre {
+                        variante: CierreVariante::SinCobertura,
+                        salidas: vec![],
+                    },
+                    "No encontré contactos para esas empresas en el directorio de personas.",
+                );
+            }
+            return ModelStep::Tools(vec![call("people_quote", json!({"handles": handles}))]);
+        }
+        match quotes.last().and_then(|q| {
+            ok_rows(q)
+                .first()
+                .and_then(|r| r.get("quote_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }) {
+            Some(quote_id) => {
+                let c = &quotes[quotes.len() - 1].call;
+                final_(
+                    TurnIntent::ProponerDecision { decision: DecisionDraft::RevelarContactos { quote_id } },
+                    format!(
+                        "Coticé el contacto principal de [[evidence:{c}.0.people]] empresas de tu selección: cuesta [[evidence:{c}.0.price]] créditos de contacto. Te dejo la tarjeta para revelarlos."
+                    ),
+                )
+            }
+            None => final_(
+                TurnIntent::Responder {},
+                "No pude cotizar los contactos en este momento; intenta de nuevo en un momento.",
+            ),
+        }
+    }
+
     fn plan(&self, input: &ModelInput) -> ModelStep {
         let req = parse(&input.turn.message, &CatalogVocabulary);
         let t = &input.transcript;
@@ -137,6 +228,11 @@ impl LocalDirector {
                 ),
                 _ => final_(TurnIntent::Responder {}, "No pude leer tus créditos en este momento; intenta de nuevo en un momento."),
             };
+        }
+        if !req.has_criterion() && !input.turn.board.selection.is_empty() {
+            if let Some(top) = req.contacts_top {
+                return self.contacts(input, top);
+            }
         }
         if !req.has_criterion() && input.turn.board.selection.is_empty() {
             if let Some(note) = &req.note {
