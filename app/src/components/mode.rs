@@ -3,6 +3,7 @@
 //! counter ("llevas 40 de 100"). The board's `auto` section is the only state shown.
 
 use leptos::prelude::*;
+use luna_protocol::decision::DecisionKind;
 use luna_protocol::session::{ModeRequest, SessionMode};
 
 use super::live::Live;
@@ -16,6 +17,10 @@ pub fn ModeSelector() -> impl IntoView {
     let (contacts, set_contacts) = signal(String::from("10"));
     let (error, set_error) = signal(None::<String>);
     let (busy, set_busy) = signal(false);
+    // Ajuste fino: the classes the workspace allows, and the ones chosen.
+    let (fine, set_fine) = signal(false);
+    let (allowed, set_allowed) = signal(Vec::<DecisionKind>::new());
+    let (chosen, set_chosen) = signal(Vec::<DecisionKind>::new());
 
     let apply = move |mode: SessionMode| {
         let Some(session_id) = live.session_id.get_untracked() else {
@@ -26,7 +31,7 @@ pub fn ModeSelector() -> impl IntoView {
             mode,
             credit_cap: parse(credits.get_untracked()),
             contact_cap: parse(contacts.get_untracked()),
-            classes: None,
+            classes: (mode == SessionMode::AjusteFino).then(|| chosen.get_untracked()),
         };
         set_busy.set(true);
         set_error.set(None);
@@ -49,8 +54,12 @@ pub fn ModeSelector() -> impl IntoView {
             if let Ok(p) = crate::decisions_api::workspace_auto_policy().await {
                 set_credits.set(p.default_credit_cap.to_string());
                 set_contacts.set(p.default_contact_cap.to_string());
+                set_chosen.set(p.classes.clone());
+                set_allowed.set(p.classes);
             }
         });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = set_allowed;
     };
 
     view! {
@@ -62,17 +71,20 @@ pub fn ModeSelector() -> impl IntoView {
                 class="rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
                 prop:value=move || if counter().is_some() { "automatico" } else { "preguntar" }
                 on:change=move |ev| {
-                    if event_target_value(&ev) == "automatico" {
-                        load_defaults();
-                        set_open.set(true);
-                    } else {
+                    let value = event_target_value(&ev);
+                    if value == "preguntar" {
                         set_open.set(false);
                         apply(SessionMode::Preguntar);
+                    } else {
+                        set_fine.set(value == "ajuste_fino");
+                        load_defaults();
+                        set_open.set(true);
                     }
                 }
             >
                 <option value="preguntar">{SessionMode::Preguntar.label()}</option>
                 <option value="automatico">{SessionMode::Automatico.label()}</option>
+                <option value="ajuste_fino">{SessionMode::AjusteFino.label()}</option>
             </select>
             {move || counter().map(|c| view! {
                 <span class="rounded-full bg-emerald-100 px-2 py-0.5 text-emerald-900 dark:bg-emerald-900 dark:text-emerald-100" data-testid="auto-counter" role="status">
@@ -94,10 +106,29 @@ pub fn ModeSelector() -> impl IntoView {
                         class="w-24 rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
                         prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
                 </label>
+                <Show when=move || fine.get()>
+                    <fieldset class="flex w-full flex-wrap gap-3">
+                        <legend class="sr-only">"Acciones en automático"</legend>
+                        {move || allowed.get().into_iter().map(|k| view! {
+                            <label class="flex items-center gap-1">
+                                <input type="checkbox" data-kind=k.as_str()
+                                    prop:checked=move || chosen.with(|c| c.contains(&k))
+                                    on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        set_chosen.update(|c| {
+                                            c.retain(|x| *x != k);
+                                            if on { c.push(k); }
+                                        });
+                                    } />
+                                {k.label()}
+                            </label>
+                        }).collect_view()}
+                    </fieldset>
+                </Show>
                 <button type="button" data-testid="auto-activate"
                     class="rounded-md bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 disabled:opacity-60"
                     disabled=move || busy.get()
-                    on:click=move |_| apply(SessionMode::Automatico)
+                    on:click=move |_| apply(if fine.get_untracked() { SessionMode::AjusteFino } else { SessionMode::Automatico })
                 >"Activar"</button>
                 <p class="w-full text-slate-500">"Luna hará sola lo que quepa en este presupuesto y te dirá el costo de cada acción. Enviar correos y fusionar conocimiento siempre te preguntan."</p>
             </div>

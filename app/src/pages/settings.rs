@@ -4,7 +4,7 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::{settings, CreateApiKey, RevokeApiKey};
+use crate::api::{settings, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::{Forbidden, TopBar};
 
 #[component]
@@ -39,12 +39,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 <section aria-labelledby="members-title" class="space-y-2">
                                     <h2 id="members-title" class="text-lg font-medium">"Miembros de " {view.workspace_name.clone()}</h2>
                                     <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">
-                                        {view.members.into_iter().map(|m| view! {
-                                            <li class="flex items-center justify-between px-4 py-2">
-                                                <span>{m.display_name}" "<span class="text-sm text-slate-500">{m.email}</span></span>
-                                                <span class="text-sm">{m.role.label()}</span>
-                                            </li>
-                                        }).collect_view()}
+                                        {view.members.into_iter().map(|m| view! { <MemberRow member=m /> }).collect_view()}
                                     </ul>
                                 </section>
                                 <section aria-labelledby="keys-title" class="space-y-3">
@@ -190,5 +185,53 @@ fn AutoPolicySection() -> impl IntoView {
                 Err(m) => view! { <p role="alert" class="text-sm text-rose-700">{m}</p> }.into_any(),
             })}
         </section>
+    }
+}
+
+/// One member: name, email and role; owners and admins switch others between
+/// Miembro and Administrador (the owner's and one's own role stay as they are).
+#[component]
+fn MemberRow(member: MemberView) -> impl IntoView {
+    use luna_protocol::account::Role;
+
+    let editable = member.role != Role::Owner && !member.you;
+    let (role, set_role) = signal(member.role);
+    let (error, set_error) = signal(None::<String>);
+    let user_id = StoredValue::new(member.user_id.clone());
+    let change = move |value: String| {
+        let Some(next) = Role::parse(&value) else {
+            return;
+        };
+        let previous = role.get_untracked();
+        set_role.set(next);
+        set_error.set(None);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            if let Err(e) = crate::api::set_member_role(user_id.get_value(), next).await {
+                set_role.set(previous);
+                set_error.set(Some(e.message()));
+            }
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (previous, user_id);
+    };
+    let label = format!("Rol de {}", member.display_name);
+    view! {
+        <li class="flex flex-wrap items-center justify-between gap-2 px-4 py-2" data-testid="member-row">
+            <span>{member.display_name}" "<span class="text-sm text-slate-500">{member.email}</span></span>
+            {if editable {
+                view! {
+                    <select aria-label=label class="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=move || role.get().as_str()
+                        on:change=move |ev| change(event_target_value(&ev))>
+                        <option value="member">{Role::Member.label()}</option>
+                        <option value="admin">{Role::Admin.label()}</option>
+                    </select>
+                }.into_any()
+            } else {
+                view! { <span class="text-sm">{member.role.label()}</span> }.into_any()
+            }}
+            {move || error.get().map(|e| view! { <p role="alert" class="w-full text-sm text-rose-700">{e}</p> })}
+        </li>
     }
 }

@@ -22,6 +22,8 @@ pub struct Executed {
     pub patch: Vec<PatchOp>,
     pub credits: u32,
     pub contacts: u32,
+    /// The billing receipt of a charge, for the audit line.
+    pub receipt: Option<String>,
 }
 
 fn internal(e: impl std::fmt::Display) -> EngineError {
@@ -156,6 +158,7 @@ pub async fn execute(
                 patch: Vec::new(),
                 credits: charged,
                 contacts: revealed,
+                receipt: out.receipt_id,
             })
         }
     }

@@ -241,6 +241,7 @@ async fn resolve_as(
                 result: None,
                 credits: 0,
                 contacts: 0,
+                receipt: None,
             },
             Vec::new(),
         )
@@ -308,6 +309,7 @@ async fn resolve_as(
             result: Some(&result),
             credits: executed.credits,
             contacts: executed.contacts,
+            receipt: executed.receipt.clone(),
         },
         patch,
     )
@@ -377,7 +379,7 @@ async fn finish(
         &format!("decision.{}", f.status),
         &json!({
             "decision": row.id, "kind": row.kind.as_str(), "session": row.session_id,
-            "via": f.via, "credits": f.credits, "contacts": f.contacts,
+            "via": f.via, "credits": f.credits, "contacts": f.contacts, "receipt": f.receipt,
             "result": f.result.map(|r| r.summary.clone()),
         }),
     )
@@ -419,6 +421,7 @@ async fn expire(
             result: Some(&result),
             credits: 0,
             contacts: 0,
+            receipt: None,
         },
         Vec::new(),
     )
@@ -484,6 +487,7 @@ pub async fn requote_on_selection(
                     result: Some(&result),
                     credits: 0,
                     contacts: 0,
+                    receipt: None,
                 },
                 Vec::new(),
             )

@@ -140,6 +140,8 @@ pub struct Finish<'a> {
     pub result: Option<&'a DecisionResult>,
     pub credits: u32,
     pub contacts: u32,
+    /// The billing receipt, when the execution charged (audit only).
+    pub receipt: Option<String>,
 }
 
 /// Moves a pending decision to its final status. False when it was not pending any

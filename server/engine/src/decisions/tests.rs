@@ -339,6 +339,15 @@ async fn a_reveal_card_shows_price_balance_and_expiry_and_charges_once() {
         scalar(&fx, "select count(*) from people_reveals").await,
         n as i64
     );
+    // Audited with who and the billing receipt.
+    assert_eq!(
+        scalar(
+            &fx,
+            "select count(*) from audit_log where action = 'decision.accepted' and detail like '%\"receipt\":\"%'"
+        )
+        .await,
+        1
+    );
 }
 
 #[tokio::test]
