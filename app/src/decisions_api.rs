@@ -25,6 +25,20 @@ pub async fn resolve_decision(
         .map_err(fail)
 }
 
+/// Authorizes the ticked steps of a `revisar_secuencia` card (a person only).
+#[server(prefix = "/api", endpoint = "authorize_sequence_steps")]
+pub async fn authorize_sequence_steps(
+    session_id: String,
+    decision_id: String,
+    steps: Vec<u32>,
+) -> Result<DecisionResolution, AppError> {
+    let caller = caller()?;
+    let steps: Vec<usize> = steps.into_iter().map(|s| s as usize).collect();
+    luna_engine::decisions::authorize_steps(&engine()?, &caller, &session_id, &decision_id, &steps)
+        .await
+        .map_err(fail)
+}
+
 /// Sets the session's mode (Preguntar / Automático con presupuesto / Ajuste fino).
 #[server(prefix = "/api", endpoint = "set_session_mode")]
 pub async fn set_session_mode(

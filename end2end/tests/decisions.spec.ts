@@ -6,7 +6,7 @@ import { ADMIN, MEMBER, hydrated, login } from './helpers';
 
 test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ page }) => {
   await login(page, ADMIN);
-  await hydrated(page);
+  await expect(page).toHaveURL(/\/$/);
   await page.goto('/ajustes');
   await hydrated(page);
   const policy = page.getByTestId('auto-policy');
@@ -34,6 +34,7 @@ async function clearPending(page: Page) {
 test('in Preguntar mode the member accepts the save card, then a priced reveal card', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   await login(page, MEMBER);
+  await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
   await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
   await clearPending(page);
@@ -68,6 +69,7 @@ test('in Preguntar mode the member accepts the save card, then a priced reveal c
 test('a member runs the scene in auto mode and sees the counter move', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   await login(page, MEMBER);
+  await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
   await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
   await clearPending(page);

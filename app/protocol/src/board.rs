@@ -123,4 +123,15 @@ pub struct SequenceCard {
     pub steps: u32,
     pub recipients: u32,
     pub status: SequenceStatus,
+    /// Per recipient: who, and how many steps went out (once authorized).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<RecipientProgress>,
+}
+
+/// One recipient of an active sequence on the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecipientProgress {
+    pub email: String,
+    pub sent: u32,
+    pub pending: u32,
 }

@@ -150,6 +150,21 @@ pub struct DecisionCard {
     /// What happens on accept, in one Spanish sentence.
     pub consequence: String,
     pub resolves_in: ResolvesIn,
+    /// `revisar_secuencia`: one line per step, each authorized by its own checkbox.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepLine>,
+}
+
+/// A step of a sequence on its review card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepLine {
+    /// 0-based step index, what the person's checkbox sends back.
+    pub index: u32,
+    /// "Paso 1 · día 0 · Asunto…"
+    pub label: String,
+    /// The step as the first recipient would read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -37,6 +37,9 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
     let (busy, set_busy) = signal(false);
     let (error, set_error) = signal(None::<String>);
     let id = StoredValue::new(card.id.clone());
+    // revisar_secuencia: one checkbox per step, all ticked to start with.
+    let (ticked, set_ticked) = signal(card.steps.iter().map(|s| s.index).collect::<Vec<u32>>());
+    let is_sequence = !card.steps.is_empty();
     let admin_only = card.resolves_in == ResolvesIn::RevisionConocimiento;
     let may_resolve = move || !admin_only || live.role.get().is_some_and(|r| r.can_administer());
     let expires_at = card.expires_at;
@@ -59,7 +62,7 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
             set_busy.set(false);
         });
         #[cfg(not(feature = "hydrate"))]
-        let _ = (session_id, resolution, id);
+        let _ = (session_id, resolution, id, is_sequence);
     };
 
     let accept_label = match card.kind {
@@ -85,6 +88,31 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
             data-kind=kind
         >
             <p class="font-medium">{card.title}</p>
+            {(!card.steps.is_empty()).then(|| view! {
+                <fieldset class="mt-2 space-y-1 text-sm" data-testid="sequence-steps">
+                    <legend class="sr-only">"Pasos a autorizar"</legend>
+                    {card.steps.into_iter().map(|st| {
+                        let i = st.index;
+                        view! {
+                            <label class="flex items-start gap-2">
+                                <input type="checkbox" class="mt-1" data-step=i.to_string()
+                                    prop:checked=move || ticked.with(|t| t.contains(&i))
+                                    on:change=move |ev| {
+                                        let on = event_target_checked(&ev);
+                                        set_ticked.update(|t| {
+                                            t.retain(|x| *x != i);
+                                            if on { t.push(i); }
+                                        });
+                                    } />
+                                <span>
+                                    <span class="font-medium">{st.label}</span>
+                                    {st.detail.map(|d| view! { <span class="block whitespace-pre-line text-xs text-slate-600 dark:text-slate-400">{d}</span> })}
+                                </span>
+                            </label>
+                        }
+                    }).collect_view()}
+                </fieldset>
+            })}
             <ul class="mt-1 space-y-0.5 text-sm text-slate-700 dark:text-slate-300">
                 {card.preview.into_iter().map(|p| view! {
                     <li data-ref=p.reference>{p.label}{p.detail.map(|d| view! { <span class="text-slate-500">" · "{d}</span> })}</li>
@@ -114,7 +142,7 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
                     <button
                         type="button"
                         class="rounded-lg bg-indigo-600 px-3 py-1.5 text-sm font-medium text-white hover:bg-indigo-700 disabled:opacity-60"
-                        disabled=move || busy.get() || expired()
+                        disabled=move || busy.get() || expired() || (is_sequence && ticked.with(Vec::is_empty))
                         on:click=move |_| resolve(Resolution::Accept)
                     >
                         {accept_label}

@@ -5,6 +5,7 @@ mod chat;
 pub mod decision;
 pub mod live;
 mod mode;
+mod sequences;
 mod split;
 mod top_bar;
 

@@ -3,7 +3,7 @@
 //! proposal), and the card carries what the person needs to decide — preview, price,
 //! balance, expiry and consequence. The model's draft never reaches the person as is.
 
-use luna_protocol::decision::{Credits, DecisionCard, DecisionKind, Ledger, PreviewLine};
+use luna_protocol::decision::{Credits, DecisionCard, DecisionKind, Ledger, PreviewLine, StepLine};
 use luna_protocol::error::ErrorCode;
 use luna_protocol::tool::Envelope;
 use serde_json::Value;
@@ -39,6 +39,7 @@ fn card(kind: DecisionKind, title: &str, consequence: String) -> DecisionCard {
         expires_at: None,
         consequence,
         resolves_in: kind.resolves_in(),
+        steps: Vec::new(),
     }
 }
 
@@ -253,7 +254,9 @@ pub async fn prepare(
         }
         DecisionDraft::RevelarContactos { quote_id } => reveal_card(engine, caller, quote_id).await,
         DecisionDraft::Investigar { .. } => Err(not_available("Lanzar una investigación larga")),
-        DecisionDraft::RevisarSecuencia { .. } => Err(not_available("Autorizar una secuencia")),
+        DecisionDraft::RevisarSecuencia { sequence_id } => {
+            sequence_card(engine, caller, sequence_id).await
+        }
     }
 }
 
@@ -307,4 +310,84 @@ pub async fn reveal_card(
     prepared.credits = price;
     prepared.contacts = contacts;
     Ok(prepared)
+}
+
+/// The `revisar_secuencia` card: every step (one checkbox each), the audience, the
+/// first recipients' version, the warnings and what the product does not do.
+async fn sequence_card(
+    engine: &Engine,
+    caller: &Caller,
+    sequence_id: &str,
+) -> EngineResult<Prepared> {
+    let p = crate::sequences::preview(engine, caller, sequence_id, None).await?;
+    let s = &p.sequence;
+    if s.status != crate::sequences::Status::Borrador {
+        return Err(EngineError::typed(
+            ErrorCode::Conflict,
+            "Esa secuencia ya está autorizada.",
+            "Si hay que cambiarla, edítala con sequence_update_draft y vuelve a proponerla.",
+        ));
+    }
+    if p.recipients.is_empty() {
+        return Err(EngineError::typed(
+            ErrorCode::InvalidArgument,
+            "Nadie recibiría esta secuencia todavía.",
+            "Revela primero el contacto de las empresas de la audiencia.",
+        ));
+    }
+    let first = p
+        .recipients
+        .iter()
+        .find(|r| !r.suppressed)
+        .or(p.recipients.first());
+    let mut c = card(
+        DecisionKind::RevisarSecuencia,
+        "Revisar y autorizar la secuencia",
+        format!(
+            "Cada paso que marques se enviará en su día a {} destinatarios desde {}; un cambio posterior anula la autorización.",
+            p.recipients.len(),
+            s.sender
+        ),
+    );
+    c.steps = s
+        .steps
+        .iter()
+        .enumerate()
+        .map(|(i, st)| StepLine {
+            index: i as u32,
+            label: format!("Paso {} · día {} · {}", i + 1, st.delay_days, st.subject),
+            detail: first
+                .and_then(|r| r.steps.get(i))
+                .map(|r| format!("{}\n\n{}", r.subject, r.body)),
+        })
+        .collect();
+    c.preview = p
+        .recipients
+        .iter()
+        .take(PREVIEW_LINES)
+        .map(|r| {
+            line(
+                r.email.clone(),
+                r.suppressed
+                    .then(|| "dado de baja: no recibirá nada".to_owned()),
+                None,
+            )
+        })
+        .collect();
+    c.preview.extend(
+        p.warnings
+            .iter()
+            .take(5)
+            .map(|w| line(w.clone(), None, None)),
+    );
+    c.preview
+        .extend(crate::sequences::GAPS.iter().map(|g| line(*g, None, None)));
+    Ok(Prepared::new(
+        c,
+        Target::Sequence {
+            sequence_id: s.id.clone(),
+            version: s.version,
+            steps: None,
+        },
+    ))
 }

@@ -121,6 +121,36 @@ pub async fn execute(
                 ..Executed::default()
             })
         }
+        Target::Sequence {
+            sequence_id,
+            version,
+            steps,
+        } => {
+            let s = crate::sequences::get(engine, caller, sequence_id).await?;
+            let all: Vec<usize> = (0..s.steps.len()).collect();
+            let chosen = steps.as_deref().unwrap_or(&all);
+            let out =
+                crate::sequences::authorize(engine, caller, sequence_id, *version, chosen).await?;
+            let days: Vec<String> = out
+                .steps
+                .iter()
+                .filter_map(|i| s.steps.get(*i))
+                .map(|st| st.delay_days.to_string())
+                .collect();
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!(
+                        "Autoricé {} pasos de «{}» para {} destinatarios (días {}); el dispatcher los envía en su fecha.",
+                        out.steps.len(),
+                        s.name,
+                        out.recipients,
+                        days.join(", ")
+                    ),
+                    refs: vec![s.ref_()],
+                },
+                ..Executed::default()
+            })
+        }
         Target::Reveal { quote_id } => {
             let state = engine.people.status(caller, quote_id).await?;
             let out = engine

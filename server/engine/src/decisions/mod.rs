@@ -52,6 +52,13 @@ pub enum Target {
     Reveal {
         quote_id: String,
     },
+    /// The version the card showed and, once the person ticks them, the steps.
+    Sequence {
+        sequence_id: String,
+        version: i64,
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steps: Option<Vec<usize>>,
+    },
 }
 
 /// A card ready to offer, with its target and what accepting it would spend.
@@ -180,6 +187,46 @@ pub async fn offer(
             held: Some(held),
         }),
     }
+}
+
+/// A person authorizes the ticked steps of a `revisar_secuencia` card and accepts it.
+pub async fn authorize_steps(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    decision_id: &str,
+    steps: &[usize],
+) -> EngineResult<Resolved> {
+    engine.sessions.get(caller, session_id).await?;
+    let row = {
+        let mut conn = engine.store.pool().acquire().await?;
+        rows::find(
+            &mut conn,
+            &caller.workspace_id,
+            session_id,
+            decision_id.trim(),
+        )
+        .await?
+        .ok_or_else(|| EngineError::not_found("esa decisión"))?
+    };
+    if let (
+        Target::Sequence {
+            sequence_id,
+            version,
+            ..
+        },
+        None,
+    ) = (&row.target, row.outcome())
+    {
+        let target = Target::Sequence {
+            sequence_id: sequence_id.clone(),
+            version: *version,
+            steps: Some(steps.to_vec()),
+        };
+        let mut conn = engine.store.pool().acquire().await?;
+        rows::update_target(&mut conn, &row.id, &target).await?;
+    }
+    resolve(engine, caller, session_id, decision_id, Resolution::Accept).await
 }
 
 /// A person accepts or declines a card (the chat's buttons, the review page).

@@ -132,6 +132,20 @@ pub async fn update_card(
     Ok(done.rows_affected() == 1)
 }
 
+/// Replaces a pending decision's target (the steps a person ticked).
+pub async fn update_target(
+    conn: &mut SqliteConnection,
+    id: &str,
+    target: &Target,
+) -> EngineResult<bool> {
+    let done = sqlx::query("update decisions set target = ? where id = ? and status = 'pending'")
+        .bind(to_json(target)?)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// How a decision left `pending`.
 pub struct Finish<'a> {
     pub status: &'static str,

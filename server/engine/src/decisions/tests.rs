@@ -1112,3 +1112,78 @@ async fn in_auto_mode_the_contacts_run_alone_and_the_counter_moves() {
         .summary
         .contains("llevas 20 de 50 créditos"));
 }
+
+#[tokio::test]
+async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
+    let fx = fx_with(Plan::Founder, Role::Member, false).await;
+    let save = scene(&fx).await;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    ask_contacts(&fx, "t2").await;
+    let reveal = board(&fx).await.pending[0].id.clone();
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &reveal,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let director = crate::director::planner::LocalDirector;
+    let out = crate::turn::runner::run_turn(
+        &fx.engine,
+        &director,
+        &fx.caller,
+        &fx.session,
+        "t3",
+        "ármame una secuencia de tres correos",
+    )
+    .await
+    .unwrap();
+    assert!(!out.narration.text.contains("[["), "{}", out.narration.text);
+    assert!(
+        out.narration
+            .text
+            .contains("3 correos para 10 destinatarios"),
+        "{}",
+        out.narration.text
+    );
+    let b = board(&fx).await;
+    let card = &b.pending[0];
+    assert_eq!(card.kind, DecisionKind::RevisarSecuencia);
+    assert_eq!(card.steps.len(), 3);
+    assert_eq!(b.sequences.len(), 1);
+    assert_eq!(
+        b.sequences[0].status,
+        luna_protocol::board::SequenceStatus::Borrador
+    );
+    assert_eq!(scalar(&fx, "select count(*) from sequence_sends").await, 0);
+
+    let r = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 1])
+        .await
+        .unwrap();
+    assert_eq!(r.outcome, DecisionOutcome::Accepted);
+    assert_eq!(scalar(&fx, "select count(*) from sequence_sends").await, 20);
+    let report =
+        crate::sequences::dispatch::run_once(&fx.engine, "w1", crate::clock::now_ms() + 1000)
+            .await
+            .unwrap();
+    assert_eq!(report.sent, 10);
+    let b = board(&fx).await;
+    assert_eq!(
+        b.sequences[0].status,
+        luna_protocol::board::SequenceStatus::Activa
+    );
+    assert!(b.sequences[0]
+        .progress
+        .iter()
+        .all(|p| p.sent == 1 && p.pending == 1));
+}
