@@ -1187,3 +1187,39 @@ async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
         .iter()
         .all(|p| p.sent == 1 && p.pending == 1));
 }
+
+#[tokio::test]
+async fn a_new_search_after_saving_builds_a_new_selection_and_save_card() {
+    let fx = fx_with(Plan::Founder, Role::Member, false).await;
+    let save = scene(&fx).await;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let director = crate::director::planner::LocalDirector;
+    let out = crate::turn::runner::run_turn(
+        &fx.engine,
+        &director,
+        &fx.caller,
+        &fx.session,
+        "t2",
+        "Ahora quiero 15 fabricantes de empaque en Nuevo León que le hayan vendido a gobierno. Guárdamelos.",
+    )
+    .await
+    .unwrap();
+    let tools: Vec<&str> = out
+        .transcript
+        .iter()
+        .map(|e| e.tool.name.as_str())
+        .collect();
+    assert!(tools.contains(&"selection_update"), "{tools:?}");
+    let b = board(&fx).await;
+    assert_eq!(b.pending.len(), 1, "{}", out.narration.text);
+    assert_eq!(b.pending[0].kind, DecisionKind::GuardarEnCrm);
+    assert!(b.selection.len() <= 15 && !b.selection.is_empty());
+}

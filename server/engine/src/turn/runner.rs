@@ -51,11 +51,13 @@ pub struct TurnOutcome {
     pub steps: usize,
 }
 
-/// The stage of a turn, derived from the board and the message (SPEC §7.4).
+/// The stage of a turn, derived from the board and the message (SPEC §7.4). A message
+/// with a new criterion starts a new search even when a list was saved before, so the
+/// search and selection tools are in view again.
 pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {
     if !board.pending.is_empty() {
         Stage::DecisionPendiente
-    } else if board.saved.is_some() {
+    } else if board.saved.is_some() && !request.has_criterion() {
         Stage::ConListaGuardada
     } else if !board.selection.is_empty() {
         Stage::ConSeleccion
