@@ -104,5 +104,12 @@ test('a member runs the scene in auto mode and sees the counter move', async ({ 
   await page.reload();
   await hydrated(page);
   await expect(page.getByTestId('auto-counter')).toHaveText(shown);
+
+  // Auto mode dies with the session: a new conversation starts in Preguntar.
+  await page.getByTestId('new-session').click();
+  await hydrated(page);
+  await expect(page.getByText('Pídele a Luna lo que buscas.')).toBeVisible();
+  await expect(page.getByTestId('auto-counter')).toHaveCount(0);
+  await expect(page.getByTestId('mode-select')).toHaveValue('preguntar');
 });
 

@@ -62,6 +62,19 @@ pub fn ModeSelector() -> impl IntoView {
         let _ = set_allowed;
     };
 
+    // A new work session: its board starts empty and auto mode ends with the old one.
+    let new_session = move || {
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            match crate::session_api::create_session().await {
+                Ok(_) => {
+                    let _ = window().location().reload();
+                }
+                Err(e) => set_error.set(Some(e.message())),
+            }
+        });
+    };
+
     view! {
         <div class="mb-2 flex flex-wrap items-center gap-2 text-xs">
             <label for="mode" class="text-slate-500">"Modo"</label>
@@ -86,6 +99,11 @@ pub fn ModeSelector() -> impl IntoView {
                 <option value="automatico">{SessionMode::Automatico.label()}</option>
                 <option value="ajuste_fino">{SessionMode::AjusteFino.label()}</option>
             </select>
+            <button type="button" data-testid="new-session"
+                class="ml-auto rounded-md px-2 py-1 text-slate-600 underline hover:text-slate-900 dark:text-slate-400"
+                title="Empieza una conversación nueva; el modo vuelve a Preguntar"
+                on:click=move |_| new_session()
+            >"Nueva conversación"</button>
             {move || counter().map(|c| view! {
                 <span class="rounded-full bg-emerald-100 px-2 py-0.5 text-emerald-900 dark:bg-emerald-900 dark:text-emerald-100" data-testid="auto-counter" role="status">
                     {format!("Automático · llevas {} de {} créditos · {} de {} contactos", c.credits_spent, c.credit_cap, c.contacts_spent, c.contact_cap)}
