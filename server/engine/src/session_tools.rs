@@ -32,7 +32,7 @@ pub enum SelectionOp {
 #[derive(Debug, Clone, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct SelectionEntry {
-    /// `company:<id>` of a Proveedor.
+    /// `company:<id>` de un Proveedor.
     #[serde(rename = "ref")]
     pub reference: String,
     /// Why this company is in, in one Spanish sentence. Required.

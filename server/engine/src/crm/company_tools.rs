@@ -29,7 +29,7 @@ pub const MAX_SEARCH_LIMIT: u32 = 25;
 #[derive(Debug, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompanySearchArgs {
-    /// Part of the company name (accents and case do not matter).
+    /// Parte del nombre de la empresa (acentos y mayúsculas no importan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Exact RFC.
@@ -38,11 +38,11 @@ pub struct CompanySearchArgs {
     /// One Mexican state (CDMX, Edomex… accepted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub state: Option<String>,
-    /// 1..=25, default 10.
+    /// De 1 a 25; 10 si no se indica.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(range(min = 1, max = 25))]
     pub limit: Option<u32>,
-    /// Opaque cursor from the previous page of the same search.
+    /// Cursor opaco de la página anterior de la misma búsqueda.
     #[serde(default, skip_serializing)]
     pub cursor: Option<String>,
 }
@@ -50,14 +50,14 @@ pub struct CompanySearchArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CompanySaveArgs {
-    /// `collection:…` from crm_collections.
+    /// `collection:…` de crm_collections.
     pub collection_id: String,
-    /// `company:…` from company_search (or a Proveedor's ref).
+    /// `company:…` de company_search (o la ref de un Proveedor).
     pub company_ref: String,
-    /// From the company_search row; omitted = computed by the server.
+    /// El de la fila de company_search; si falta, lo calcula el servidor.
     #[serde(default)]
     pub claim_token: Option<String>,
-    /// Starting stage; default the first one.
+    /// Etapa inicial; la primera si no se indica.
     #[serde(default)]
     pub stage: Option<String>,
 }

@@ -27,14 +27,14 @@ use super::undo;
 pub const MAX_SAVE: usize = 500;
 pub const MAX_BULK_UPDATE: usize = 1000;
 
-/// What to do with a company that already has a record in the collection.
+/// Qué hacer con una empresa que ya tiene registro en la colección.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum ConflictPolicy {
-    /// Leave the existing record as it is.
+    /// Deja el registro existente como está.
     #[default]
     Skip,
-    /// Refresh the existing record's company fields (name, RFC, state, sector…).
+    /// Actualiza los datos de empresa del registro existente (nombre, RFC, estado, giro…).
     Refresh,
 }
 
@@ -340,16 +340,16 @@ pub async fn execute_save(
 
 // ------------------------------------------------------------ bulk update
 
-/// One change of a bulk update.
+/// Un cambio de una actualización masiva.
 #[derive(Debug, Clone, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct BulkChange {
-    /// `record:…` from collection_query.
+    /// `record:…` de collection_query.
     pub record_id: String,
-    /// The version you read; omitted = the version at preview time.
+    /// La versión que leíste; si falta, la de la vista previa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
-    /// New stage (any stage of the collection).
+    /// Etapa nueva (cualquier etapa de la colección).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
     /// Field values to set; locked fields are dropped.

@@ -46,17 +46,17 @@ pub enum RecordSort {
     Stage,
 }
 
-/// Which records: every condition must hold.
+/// Qué registros: deben cumplirse todas las condiciones.
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RecordFilter {
-    /// Any of these stages.
+    /// Cualquiera de estas etapas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub stage: Vec<String>,
-    /// The company key (RFC or directory id).
+    /// La clave de la empresa (RFC o id del directorio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub entity_id: Option<String>,
-    /// Text in the record's name (accents and case do not matter).
+    /// Texto en el nombre del registro (acentos y mayúsculas no importan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub query: Option<String>,
     /// Exact field values, e.g. {"estado": "Jalisco"}.

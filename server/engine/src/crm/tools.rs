@@ -31,7 +31,7 @@ toda escritura de nivel 0 devuelve undo_token; si el registro cambió desde que 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectionQueryArgs {
-    /// `collection:…` from crm_collections.
+    /// `collection:…` de crm_collections.
     pub collection_id: String,
     pub op: QueryOp,
     #[serde(default)]
@@ -42,7 +42,7 @@ pub struct CollectionQueryArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<u32>,
-    /// Opaque cursor from the previous page of the same query.
+    /// Cursor opaco de la página anterior de la misma consulta.
     #[serde(default)]
     pub cursor: Option<String>,
     /// Field keys to return; empty = all fields.
@@ -64,29 +64,29 @@ pub enum RecordOp {
 #[serde(deny_unknown_fields)]
 pub struct CrmRecordArgs {
     pub op: RecordOp,
-    /// add, bulk: the collection.
+    /// add, bulk: la colección.
     #[serde(default)]
     pub collection_id: Option<String>,
     /// update, history, schedule_activity: `record:…`.
     #[serde(default)]
     pub record_id: Option<String>,
-    /// add: the company key (RFC), at the top level.
+    /// add: la clave de la empresa (RFC), en el nivel superior.
     #[serde(default)]
     pub entity_id: Option<String>,
-    /// add, update: any stage of the collection.
+    /// add, update: cualquier etapa de la colección.
     #[serde(default)]
     pub stage: Option<String>,
     /// add, update: typed field values; locked ones are dropped.
     #[serde(default)]
     pub fields: Option<Map<String, Value>>,
-    /// update: the version you read.
+    /// update: la versión que leíste.
     #[serde(default)]
     pub version: Option<i64>,
-    /// bulk: up to 100 changes, all or nothing.
+    /// bulk: hasta 100 cambios, todos o ninguno.
     #[serde(default)]
     #[schemars(length(max = 100))]
     pub changes: Option<Vec<BulkChange>>,
-    /// schedule_activity: YYYY-MM-DD or ISO 8601.
+    /// schedule_activity: AAAA-MM-DD o ISO 8601.
     #[serde(default)]
     pub due_at: Option<String>,
     /// schedule_activity: why to follow up.
@@ -101,7 +101,7 @@ pub struct CrmRecordArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrmCollectionsArgs {
-    /// Part of the collection's name.
+    /// Parte del nombre de la colección.
     #[serde(default)]
     pub query: Option<String>,
 }
@@ -109,7 +109,7 @@ pub struct CrmCollectionsArgs {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 pub enum SourceName {
-    /// The companies selected on the board.
+    /// Las empresas seleccionadas en el tablero.
     Selection,
 }
 
@@ -125,7 +125,7 @@ pub enum SaveSource {
 #[serde(deny_unknown_fields)]
 pub struct CrmSaveCompaniesArgs {
     pub collection_id: String,
-    /// "selection" or a list of `company:…` refs (≤ 500).
+    /// "selection" o una lista de refs `company:…` (hasta 500).
     pub source: SaveSource,
     pub conflict_policy: ConflictPolicy,
 }
@@ -134,7 +134,7 @@ pub struct CrmSaveCompaniesArgs {
 #[serde(deny_unknown_fields)]
 pub struct CrmBulkUpdateArgs {
     pub collection_id: String,
-    /// Up to 1000 changes.
+    /// Hasta 1000 cambios.
     #[schemars(length(min = 1, max = 1000))]
     pub changes: Vec<BulkChange>,
 }

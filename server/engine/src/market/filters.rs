@@ -16,47 +16,78 @@ use crate::error::{EngineError, EngineResult};
 /// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Filtros cerrados por tipo de registro; una clave desconocida se rechaza con allowed_values."
+)]
 pub struct MarketFilters {
     /// One state (CDMX, Edomex… accepted; the bare country "México" is not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Un estado (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
+    )]
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Municipio dentro del estado.")]
     pub municipality: Option<String>,
     /// Giro in words: empaque, insumos médicos, construcción, servicios de TI…
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Giro en palabras: empaque, insumos médicos, construcción, servicios de TI…"
+    )]
     pub giro: Option<String>,
     /// SCIAN code prefix, 2 to 6 digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Prefijo del código SCIAN, de 2 a 6 dígitos.")]
     pub scian: Option<String>,
     /// Government buyer: IMSS, ISSSTE, CFE, PEMEX… or part of its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Comprador de gobierno: IMSS, ISSSTE, CFE, PEMEX… o parte de su nombre."
+    )]
     pub buyer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Tipo de procedimiento: licitación pública, invitación a cuando menos tres o adjudicación directa."
+    )]
     pub procedure: Option<Procedure>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Monto mínimo en pesos (MXN).")]
     pub amount_min: Option<f64>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Monto máximo en pesos (MXN).")]
     pub amount_max: Option<f64>,
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Desde esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
     pub date_from: Option<String>,
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Hasta esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
     pub date_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "RFC exacto de la empresa.")]
     pub rfc: Option<String>,
     /// Proveedores: true = already sold to government (has Adjudicaciones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Proveedores: true = ya le vendió a gobierno (tiene Adjudicaciones)."
+    )]
     pub has_awards: Option<bool>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Tamaño de la empresa: micro, pequeña, mediana o grande.")]
     pub size_band: Option<SizeBand>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Tipo de marca de riesgo (SAT 69-B o proveedor sancionado).")]
     pub mark_kind: Option<MarkKind>,
     /// Registros: e.g. "registro sanitario".
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(description = "Registros: por ejemplo «registro sanitario».")]
     pub permit_type: Option<String>,
     /// Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(
+        description = "Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…"
+    )]
     pub status: Option<String>,
 }
 

@@ -11,6 +11,9 @@ use super::filters::MarketFilters;
 /// The five kinds of market record (SPEC §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(
+    description = "Proveedores, Licitaciones, Adjudicaciones, Registros o marcas de riesgo."
+)]
 pub enum MarketKind {
     /// Proveedores.
     Suppliers,
@@ -56,6 +59,7 @@ impl MarketKind {
 /// Procedure type under LAASSP, with its OCDS `procurementMethod`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(description = "Tipo de procedimiento según la LAASSP.")]
 pub enum Procedure {
     /// Licitación pública.
     Open,
@@ -93,20 +97,26 @@ impl Procedure {
 /// Kind of risk mark (closed enum, SPEC §5 rule 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
+#[schemars(description = "Tipo de marca de riesgo.")]
 pub enum MarkKind {
     /// SAT 69-B: presunto (presumed simulated invoicing).
+    #[schemars(description = "SAT 69-B: presunto.")]
     #[serde(rename = "sat_69b_presunto")]
     Sat69bPresunto,
     /// SAT 69-B: definitivo.
+    #[schemars(description = "SAT 69-B: definitivo.")]
     #[serde(rename = "sat_69b_definitivo")]
     Sat69bDefinitivo,
     /// SAT 69-B: desvirtuado (the taxpayer disproved it).
+    #[schemars(description = "SAT 69-B: desvirtuado (el contribuyente lo desmintió).")]
     #[serde(rename = "sat_69b_desvirtuado")]
     Sat69bDesvirtuado,
     /// SAT 69-B: sentencia favorable.
+    #[schemars(description = "SAT 69-B: sentencia favorable.")]
     #[serde(rename = "sat_69b_sentencia_favorable")]
     Sat69bSentenciaFavorable,
     /// Sanctioned supplier (SFP/Función Pública).
+    #[schemars(description = "Proveedor sancionado por la Función Pública.")]
     ProveedorSancionado,
 }
 
@@ -182,69 +192,96 @@ pub enum GroupBy {
 /// `market_search{kind, query?, filters, limit≤50, cursor?}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(
+    description = "Búsqueda en Proveedores, Licitaciones, Adjudicaciones, Registros o marcas de riesgo, con filtros y paginación sellada."
+)]
 pub struct SearchArgs {
+    #[schemars(
+        description = "Qué buscar: suppliers (Proveedores), opportunities (Licitaciones), awards (Adjudicaciones), permits (Registros) o risks (marcas de riesgo)."
+    )]
     pub kind: MarketKind,
     /// Free text (folded: accents, ñ and case do not matter).
     #[serde(default)]
+    #[schemars(description = "Texto libre; acentos, ñ y mayúsculas no importan.")]
     pub query: Option<String>,
     /// Closed per kind; an unknown key is rejected with `allowed_values`.
     #[serde(default)]
+    #[schemars(
+        description = "Filtros cerrados por tipo; una clave desconocida se rechaza con allowed_values."
+    )]
     pub filters: MarketFilters,
     /// 1..=50, default 20.
     #[serde(default)]
+    #[schemars(description = "De 1 a 50; 20 si no se indica.")]
     pub limit: Option<u32>,
     /// Opaque cursor from a previous page of the same query.
     #[serde(default)]
+    #[schemars(description = "Cursor opaco de la página anterior de la misma búsqueda.")]
     pub cursor: Option<String>,
 }
 
 /// `market_get{record_ref, include_awards?}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Un registro completo con su evidencia.")]
 pub struct GetArgs {
     /// `company:<id>` or `record:<kind>:<id>`.
+    #[schemars(description = "company:<id> o record:<tipo>:<id>, tal como vino en una fila.")]
     pub record_ref: String,
     #[serde(default)]
+    #[schemars(description = "true para incluir hasta 50 Adjudicaciones del proveedor.")]
     pub include_awards: bool,
 }
 
 /// `market_count{filters, states[]≤5}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Conteo exacto del universo, con los mismos filtros que la búsqueda.")]
 pub struct CountArgs {
     /// Which records to count; default `suppliers`.
     #[serde(default)]
+    #[schemars(description = "Qué contar; suppliers si no se indica.")]
     pub kind: Option<MarketKind>,
     #[serde(default)]
     pub filters: MarketFilters,
     /// Up to 5 states, each counted on its own.
     #[serde(default)]
+    #[schemars(description = "Hasta 5 estados, cada uno contado por separado.")]
     pub states: Vec<String>,
 }
 
 /// `market_aggregate{filters, group_by}` over Adjudicaciones.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Totales de Adjudicaciones agrupados.")]
 pub struct AggregateArgs {
     #[serde(default)]
     pub filters: MarketFilters,
+    #[schemars(
+        description = "Agrupar por supplier (proveedor), buyer (comprador), state (estado) o year (año)."
+    )]
     pub group_by: GroupBy,
     /// Groups returned, 1..=50, default 20.
     #[serde(default)]
+    #[schemars(description = "Grupos a devolver, de 1 a 50; 20 si no se indica.")]
     pub limit: Option<u32>,
 }
 
 /// `market_history{rfc}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "La historia de compras de gobierno de una empresa.")]
 pub struct HistoryArgs {
+    #[schemars(description = "RFC de la empresa.")]
     pub rfc: String,
 }
 
 /// One segment of `market_compare`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Un segmento de Adjudicaciones a comparar.")]
 pub struct Segment {
+    #[schemars(description = "Nombre corto del segmento, p. ej. «Jalisco 2024».")]
     pub label: String,
     #[serde(default)]
     pub filters: MarketFilters,
@@ -253,14 +290,18 @@ pub struct Segment {
 /// `market_compare{segments}` (2..=5 segments of Adjudicaciones filters).
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Comparación de 2 a 5 segmentos de Adjudicaciones.")]
 pub struct CompareArgs {
+    #[schemars(description = "De 2 a 5 segmentos.")]
     pub segments: Vec<Segment>,
 }
 
 /// `market_screen{rfcs: 1..50}`.
 #[derive(Debug, Clone, Deserialize, Serialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
+#[schemars(description = "Revisión de riesgo de varias empresas.")]
 pub struct ScreenArgs {
+    #[schemars(description = "De 1 a 50 RFC a revisar contra las marcas de riesgo.")]
     pub rfcs: Vec<String>,
 }
 

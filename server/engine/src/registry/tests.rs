@@ -745,3 +745,47 @@ async fn workspaces_lists_the_memberships_of_a_person_and_only_the_key_workspace
         .unwrap();
     assert_eq!(env.results.len(), 1);
 }
+
+/// Every description a model or an MCP client reads in an input schema is Spanish.
+#[test]
+fn input_schema_descriptions_are_spanish() {
+    fn walk(v: &serde_json::Value, out: &mut Vec<String>) {
+        match v {
+            serde_json::Value::Object(m) => {
+                if let Some(d) = m.get("description").and_then(serde_json::Value::as_str) {
+                    out.push(d.to_owned());
+                }
+                m.values().for_each(|x| walk(x, out));
+            }
+            serde_json::Value::Array(a) => a.iter().for_each(|x| walk(x, out)),
+            _ => {}
+        }
+    }
+    let english = [
+        " the ",
+        "The ",
+        " or ",
+        " of ",
+        "Free text",
+        " default",
+        "Up to",
+        "Which ",
+        " with ",
+        " from ",
+    ];
+    let mut bad = Vec::new();
+    for d in catalog().all() {
+        let mut found = Vec::new();
+        walk(&d.input_schema, &mut found);
+        for text in found {
+            if english.iter().any(|w| text.contains(w)) {
+                bad.push(format!("{}: {text}", d.name));
+            }
+        }
+    }
+    assert!(
+        bad.is_empty(),
+        "English in input schemas:\n{}",
+        bad.join("\n")
+    );
+}

@@ -11,7 +11,7 @@ pub const MAX_DELAY_DAYS: u32 = 90;
 pub const MAX_SUBJECT: usize = 200;
 pub const MAX_BODY: usize = 5_000;
 
-/// One email of the sequence, sent `delay_days` after activation.
+/// Un correo de la secuencia, enviado `delay_days` días después de activarla.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Step {
@@ -23,7 +23,7 @@ pub struct Step {
     pub body: String,
 }
 
-/// Who receives it: records of one CRM collection, by id or by stage.
+/// Quién la recibe: registros de una colección del CRM, por id o por etapa.
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct Audience {
