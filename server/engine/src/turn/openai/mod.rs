@@ -203,9 +203,9 @@ impl OpenAiGateway {
             Err(f) => f,
         };
         // Gates 4 and 5: requested (capability) or technical escalation.
-        let Some(_) = &self.config.fallback else {
+        if self.config.fallback.is_none() {
             return Err(GatewayError::Refused(RefusalCode::NoCapableModel));
-        };
+        }
         if at_cap {
             tracing::warn!(
                 reason = failure.reason(),
