@@ -21,6 +21,8 @@ pub enum ErrorCode {
     ProtectedResource,
     VersionConflict,
     QuoteExpired,
+    /// A decision card that can no longer be accepted (its quote or proposal expired).
+    DecisionExpired,
     InsufficientCredits,
     /// The price of an action exceeds the `max_credits` the caller allowed.
     MaxCreditsExceeded,
@@ -42,7 +44,7 @@ impl ErrorCode {
             ErrorCode::TooManyAttempts | ErrorCode::RateLimited => 429,
             ErrorCode::PlanLimit | ErrorCode::InsufficientCredits => 402,
             ErrorCode::VersionConflict | ErrorCode::Conflict | ErrorCode::MaxCreditsExceeded => 409,
-            ErrorCode::QuoteExpired => 410,
+            ErrorCode::QuoteExpired | ErrorCode::DecisionExpired => 410,
             ErrorCode::Internal => 500,
         }
     }
