@@ -3,6 +3,9 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
+
+use luna_engine::turn::openai::{ApiKey, GatewayConfig, Price, Profile};
 
 /// Everything Luna reads from the environment. See the README's configuration table.
 #[derive(Clone, Debug)]
@@ -12,18 +15,11 @@ pub struct Config {
     pub data_dir: PathBuf,
     /// Secret for cookies and HMAC seals. Generated and stored on first run if absent.
     pub secret: String,
-    pub model: Option<ModelConfig>,
+    /// The OpenAI-compatible model gateway; `None`: the local director plays Luna.
+    pub model: Option<GatewayConfig>,
     pub smtp_url: Option<String>,
     pub cookie_secure: bool,
     pub seed_demo: bool,
-}
-
-#[derive(Clone, Debug)]
-pub struct ModelConfig {
-    pub base_url: String,
-    pub api_key: Option<String>,
-    pub primary: String,
-    pub fallback: Option<String>,
 }
 
 /// A configuration error: the variable and what is wrong with it.
@@ -110,12 +106,51 @@ impl Config {
                         format!("«{base_url}» debe empezar con http:// o https://"),
                     ));
                 }
-                Some(ModelConfig {
-                    base_url,
-                    api_key: non_empty("LUNA_MODEL_API_KEY"),
-                    primary,
-                    fallback: non_empty("LUNA_MODEL_FALLBACK"),
-                })
+                let price = |var: &'static str| {
+                    match non_empty(var) {
+                    None => Ok(None),
+                    Some(v) => Price::parse(&v).map(Some).ok_or_else(|| {
+                        err(var, format!("«{v}» no es un precio; usa entrada/salida en dólares por millón de tokens, como 0.14/0.28"))
+                    }),
+                }
+                };
+                let mut gateway = GatewayConfig::new(base_url, primary);
+                gateway.api_key = non_empty("LUNA_MODEL_API_KEY").map(ApiKey::new);
+                gateway.primary.price = price("LUNA_MODEL_PRIMARY_PRICE")?;
+                let fallback_price = price("LUNA_MODEL_FALLBACK_PRICE")?;
+                gateway.fallback = non_empty("LUNA_MODEL_FALLBACK").map(|model| Profile {
+                    model,
+                    price: fallback_price,
+                });
+                if let Some(v) = non_empty("LUNA_MODEL_TIMEOUT_SECS") {
+                    let secs = v
+                        .trim()
+                        .parse::<u64>()
+                        .ok()
+                        .filter(|s| (1..=600).contains(s));
+                    gateway.timeout = Duration::from_secs(secs.ok_or_else(|| {
+                        err(
+                            "LUNA_MODEL_TIMEOUT_SECS",
+                            format!("«{v}» no es un número de segundos entre 1 y 600"),
+                        )
+                    })?);
+                }
+                if let Some(v) = non_empty("LUNA_MODEL_SPEND_CAP_USD") {
+                    let dollars = v
+                        .trim()
+                        .parse::<f64>()
+                        .ok()
+                        .filter(|d| d.is_finite() && *d >= 0.0);
+                    let dollars = dollars.ok_or_else(|| {
+                        err(
+                            "LUNA_MODEL_SPEND_CAP_USD",
+                            format!("«{v}» no es un monto en dólares (por ejemplo 20 o 7.5)"),
+                        )
+                    })?;
+                    gateway.monthly_spend_cap_micro_usd =
+                        Some((dollars * 1_000_000.0).round() as i64);
+                }
+                Some(gateway)
             }
             (Some(_), None) => {
                 return Err(err(
@@ -228,6 +263,57 @@ mod tests {
             "LUNA_SECRET"
         );
         assert_eq!(cfg(&[("LUNA_DEMO", "maybe")]).unwrap_err().var, "LUNA_DEMO");
+    }
+
+    #[test]
+    fn a_configured_model_reads_every_variable_and_never_prints_the_key() {
+        let c = cfg(&[
+            ("LUNA_MODEL_BASE_URL", "https://api.deepseek.com/v1"),
+            ("LUNA_MODEL_API_KEY", "sk-no-se-imprime"),
+            ("LUNA_MODEL_PRIMARY", "deepseek-chat"),
+            ("LUNA_MODEL_FALLBACK", "gpt-5"),
+            ("LUNA_MODEL_PRIMARY_PRICE", "0.14/0.28"),
+            ("LUNA_MODEL_FALLBACK_PRICE", "1.25/10"),
+            ("LUNA_MODEL_TIMEOUT_SECS", "30"),
+            ("LUNA_MODEL_SPEND_CAP_USD", "7.5"),
+        ])
+        .unwrap();
+        let m = c.model.clone().unwrap();
+        assert_eq!(m.primary.model, "deepseek-chat");
+        assert_eq!(m.fallback.as_ref().unwrap().model, "gpt-5");
+        assert_eq!(m.fallback.unwrap().price.unwrap().output, 10.0);
+        assert_eq!(m.timeout, Duration::from_secs(30));
+        assert_eq!(m.monthly_spend_cap_micro_usd, Some(7_500_000));
+        assert!(!format!("{c:?}").contains("sk-no-se-imprime"));
+    }
+
+    #[test]
+    fn bad_model_values_name_their_variable() {
+        let base = [
+            ("LUNA_MODEL_BASE_URL", "http://127.0.0.1:11434/v1"),
+            ("LUNA_MODEL_PRIMARY", "qwen"),
+        ];
+        for (var, value) in [
+            ("LUNA_MODEL_PRIMARY_PRICE", "barato"),
+            ("LUNA_MODEL_FALLBACK_PRICE", "1/x"),
+            ("LUNA_MODEL_TIMEOUT_SECS", "0"),
+            ("LUNA_MODEL_SPEND_CAP_USD", "-3"),
+        ] {
+            let mut pairs = base.to_vec();
+            pairs.push((var, value));
+            let e = cfg(&pairs).unwrap_err();
+            assert_eq!(e.var, var);
+            assert!(e.to_string().starts_with("configuración inválida: "), "{e}");
+        }
+        assert_eq!(
+            cfg(&[
+                ("LUNA_MODEL_BASE_URL", "ftp://x"),
+                ("LUNA_MODEL_PRIMARY", "m")
+            ])
+            .unwrap_err()
+            .var,
+            "LUNA_MODEL_BASE_URL"
+        );
     }
 
     #[test]

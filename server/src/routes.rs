@@ -106,7 +106,7 @@ pub async fn main_entry() -> i32 {
         return code;
     }
 
-    let engine = match Engine::open(&config.database_url, &config.secret).await {
+    let mut engine = match Engine::open(&config.database_url, &config.secret).await {
         Ok(e) => e,
         Err(e) => {
             eprintln!(
@@ -149,6 +149,18 @@ pub async fn main_entry() -> i32 {
         if let Err(e) = luna_engine::crm::demo::seed(&engine.store).await {
             eprintln!("no se pudo sembrar el CRM de demostración: {e}");
             return 1;
+        }
+    }
+
+    if let Some(model) = config.model.clone() {
+        match luna_engine::turn::openai::OpenAiGateway::new(model, engine.store.clone()) {
+            Ok(gateway) => {
+                engine.model = luna_engine::turn::gateway::ModelHandle(std::sync::Arc::new(gateway))
+            }
+            Err(e) => {
+                eprintln!("{e}");
+                return 1;
+            }
         }
     }
 

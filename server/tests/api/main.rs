@@ -1,5 +1,7 @@
 //! Full-stack tests: the real router on port 0 with a fresh database.
 
+mod gateway;
 mod helpers;
 mod http;
+mod scene;
 mod session_events;

@@ -46,6 +46,17 @@ pub struct ModelInput {
     pub transcript: Vec<Exchange>,
     /// Set on the single repair attempt: what was wrong with the previous answer.
     pub repair: Option<String>,
+    /// Who the step is for (the gateway's spend cap, usage rows and cache salt).
+    /// Never shown to the model.
+    #[serde(skip)]
+    pub context: StepContext,
+}
+
+/// The workspace and turn a model step belongs to.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StepContext {
+    pub workspace_id: String,
+    pub turn_id: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -70,14 +81,24 @@ pub enum GatewayError {
     Unavailable(String),
     #[error("the model answered something that is not a valid step: {0}")]
     Invalid(String),
+    /// The gates refused the turn (SPEC §7.5, §12): the runner ends it with
+    /// `turn.refused {code}`.
+    #[error("the model gates refused the turn: {0:?}")]
+    Refused(luna_protocol::event::RefusalCode),
 }
 
 pub type StepFuture<'a> =
     Pin<Box<dyn Future<Output = Result<ModelStep, GatewayError>> + Send + 'a>>;
 
 pub trait ModelGateway: Send + Sync {
+    /// The route this gateway starts on.
     fn route(&self) -> Route;
     fn step<'a>(&'a self, input: &'a ModelInput) -> StepFuture<'a>;
+    /// The route that finally answered `turn_id` (read once, when the turn ends).
+    fn route_taken(&self, turn_id: &str) -> Route {
+        let _ = turn_id;
+        self.route()
+    }
 }
 
 /// Replays an exact trajectory, for tests. Running out of steps is an error.

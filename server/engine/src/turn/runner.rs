@@ -23,7 +23,9 @@ use crate::error::EngineResult;
 use crate::registry::{Surface, ToolRequest};
 use crate::Engine;
 
-use super::gateway::{Exchange, ModelGateway, ModelInput, ModelStep, ModelTool, Route};
+use super::gateway::{
+    Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
+};
 use super::input::{BoardBrief, TurnInput};
 use super::intent::{
     check_intent, CierreVariante, FactField, FactLedger, FactStatus, Falta, FaltaTipo, TurnIntent,
@@ -310,6 +312,10 @@ pub async fn run_turn(
         tools,
         transcript: Vec::new(),
         repair: None,
+        context: StepContext {
+            workspace_id: caller.workspace_id.clone(),
+            turn_id: turn_id.to_owned(),
+        },
     };
 
     let mut known = KnownRefs::new();
@@ -323,6 +329,9 @@ pub async fn run_turn(
         steps += 1;
         let step = match model.step(&input).await {
             Ok(s) => s,
+            Err(GatewayError::Refused(code)) => {
+                return refuse(engine, model, turn_id, session_id, code, input, steps).await;
+            }
             Err(e) => {
                 tracing::warn!(error = %e, "model step failed");
                 break;
@@ -361,9 +370,16 @@ pub async fn run_turn(
                     request.session_id = Some(session_id.to_owned());
                     let response = engine.call_tool(caller, request).await;
                     let mut refs = Vec::new();
-                    let mut new_refs = 0;
+                    // New evidence = objects not seen earlier in this turn (the
+                    // call-local `evidence:cN…` keys are always new and do not count).
+                    let mut new_objects = 0;
                     if let (Ok(env), Some(def)) = (&response.outcome, def) {
-                        new_refs = harvest(&mut known, &handle, &def.citations, env);
+                        new_objects = env
+                            .results
+                            .iter()
+                            .filter(|r| known.label(&r.ref_).is_none())
+                            .count();
+                        harvest(&mut known, &handle, &def.citations, env);
                         refs = env
                             .results
                             .iter()
@@ -399,7 +415,7 @@ pub async fn run_turn(
                     })];
                     sessions.append_all(session_id, &events).await?;
                     if call.name == "market_search" {
-                        stagnant = if new_refs <= 1 { stagnant + 1 } else { 0 };
+                        stagnant = if new_objects == 0 { stagnant + 1 } else { 0 };
                     }
                     input.transcript.push(Exchange {
                         call: handle,
@@ -533,7 +549,46 @@ pub async fn run_turn(
         repaired,
         trimmed,
         transcript: input.transcript,
-        route: model.route(),
+        route: model.route_taken(turn_id),
+        steps,
+    })
+}
+
+/// Ends a turn the model gates refused: `turn.refused {code}` closes it in the log
+/// (the chat shows the code's fixed sentence) and the outcome reports a `limite`.
+async fn refuse(
+    engine: &Engine,
+    model: &dyn ModelGateway,
+    turn_id: &str,
+    session_id: &str,
+    code: luna_protocol::event::RefusalCode,
+    input: ModelInput,
+    steps: usize,
+) -> EngineResult<TurnOutcome> {
+    tracing::warn!(?code, turn = %turn_id, "the model gates refused the turn");
+    engine
+        .sessions
+        .append_one(
+            session_id,
+            SessionEvent::TurnRefused(luna_protocol::event::TurnRefused::new(turn_id, code)),
+        )
+        .await?;
+    Ok(TurnOutcome {
+        turn_id: turn_id.to_owned(),
+        intent: TurnIntent::Limite {
+            falta: super::intent::Falta {
+                tipo: super::intent::FaltaTipo::Operacion,
+                detalle: code.message().to_owned(),
+            },
+        },
+        narration: ResolvedNarration {
+            text: String::new(),
+            anchors: Vec::new(),
+        },
+        repaired: false,
+        trimmed: false,
+        transcript: input.transcript,
+        route: model.route_taken(turn_id),
         steps,
     })
 }

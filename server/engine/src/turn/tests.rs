@@ -441,3 +441,70 @@ fn stage_projection_keeps_the_documented_tools() {
         );
     }
 }
+
+#[tokio::test]
+async fn three_searches_without_new_evidence_end_the_loop() {
+    let (engine, caller, session) = setup().await;
+    engine.market.ensure_demo().await.unwrap();
+    let search = || {
+        tools(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"giro": "empaque", "state": "Jalisco"}, "limit": 20}),
+        )
+    };
+    // The first search brings new companies; the same search three more times brings
+    // nothing new, and the governor cuts the loop before the script's final answer.
+    let model = ScriptedModel::new([
+        search(),
+        search(),
+        search(),
+        search(),
+        fin(TurnIntent::Responder {}, "Nunca debería llegar aquí."),
+    ]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t",
+        "proveedores de empaque en Jalisco",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.transcript.len(),
+        4,
+        "cut after the third stagnant search: {:?}",
+        out.transcript
+            .iter()
+            .map(|e| (
+                e.tool.name.clone(),
+                e.result.to_string().chars().take(300).collect::<String>()
+            ))
+            .collect::<Vec<_>>()
+    );
+    assert_eq!(out.steps, 4);
+    assert_eq!(model.seen().len(), 4, "the model is not asked again");
+    assert!(
+        out.transcript[0].result["results"]
+            .as_array()
+            .is_some_and(|r| r.len() > 1),
+        "the first search found companies"
+    );
+    assert!(matches!(
+        out.intent,
+        TurnIntent::Cierre {
+            variante: super::intent::CierreVariante::Parcial,
+            ..
+        }
+    ));
+    assert!(out.narration.text.contains("no encontré evidencia nueva"));
+    // Each result Luna read stayed within the 4,500-character budget.
+    for e in &out.transcript {
+        assert!(
+            e.result.to_string().chars().count() <= 4_500,
+            "{}",
+            e.tool.name
+        );
+    }
+}
