@@ -5,6 +5,7 @@
 pub mod api;
 pub mod components;
 pub mod error;
+pub mod knowledge_api;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;

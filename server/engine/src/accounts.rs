@@ -519,15 +519,8 @@ impl Accounts {
         action: &str,
         detail: serde_json::Value,
     ) -> EngineResult<()> {
-        sqlx::query("insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)")
-            .bind(&caller.workspace_id)
-            .bind(&caller.user_id)
-            .bind(action)
-            .bind(detail.to_string())
-            .bind(now_ms())
-            .execute(self.store.pool())
-            .await?;
-        Ok(())
+        let mut conn = self.store.pool().acquire().await?;
+        audit_in(&mut conn, caller, action, &detail, now_ms()).await
     }
 
     pub async fn user_count(&self) -> EngineResult<i64> {
@@ -535,6 +528,28 @@ impl Accounts {
             .fetch_one(self.store.pool())
             .await?)
     }
+}
+
+/// Appends an audit entry (who, when, what) on `conn`, so a write and its audit row
+/// commit together. The one insert into `audit_log`.
+pub(crate) async fn audit_in(
+    conn: &mut sqlx::SqliteConnection,
+    caller: &Caller,
+    action: &str,
+    detail: &serde_json::Value,
+    at: i64,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)",
+    )
+    .bind(&caller.workspace_id)
+    .bind(&caller.user_id)
+    .bind(action)
+    .bind(detail.to_string())
+    .bind(at)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 fn caller_from_row(
