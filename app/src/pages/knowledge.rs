@@ -88,6 +88,8 @@ fn PendingItem(
     busy: Signal<bool>,
 ) -> impl IntoView {
     let heading_id = format!("review-{}", item.id);
+    let labelled_by = heading_id.clone();
+    let (merge_id, reject_id) = (item.id.clone(), item.id.clone());
     let merge_label = format!("Fusionar «{}»", item.title);
     let reject_label = format!("Rechazar «{}»", item.title);
     let content = match (item.kind, item.diff, item.body) {
@@ -106,7 +108,7 @@ fn PendingItem(
         .into_any(),
     };
     view! {
-        <li aria-labelledby=heading_id.clone() data-testid="review-item"
+        <li aria-labelledby=labelled_by data-testid="review-item"
             class="space-y-3 rounded-xl border border-slate-200 bg-white p-4 dark:border-slate-800 dark:bg-slate-900">
             <div class="flex flex-wrap items-center gap-2 text-xs">
                 <span class="rounded-full bg-indigo-100 px-2 py-0.5 font-medium text-indigo-800 dark:bg-indigo-950 dark:text-indigo-200">
@@ -120,14 +122,14 @@ fn PendingItem(
             {content}
             <div class="flex gap-2">
                 <ActionForm action=merge>
-                    <input type="hidden" name="id" value=item.id.clone() />
+                    <input type="hidden" name="id" value=merge_id.clone() />
                     <button type="submit" aria-label=merge_label disabled=move || busy.get()
                         class="rounded-lg bg-indigo-600 px-4 py-2 text-sm text-white hover:bg-indigo-700 disabled:opacity-50">
                         "Fusionar"
                     </button>
                 </ActionForm>
                 <ActionForm action=reject>
-                    <input type="hidden" name="id" value=item.id />
+                    <input type="hidden" name="id" value=reject_id.clone() />
                     <button type="submit" aria-label=reject_label disabled=move || busy.get()
                         class="rounded-lg border border-slate-300 px-4 py-2 text-sm text-rose-700 hover:bg-rose-50 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-rose-950">
                         "Rechazar"
