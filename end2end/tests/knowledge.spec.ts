@@ -1,6 +1,7 @@
 // The owner's knowledge review page (/conocimiento, issue 7): the demo seeds one note
 // en revisión and one suggested edit; the owner merges the note without a page
-// reload and it becomes Knowledge. Members get 403.
+// reload and it becomes Knowledge. Members get 403. Like the rest of the suite it
+// expects the fresh database `.ci/e2e` starts (the merge is not undone afterwards).
 import { expect, test } from '@playwright/test';
 import { hydrated, login, MEMBER, OWNER, shot } from './helpers';
 
