@@ -63,6 +63,9 @@ pub async fn logout() -> Result<(), AppError> {
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct MemberView {
+    pub user_id: String,
+    /// The signed-in person (their own role is not editable).
+    pub you: bool,
     pub display_name: String,
     pub email: String,
     pub role: Role,
@@ -95,10 +98,12 @@ pub async fn settings() -> Result<SettingsView, AppError> {
         workspace_name: caller.workspace_name.clone(),
         members: members
             .into_iter()
-            .map(|(display_name, email, role)| MemberView {
-                display_name,
-                email,
-                role,
+            .map(|m| MemberView {
+                you: m.user_id == caller.user_id,
+                user_id: m.user_id,
+                display_name: m.display_name,
+                email: m.email,
+                role: m.role,
             })
             .collect(),
         api_keys: keys
@@ -111,6 +116,17 @@ pub async fn settings() -> Result<SettingsView, AppError> {
             })
             .collect(),
     })
+}
+
+/// Makes a member an admin or an admin a member (owners and admins; audited).
+#[server(prefix = "/api", endpoint = "set_member_role")]
+pub async fn set_member_role(user_id: String, role: Role) -> Result<(), AppError> {
+    let caller = caller()?;
+    engine()?
+        .accounts
+        .set_role(&caller, &user_id, role)
+        .await
+        .map_err(fail)
 }
 
 /// Creates an MCP API key and returns its secret, shown once.

@@ -7,6 +7,7 @@ pub mod cli;
 pub mod config;
 pub mod events_ws;
 pub mod health;
+pub mod mail;
 pub mod mcp;
 pub mod routes;
 pub mod session;

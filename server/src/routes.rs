@@ -158,6 +158,15 @@ pub async fn main_entry() -> i32 {
         }
     }
 
+    let engine = match crate::mail::mailer(&config) {
+        Ok(m) => engine.with_mailer(m),
+        Err(e) => {
+            eprintln!("configuración inválida: {e}");
+            return 2;
+        }
+    };
+    let _dispatcher = crate::mail::start_dispatcher(&engine);
+
     let mut leptos_options = leptos_conf.leptos_options;
     leptos_options.site_addr = config.bind;
     let state = AppState {

@@ -19,6 +19,9 @@ pub struct Board {
     pub runs: Vec<RunCard>,
     #[serde(default)]
     pub sequences: Vec<SequenceCard>,
+    /// The auto-mode budget and what it has spent, while auto mode is on.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub auto: Option<AutoCounter>,
 }
 
 impl Board {
@@ -26,6 +29,22 @@ impl Board {
     pub const SELECTION: &'static str = "/selection";
     pub const SAVED: &'static str = "/saved";
     pub const SEQUENCES: &'static str = "/sequences";
+    pub const AUTO: &'static str = "/auto";
+}
+
+/// "Automático con presupuesto" as the person set it for this session, and the
+/// visible counter ("llevas 40 de 100"). Spending is recorded by the server only.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoCounter {
+    pub credit_cap: u32,
+    pub credits_spent: u32,
+    pub contact_cap: u32,
+    pub contacts_spent: u32,
+    /// The decision classes that run without a card.
+    pub classes: Vec<crate::decision::DecisionKind>,
+    /// Who set the policy (display name) and when (Unix ms), for receipts.
+    pub set_by: String,
+    pub set_at: i64,
 }
 
 /// A company in the selection, with the reason Luna chose it (an item without `why`
@@ -104,4 +123,15 @@ pub struct SequenceCard {
     pub steps: u32,
     pub recipients: u32,
     pub status: SequenceStatus,
+    /// Per recipient: who, and how many steps went out (once authorized).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub progress: Vec<RecipientProgress>,
+}
+
+/// One recipient of an active sequence on the board.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RecipientProgress {
+    pub email: String,
+    pub sent: u32,
+    pub pending: u32,
 }

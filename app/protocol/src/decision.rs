@@ -20,6 +20,58 @@ pub enum DecisionKind {
 }
 
 impl DecisionKind {
+    pub const ALL: [DecisionKind; 8] = [
+        DecisionKind::GuardarEnCrm,
+        DecisionKind::CambiosMasivos,
+        DecisionKind::DejarNota,
+        DecisionKind::SugerirEdicion,
+        DecisionKind::Investigar,
+        DecisionKind::RevelarContactos,
+        DecisionKind::RevisarSecuencia,
+        DecisionKind::FusionarConocimiento,
+    ];
+
+    /// The wire name (`guardar_en_crm`…), also stored in the database.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            DecisionKind::GuardarEnCrm => "guardar_en_crm",
+            DecisionKind::CambiosMasivos => "cambios_masivos",
+            DecisionKind::DejarNota => "dejar_nota",
+            DecisionKind::SugerirEdicion => "sugerir_edicion",
+            DecisionKind::Investigar => "investigar",
+            DecisionKind::RevelarContactos => "revelar_contactos",
+            DecisionKind::RevisarSecuencia => "revisar_secuencia",
+            DecisionKind::FusionarConocimiento => "fusionar_conocimiento",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<DecisionKind> {
+        DecisionKind::ALL.into_iter().find(|k| k.as_str() == s)
+    }
+
+    /// Spanish name of the class, for settings and receipts.
+    pub fn label(self) -> &'static str {
+        match self {
+            DecisionKind::GuardarEnCrm => "Guardar en el CRM",
+            DecisionKind::CambiosMasivos => "Cambios masivos",
+            DecisionKind::DejarNota => "Dejar una nota",
+            DecisionKind::SugerirEdicion => "Sugerir una edición",
+            DecisionKind::Investigar => "Investigaciones largas",
+            DecisionKind::RevelarContactos => "Revelar contactos",
+            DecisionKind::RevisarSecuencia => "Autorizar secuencias",
+            DecisionKind::FusionarConocimiento => "Fusionar en el conocimiento",
+        }
+    }
+
+    /// Whether auto mode may ever run this class without a card (SPEC §8: never
+    /// sending a sequence, never merging into Knowledge).
+    pub fn auto_capable(self) -> bool {
+        !matches!(
+            self,
+            DecisionKind::RevisarSecuencia | DecisionKind::FusionarConocimiento
+        )
+    }
+
     /// The authorization level (SPEC §8): 1 = one tap, 2 = pending decision.
     pub fn level(self) -> u8 {
         match self {
@@ -98,6 +150,21 @@ pub struct DecisionCard {
     /// What happens on accept, in one Spanish sentence.
     pub consequence: String,
     pub resolves_in: ResolvesIn,
+    /// `revisar_secuencia`: one line per step, each authorized by its own checkbox.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub steps: Vec<StepLine>,
+}
+
+/// A step of a sequence on its review card.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepLine {
+    /// 0-based step index, what the person's checkbox sends back.
+    pub index: u32,
+    /// "Paso 1 · día 0 · Asunto…"
+    pub label: String,
+    /// The step as the first recipient would read it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub detail: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -114,4 +181,23 @@ pub struct DecisionResult {
     pub summary: String,
     #[serde(default)]
     pub refs: Vec<String>,
+}
+
+/// What the person does with a card.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Resolution {
+    Accept,
+    Decline,
+}
+
+/// The answer to resolving a card. `already`: it had been resolved before (another
+/// tab, the auto policy, an earlier click); nothing ran this time.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct DecisionResolution {
+    pub decision_id: String,
+    pub outcome: DecisionOutcome,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub result: Option<DecisionResult>,
+    pub already: bool,
 }

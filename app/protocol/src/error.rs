@@ -21,6 +21,8 @@ pub enum ErrorCode {
     ProtectedResource,
     VersionConflict,
     QuoteExpired,
+    /// A decision card that can no longer be accepted (its quote or proposal expired).
+    DecisionExpired,
     InsufficientCredits,
     /// The price of an action exceeds the `max_credits` the caller allowed.
     MaxCreditsExceeded,
@@ -47,7 +49,7 @@ impl ErrorCode {
             | ErrorCode::Conflict
             | ErrorCode::MaxCreditsExceeded
             | ErrorCode::NotRevealed => 409,
-            ErrorCode::QuoteExpired => 410,
+            ErrorCode::QuoteExpired | ErrorCode::DecisionExpired => 410,
             ErrorCode::Internal => 500,
         }
     }

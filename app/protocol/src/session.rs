@@ -116,3 +116,41 @@ pub struct TurnAck {
     /// True when the message steered a turn that was already running.
     pub steering: bool,
 }
+
+/// The workspace's auto-mode policy, set by an owner/admin in Ajustes (SPEC §8).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct AutoPolicy {
+    /// Whether members may turn on auto mode at all (paid plans only).
+    pub allowed: bool,
+    pub default_credit_cap: u32,
+    pub default_contact_cap: u32,
+    /// Decision classes auto mode may run in this workspace.
+    pub classes: Vec<crate::decision::DecisionKind>,
+}
+
+impl Default for AutoPolicy {
+    fn default() -> Self {
+        AutoPolicy {
+            allowed: true,
+            default_credit_cap: 50,
+            default_contact_cap: 10,
+            classes: crate::decision::DecisionKind::ALL
+                .into_iter()
+                .filter(|k| k.auto_capable())
+                .collect(),
+        }
+    }
+}
+
+/// The person's choice of mode for one session. Caps default to the workspace's;
+/// `classes` matters only for `ajuste_fino` (auto uses every allowed class).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ModeRequest {
+    pub mode: SessionMode,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub credit_cap: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub contact_cap: Option<u32>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub classes: Option<Vec<crate::decision::DecisionKind>>,
+}

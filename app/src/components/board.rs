@@ -3,8 +3,8 @@
 
 use leptos::prelude::*;
 use luna_protocol::board::SelectionItem;
-use luna_protocol::decision::DecisionCard;
 
+use super::decision::DecisionCardView;
 use super::live::Live;
 
 #[component]
@@ -79,22 +79,11 @@ pub fn PendingSection() -> impl IntoView {
                 when=move || !pending().is_empty()
                 fallback=|| view! { <Empty text="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." /> }
             >
-                <ul class="space-y-2">{move || pending().into_iter().map(decision_card).collect_view()}</ul>
+                <ul class="space-y-2">
+                    {move || pending().into_iter().map(|card| view! { <li><DecisionCardView card /></li> }).collect_view()}
+                </ul>
             </Show>
         </section>
-    }
-}
-
-fn decision_card(card: DecisionCard) -> impl IntoView {
-    let aria = card.title.clone();
-    view! {
-        <li role="group" aria-label=aria class="rounded-xl border border-amber-300 bg-amber-50 p-3 dark:border-amber-800 dark:bg-amber-950" data-testid="decision-card">
-            <p class="font-medium">{card.title}</p>
-            <ul class="mt-1 text-sm text-slate-700 dark:text-slate-300">
-                {card.preview.into_iter().take(6).map(|p| view! { <li>{p.label}{p.detail.map(|d| format!(" · {d}"))}</li> }).collect_view()}
-            </ul>
-            <p class="mt-2 text-sm">{card.consequence}</p>
-        </li>
     }
 }
 

@@ -5,7 +5,9 @@
 use leptos::prelude::*;
 use luna_protocol::chat::{segments, ChatMessage, Segment, ToolStatus};
 
+use super::decision::{outcome_label, DecisionCardView};
 use super::live::Live;
+use super::mode::ModeSelector;
 
 #[component]
 pub fn ChatPane() -> impl IntoView {
@@ -87,13 +89,34 @@ fn message_view(message: ChatMessage) -> AnyView {
             }
             .into_any()
         }
-        ChatMessage::Decision { title, outcome, .. } => view! {
-            <div class="rounded-xl border border-amber-300 bg-amber-50 px-4 py-2 text-sm text-amber-900 dark:border-amber-800 dark:bg-amber-950 dark:text-amber-100" data-testid="decision-ref">
-                "Decisión: "{title}
-                {outcome.map(|o| format!(" · {o:?}"))}
-            </div>
+        ChatMessage::Decision {
+            decision_id,
+            title,
+            outcome,
+            result,
+            ..
+        } => {
+            let live = expect_context::<Live>();
+            let pending = live.replica.with_untracked(|r| {
+                r.view
+                    .board
+                    .pending
+                    .iter()
+                    .find(|c| c.id == decision_id)
+                    .cloned()
+            });
+            match (outcome, pending) {
+                (None, Some(card)) => view! { <DecisionCardView card inline=true /> }.into_any(),
+                (outcome, _) => view! {
+                    <div class="rounded-xl border border-slate-200 px-4 py-2 text-sm dark:border-slate-800" data-testid="decision-ref">
+                        <span class="font-medium">{title}</span>
+                        {outcome.map(|o| view! { <span class="text-slate-500" data-testid="decision-outcome">" · "{outcome_label(o)}</span> })}
+                        {result.map(|r| view! { <p class="mt-1 text-slate-700 dark:text-slate-300" data-testid="decision-result">{r.summary}</p> })}
+                    </div>
+                }
+                .into_any(),
+            }
         }
-        .into_any(),
         ChatMessage::Refused { message, .. } => view! {
             <div role="alert" class="rounded-xl bg-rose-50 px-4 py-2 text-sm text-rose-800 dark:bg-rose-950 dark:text-rose-200">{message}</div>
         }
@@ -143,6 +166,7 @@ fn Composer() -> impl IntoView {
                 send();
             }
         >
+            <ModeSelector />
             <label for="composer" class="sr-only">"Mensaje para Luna"</label>
             <div class="flex items-end gap-2">
                 <textarea

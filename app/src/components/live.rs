@@ -12,6 +12,10 @@ pub struct Live {
     pub session_id: RwSignal<Option<String>>,
     pub online: RwSignal<bool>,
     pub error: RwSignal<Option<String>>,
+    /// The signed-in person's role (who may resolve which card).
+    pub role: RwSignal<Option<luna_protocol::account::Role>>,
+    /// Unix ms, ticking every second in the browser (expiry countdowns); 0 on the server.
+    pub clock: RwSignal<i64>,
 }
 
 impl Live {
@@ -21,13 +25,29 @@ impl Live {
             session_id: RwSignal::new(None),
             online: RwSignal::new(false),
             error: RwSignal::new(None),
+            role: RwSignal::new(None),
+            clock: RwSignal::new(0),
         }
     }
 
     /// Starts following the session (browser only).
     pub fn start(self) {
         #[cfg(feature = "hydrate")]
-        leptos::task::spawn_local(follow(self));
+        {
+            let clock = self.clock;
+            clock.set(js_sys::Date::now() as i64);
+            set_interval(
+                move || clock.set(js_sys::Date::now() as i64),
+                std::time::Duration::from_secs(1),
+            );
+            let role = self.role;
+            leptos::task::spawn_local(async move {
+                if let Ok(me) = crate::api::whoami().await {
+                    role.set(Some(me.role));
+                }
+            });
+            leptos::task::spawn_local(follow(self));
+        }
     }
 }
 

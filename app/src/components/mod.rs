@@ -2,7 +2,10 @@
 
 mod board;
 mod chat;
+pub mod decision;
 pub mod live;
+mod mode;
+mod sequences;
 mod split;
 mod top_bar;
 

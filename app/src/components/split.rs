@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use super::board::{PendingSection, SavedSection, SelectionSection};
 use super::chat::ChatPane;
 use super::live::Live;
+use super::sequences::SequencesSection;
 
 const MIN_PCT: f64 = 25.0;
 const MAX_PCT: f64 = 75.0;
@@ -173,6 +174,7 @@ pub fn SplitView() -> impl IntoView {
                 <div class=move || if tab.get() == Tab::Decisions { "hidden md:block space-y-4" } else { "block space-y-4" }>
                     <SelectionSection />
                     <SavedSection />
+                    <SequencesSection />
                 </div>
                 <div
                     id="decisions-pane"

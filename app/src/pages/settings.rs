@@ -1,10 +1,10 @@
-//! The admin settings page: members, MCP API keys and (later) auto-mode budgets.
+//! The admin settings page: auto-mode policy, members and MCP API keys.
 //! Owners and admins only: anyone else gets a 403 page.
 
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::{settings, CreateApiKey, RevokeApiKey};
+use crate::api::{settings, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::{Forbidden, TopBar};
 
 #[component]
@@ -35,21 +35,11 @@ pub fn SettingsPage() -> impl IntoView {
                         match data.await {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
                             Ok(view) => view! {
-                                <section aria-labelledby="auto-title" class="space-y-2">
-                                    <h2 id="auto-title" class="text-lg font-medium">"Modo automático"</h2>
-                                    <p class="text-sm text-slate-600 dark:text-slate-400">
-                                        "Aquí fijarás el presupuesto de créditos y contactos que Luna puede usar sin preguntar, y qué acciones pueden correr en automático."
-                                    </p>
-                                </section>
+                                <AutoPolicySection />
                                 <section aria-labelledby="members-title" class="space-y-2">
                                     <h2 id="members-title" class="text-lg font-medium">"Miembros de " {view.workspace_name.clone()}</h2>
                                     <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">
-                                        {view.members.into_iter().map(|m| view! {
-                                            <li class="flex items-center justify-between px-4 py-2">
-                                                <span>{m.display_name}" "<span class="text-sm text-slate-500">{m.email}</span></span>
-                                                <span class="text-sm">{m.role.label()}</span>
-                                            </li>
-                                        }).collect_view()}
+                                        {view.members.into_iter().map(|m| view! { <MemberRow member=m /> }).collect_view()}
                                     </ul>
                                 </section>
                                 <section aria-labelledby="keys-title" class="space-y-3">
@@ -102,5 +92,146 @@ pub fn SettingsPage() -> impl IntoView {
                 </Suspense>
             </main>
         </div>
+    }
+}
+
+/// The workspace's auto-mode policy: allowed or not, default caps per session, and
+/// which decision classes may run without a card. Saved on the server (audited).
+#[component]
+fn AutoPolicySection() -> impl IntoView {
+    use luna_protocol::decision::DecisionKind;
+    use luna_protocol::session::AutoPolicy;
+
+    let (allowed, set_allowed) = signal(true);
+    let (credits, set_credits) = signal(String::new());
+    let (contacts, set_contacts) = signal(String::new());
+    let (classes, set_classes) = signal(Vec::<DecisionKind>::new());
+    let (status, set_status) = signal(None::<Result<String, String>>);
+    let loaded = Resource::new(|| (), |_| crate::decisions_api::workspace_auto_policy());
+    Effect::new(move |_| {
+        if let Some(Ok(p)) = loaded.get() {
+            set_allowed.set(p.allowed);
+            set_credits.set(p.default_credit_cap.to_string());
+            set_contacts.set(p.default_contact_cap.to_string());
+            set_classes.set(p.classes);
+        }
+    });
+    let save = move |_| {
+        let policy = AutoPolicy {
+            allowed: allowed.get_untracked(),
+            default_credit_cap: credits.get_untracked().trim().parse().unwrap_or(0),
+            default_contact_cap: contacts.get_untracked().trim().parse().unwrap_or(0),
+            classes: classes.get_untracked(),
+        };
+        set_status.set(None);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let r = crate::decisions_api::set_auto_policy(policy).await;
+            set_status.set(Some(
+                r.map(|_| "Política guardada.".to_owned())
+                    .map_err(|e| e.message()),
+            ));
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = policy;
+    };
+    view! {
+        <section aria-labelledby="auto-title" class="space-y-3" data-testid="auto-policy">
+            <h2 id="auto-title" class="text-lg font-medium">"Modo automático"</h2>
+            <p class="text-sm text-slate-600 dark:text-slate-400">
+                "El presupuesto que Luna puede gastar sin preguntar en cada sesión, y qué acciones pueden correr en automático. Enviar correos y fusionar conocimiento siempre piden una decisión."
+            </p>
+            <label class="flex items-center gap-2 text-sm">
+                <input type="checkbox" data-testid="auto-allowed" prop:checked=allowed
+                    on:change=move |ev| set_allowed.set(event_target_checked(&ev)) />
+                "Permitir el modo automático en este espacio de trabajo"
+            </label>
+            <div class="flex flex-wrap gap-4 text-sm">
+                <label class="flex flex-col">
+                    "Tope de créditos por sesión"
+                    <input type="number" min="0" data-testid="policy-credit-cap"
+                        class="w-32 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=credits on:input=move |ev| set_credits.set(event_target_value(&ev)) />
+                </label>
+                <label class="flex flex-col">
+                    "Tope de contactos por sesión"
+                    <input type="number" min="0" data-testid="policy-contact-cap"
+                        class="w-32 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
+                </label>
+            </div>
+            <fieldset class="space-y-1 text-sm">
+                <legend class="font-medium">"Acciones que pueden correr en automático"</legend>
+                {DecisionKind::ALL.into_iter().filter(|k| k.auto_capable()).map(|k| view! {
+                    <label class="flex items-center gap-2">
+                        <input type="checkbox" data-kind=k.as_str()
+                            prop:checked=move || classes.with(|c| c.contains(&k))
+                            on:change=move |ev| {
+                                let on = event_target_checked(&ev);
+                                set_classes.update(|c| {
+                                    c.retain(|x| *x != k);
+                                    if on { c.push(k); }
+                                });
+                            } />
+                        {k.label()}
+                    </label>
+                }).collect_view()}
+            </fieldset>
+            <button type="button" data-testid="policy-save"
+                class="rounded-lg bg-indigo-600 px-4 py-2 text-white hover:bg-indigo-700"
+                on:click=save>"Guardar política"</button>
+            {move || status.get().map(|s| match s {
+                Ok(m) => view! { <p role="status" class="text-sm text-emerald-700 dark:text-emerald-300">{m}</p> }.into_any(),
+                Err(m) => view! { <p role="alert" class="text-sm text-rose-700">{m}</p> }.into_any(),
+            })}
+        </section>
+    }
+}
+
+/// One member: name, email and role; owners and admins switch others between
+/// Miembro and Administrador (the owner's and one's own role stay as they are).
+#[component]
+fn MemberRow(member: MemberView) -> impl IntoView {
+    use luna_protocol::account::Role;
+
+    let editable = member.role != Role::Owner && !member.you;
+    let (role, set_role) = signal(member.role);
+    let (error, set_error) = signal(None::<String>);
+    let user_id = StoredValue::new(member.user_id.clone());
+    let change = move |value: String| {
+        let Some(next) = Role::parse(&value) else {
+            return;
+        };
+        let previous = role.get_untracked();
+        set_role.set(next);
+        set_error.set(None);
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            if let Err(e) = crate::api::set_member_role(user_id.get_value(), next).await {
+                set_role.set(previous);
+                set_error.set(Some(e.message()));
+            }
+        });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (previous, user_id);
+    };
+    let label = format!("Rol de {}", member.display_name);
+    view! {
+        <li class="flex flex-wrap items-center justify-between gap-2 px-4 py-2" data-testid="member-row">
+            <span>{member.display_name}" "<span class="text-sm text-slate-500">{member.email}</span></span>
+            {if editable {
+                view! {
+                    <select aria-label=label class="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=move || role.get().as_str()
+                        on:change=move |ev| change(event_target_value(&ev))>
+                        <option value="member">{Role::Member.label()}</option>
+                        <option value="admin">{Role::Admin.label()}</option>
+                    </select>
+                }.into_any()
+            } else {
+                view! { <span class="text-sm">{member.role.label()}</span> }.into_any()
+            }}
+            {move || error.get().map(|e| view! { <p role="alert" class="w-full text-sm text-rose-700">{e}</p> })}
+        </li>
     }
 }

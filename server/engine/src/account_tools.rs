@@ -38,7 +38,7 @@ pub fn register(reg: &mut Registry) {
             // so usage stays inside the twelve of every stage.
             .stage(Stage::Buscando, 55)
             .stage(Stage::ConSeleccion, 50)
-            .stage(Stage::ConListaGuardada, 50)
+            .stage(Stage::ConListaGuardada, 29)
             .stage(Stage::DecisionPendiente, 60)
             .citations(&[
                 "ref",

@@ -493,10 +493,10 @@ impl Accounts {
             .collect()
     }
 
-    /// Members of the caller's workspace as (display name, email, role), owners first.
-    pub async fn members(&self, caller: &Caller) -> EngineResult<Vec<(String, String, Role)>> {
+    /// Members of the caller's workspace, owners first.
+    pub async fn members(&self, caller: &Caller) -> EngineResult<Vec<Member>> {
         let rows = sqlx::query(
-            "select u.display_name, u.email, m.role from memberships m join users u on u.id = m.user_id
+            "select u.id, u.display_name, u.email, m.role from memberships m join users u on u.id = m.user_id
               where m.workspace_id = ?
               order by case m.role when 'owner' then 0 when 'admin' then 1 else 2 end, u.display_name",
         )
@@ -507,9 +507,63 @@ impl Accounts {
             .map(|r| {
                 let role = Role::parse(r.get::<&str, _>("role"))
                     .ok_or_else(|| EngineError::Internal("bad role".into()))?;
-                Ok((r.get("display_name"), r.get("email"), role))
+                Ok(Member {
+                    user_id: r.get("id"),
+                    display_name: r.get("display_name"),
+                    email: r.get("email"),
+                    role,
+                })
             })
             .collect()
+    }
+
+    /// Makes a member an admin or an admin a member. Owners and admins only; the owner's
+    /// role and one's own role do not change here; audited in the same transaction.
+    pub async fn set_role(&self, caller: &Caller, user_id: &str, role: Role) -> EngineResult<()> {
+        caller.require_admin()?;
+        if role == Role::Owner {
+            return Err(EngineError::typed(
+                ErrorCode::InvalidArgument,
+                "La propiedad del espacio de trabajo no se transfiere desde aquí.",
+                "Elige miembro o administrador.",
+            ));
+        }
+        if user_id == caller.user_id {
+            return Err(EngineError::forbidden("No puedes cambiar tu propio rol."));
+        }
+        let mut tx = self.store.begin_write().await?;
+        let current: Option<String> = sqlx::query_scalar(
+            "select role from memberships where workspace_id = ? and user_id = ?",
+        )
+        .bind(&caller.workspace_id)
+        .bind(user_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+        match current.as_deref() {
+            None => return Err(EngineError::not_found("a esa persona")),
+            Some("owner") => {
+                return Err(EngineError::forbidden(
+                    "El rol del dueño no se puede cambiar.",
+                ))
+            }
+            Some(r) if r == role.as_str() => return Ok(()),
+            Some(_) => {}
+        }
+        sqlx::query("update memberships set role = ? where workspace_id = ? and user_id = ?")
+            .bind(role.as_str())
+            .bind(&caller.workspace_id)
+            .bind(user_id)
+            .execute(&mut *tx)
+            .await?;
+        audit_in(
+            &mut tx,
+            caller,
+            "member.role",
+            &serde_json::json!({"user": user_id, "from": current, "to": role.as_str()}),
+        )
+        .await?;
+        tx.commit().await?;
+        Ok(())
     }
 
     /// Appends an audit entry for the caller's workspace.
@@ -520,7 +574,7 @@ impl Accounts {
         detail: serde_json::Value,
     ) -> EngineResult<()> {
         let mut conn = self.store.pool().acquire().await?;
-        audit_in(&mut conn, caller, action, &detail, now_ms()).await
+        audit_in(&mut conn, caller, action, &detail).await
     }
 
     pub async fn user_count(&self) -> EngineResult<i64> {
@@ -530,14 +584,13 @@ impl Accounts {
     }
 }
 
-/// Appends an audit entry (who, when, what) on `conn`, so a write and its audit row
-/// commit together. The one insert into `audit_log`.
-pub(crate) async fn audit_in(
+/// Appends an audit entry inside the caller's transaction, so a change and its audit
+/// line commit together. The one `audit_log` insert.
+pub async fn audit_in(
     conn: &mut sqlx::SqliteConnection,
     caller: &Caller,
     action: &str,
     detail: &serde_json::Value,
-    at: i64,
 ) -> EngineResult<()> {
     sqlx::query(
         "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)",
@@ -546,10 +599,19 @@ pub(crate) async fn audit_in(
     .bind(&caller.user_id)
     .bind(action)
     .bind(detail.to_string())
-    .bind(at)
+    .bind(now_ms())
     .execute(conn)
     .await?;
     Ok(())
+}
+
+/// A member of a workspace as the settings page lists it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Member {
+    pub user_id: String,
+    pub display_name: String,
+    pub email: String,
+    pub role: Role,
 }
 
 fn caller_from_row(
@@ -640,6 +702,64 @@ mod tests {
             .body();
         assert_eq!(err.code, ErrorCode::TooManyAttempts);
         assert!(err.retry_after.unwrap() > 0);
+    }
+
+    #[tokio::test]
+    async fn admins_switch_members_roles_and_every_change_is_audited() {
+        let (acc, ws) = accounts_with_user().await;
+        let (_, member) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let owner_id = acc
+            .create_user("duena@example.mx", "Dueña", "secreto-456")
+            .await
+            .unwrap();
+        acc.add_member(&ws, &owner_id, Role::Owner).await.unwrap();
+        let (_, owner) = acc.login("duena@example.mx", "secreto-456").await.unwrap();
+        // A member cannot change roles; an owner can, but not their own nor to owner.
+        let e = acc
+            .set_role(&member, &owner.user_id, Role::Member)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden);
+        let e = acc
+            .set_role(&owner, &owner.user_id, Role::Admin)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden);
+        let e = acc
+            .set_role(&owner, &member.user_id, Role::Owner)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::InvalidArgument);
+        acc.set_role(&owner, &member.user_id, Role::Admin)
+            .await
+            .unwrap();
+        let (_, promoted) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        assert_eq!(promoted.role, Role::Admin);
+        // The new admin cannot demote the owner.
+        let e = acc
+            .set_role(&promoted, &owner.user_id, Role::Member)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden);
+        let e = acc
+            .set_role(&owner, "usr_otro", Role::Admin)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::NotFound);
+        let audited: i64 =
+            sqlx::query_scalar("select count(*) from audit_log where action = 'member.role'")
+                .fetch_one(acc.store.pool())
+                .await
+                .unwrap();
+        assert_eq!(audited, 1);
+        let roles: Vec<Role> = acc
+            .members(&owner)
+            .await
+            .unwrap()
+            .into_iter()
+            .map(|m| m.role)
+            .collect();
+        assert_eq!(roles, [Role::Owner, Role::Admin]);
     }
 
     #[tokio::test]

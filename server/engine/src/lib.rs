@@ -9,6 +9,7 @@ pub mod billing;
 pub mod catalog;
 pub mod clock;
 pub mod crm;
+pub mod decisions;
 pub mod demo;
 pub mod director;
 pub mod error;
@@ -18,6 +19,7 @@ pub mod market;
 pub mod market_tools;
 pub mod people;
 pub mod registry;
+pub mod sequences;
 pub mod session;
 pub mod session_tools;
 pub mod store;
@@ -45,6 +47,8 @@ pub struct Engine {
     pub people: people::People,
     /// Cerebro: the team's knowledge.
     pub knowledge: knowledge::Knowledge,
+    /// Email sequences: where messages go (SMTP or the local outbox) and how fast.
+    pub sequences: sequences::Sequences,
     /// The tool catalog, built once from every family's `register`.
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
@@ -86,10 +90,20 @@ impl Engine {
             crm: crm::Crm::new(store.clone()),
             people: people::People::embedded(store.clone(), billing::Billing::new(store.clone())),
             knowledge: knowledge::Knowledge::new(store.clone()),
+            // Until the server configures one, mail goes to a throwaway outbox.
+            sequences: sequences::Sequences::new(Arc::new(sequences::Outbox::new(
+                std::env::temp_dir().join(format!("luna-outbox-{}", ids::random_token(8))),
+            ))),
             registry: Arc::new(registry::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             store,
         }
+    }
+
+    /// The same engine sending mail through `mailer` (SMTP or the data directory's outbox).
+    pub fn with_mailer(mut self, mailer: Arc<dyn sequences::Mailer>) -> Engine {
+        self.sequences = sequences::Sequences::new(mailer);
+        self
     }
 
     /// Runs one tool call through the registry's pipeline (every surface uses this).

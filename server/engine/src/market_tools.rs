@@ -170,7 +170,7 @@ pub fn register(reg: &mut Registry) {
             .budget(8_000)
             .stage(Stage::Buscando, 20)
             .stage(Stage::ConSeleccion, 30)
-            .stage(Stage::ConListaGuardada, 40)
+            .stage(Stage::ConListaGuardada, 55)
             .stage(Stage::DecisionPendiente, 25)
             .citations(&["ref", "evidence", "awards", "marks", "permits", "amount", "date"])
             .handler(get),

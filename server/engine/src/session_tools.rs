@@ -213,6 +213,8 @@ async fn selection_update(ctx: ToolCtx, args: SelectionUpdateArgs) -> EngineResu
         }],
     });
     ctx.engine.sessions.append_one(session_id, patch).await?;
+    let selected: Vec<String> = selection.iter().map(|i| i.reference.clone()).collect();
+    crate::decisions::requote_on_selection(&ctx.engine, &ctx.caller, session_id, &selected).await?;
     let mut rows = vec![ResultRow::new(
         "record:selection",
         format!("Selección de {} empresas", selection.len()),

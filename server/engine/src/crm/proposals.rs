@@ -74,6 +74,10 @@ pub struct SavedRecord {
 #[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct SaveExecution {
     pub proposal_id: String,
+    #[serde(default)]
+    pub collection_id: String,
+    #[serde(default)]
+    pub collection_name: String,
     pub created: Vec<SavedRecord>,
     pub already_there: Vec<SavedRecord>,
     pub refreshed: Vec<SavedRecord>,
@@ -280,6 +284,8 @@ pub async fn execute_save(
     let actor = Actor::new(caller, surface_of(&p.surface));
     let mut out = SaveExecution {
         proposal_id: proposal_id.to_owned(),
+        collection_id: collection.id.clone(),
+        collection_name: collection.name.clone(),
         ..SaveExecution::default()
     };
     for item in payload.items {

@@ -99,6 +99,28 @@ pub(crate) async fn load(
     }
 }
 
+/// Live records of a collection, optionally of one stage, oldest first (audiences).
+pub async fn list(
+    store: &Store,
+    workspace_id: &str,
+    collection_id: &str,
+    stage: Option<&str>,
+) -> EngineResult<Vec<Record>> {
+    let rows = sqlx::query(&format!(
+        "select {RECORD_COLS} from crm_records
+          where workspace_id = ? and collection_id = ? and deleted_at is null
+            and (? is null or stage = ?)
+          order by created_at, id"
+    ))
+    .bind(workspace_id)
+    .bind(collection_id.trim_start_matches("collection:"))
+    .bind(stage)
+    .bind(stage)
+    .fetch_all(store.pool())
+    .await?;
+    rows.iter().map(Record::from_row).collect()
+}
+
 /// Any record of the workspace, live or not (undo needs the deleted ones).
 pub(crate) async fn load_any(
     conn: &mut SqliteConnection,

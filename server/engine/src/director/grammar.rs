@@ -144,7 +144,14 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             "uso del plan",
         ],
     );
-    let contacts_top = if has_any(&text, &["correo", "contacto", "email", "telefono"]) {
+    // "el correo de los 10 mejores" asks for contacts; "una secuencia de tres correos"
+    // does not: in a sequence request, emails count as contacts only with "de".
+    let asks_contacts = if text.contains("secuencia") {
+        has_any(&text, &["correo de", "correos de", "contacto", "telefono"])
+    } else {
+        has_any(&text, &["correo", "contacto", "email", "telefono"])
+    };
+    let contacts_top = if asks_contacts {
         number_before(&words, &["mejor", "primer", "prioritari", "top"])
             .or_else(|| number_before(&words, &["correo", "contacto", "email"]))
     } else {
@@ -281,6 +288,8 @@ mod tests {
         assert!(r.sold_to_government && r.save);
         assert_eq!(r.contacts_top, Some(10));
         assert_eq!(r.sequence_steps, Some(3));
+        let seq = parse("ármame una secuencia de tres correos", &Fake);
+        assert_eq!((seq.contacts_top, seq.sequence_steps), (None, Some(3)));
         assert!(!r.asks_count && !r.asks_usage && r.connector.is_none());
     }
 

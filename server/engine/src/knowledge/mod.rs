@@ -782,7 +782,6 @@ impl Knowledge {
             caller,
             "knowledge.delete",
             &json!({"topic": current.ref_(), "title": current.title}),
-            now,
         )
         .await?;
         tx.commit().await?;
@@ -908,14 +907,7 @@ impl Knowledge {
                 .await?;
             }
         }
-        audit_in(
-            &mut tx,
-            caller,
-            "knowledge.merge",
-            &Self::audit_detail(&p),
-            now,
-        )
-        .await?;
+        audit_in(&mut tx, caller, "knowledge.merge", &Self::audit_detail(&p)).await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }
@@ -955,14 +947,7 @@ impl Knowledge {
             .execute(&mut *tx)
             .await?;
         }
-        audit_in(
-            &mut tx,
-            caller,
-            "knowledge.reject",
-            &Self::audit_detail(&p),
-            now,
-        )
-        .await?;
+        audit_in(&mut tx, caller, "knowledge.reject", &Self::audit_detail(&p)).await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }

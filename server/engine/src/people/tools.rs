@@ -118,7 +118,7 @@ pub fn register(reg: &mut Registry) {
             .budget(2_500)
             .stage(Stage::ConSeleccion, 45)
             .stage(Stage::ConListaGuardada, 35)
-            .citations(&["ref", "price", "contact_credits_balance", "already_revealed"])
+            .citations(&["ref", "price", "people", "contact_credits_balance", "already_revealed"])
             .handler(quote),
     );
     reg.add(

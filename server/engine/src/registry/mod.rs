@@ -108,6 +108,7 @@ pub fn catalog() -> Registry {
     crate::people::tools::register(&mut reg);
     crate::account_tools::register(&mut reg);
     crate::session_tools::register(&mut reg);
+    crate::sequences::tools::register(&mut reg);
     reg
 }
 

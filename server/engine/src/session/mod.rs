@@ -221,6 +221,14 @@ impl Sessions {
         Ok(self.hub.subscribe(session_id))
     }
 
+    /// The view of a session as of its newest event, for background workers that act
+    /// on a session they already own (the dispatcher). Not for requests: use
+    /// [`Sessions::snapshot_at_latest`], which checks the caller's workspace.
+    pub async fn view_of(&self, session_id: &str) -> EngineResult<SessionView> {
+        let mut conn = self.store.pool().acquire().await?;
+        Ok(fold_latest(&mut conn, session_id).await?.1)
+    }
+
     /// The fan-out hub (tests and metrics).
     pub fn hub(&self) -> &Hub {
         &self.hub

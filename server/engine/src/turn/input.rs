@@ -14,6 +14,9 @@ pub struct BoardItem {
     pub reference: String,
     pub label: String,
     pub why: String,
+    /// Marked as a priority ("los 10 mejores").
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub priority: bool,
 }
 
 /// The board, projected for the model (no decision ids, quote ids or keys).
@@ -34,6 +37,7 @@ impl BoardBrief {
                     reference: s.reference.clone(),
                     label: s.label.clone(),
                     why: s.why.clone(),
+                    priority: s.priority.is_some(),
                 })
                 .collect(),
             saved_collection: board.saved.as_ref().map(|s| s.name.clone()),

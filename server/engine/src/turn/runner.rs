@@ -6,7 +6,6 @@
 use std::collections::HashSet;
 
 use luna_protocol::board::Board;
-use luna_protocol::decision::{DecisionCard, DecisionKind, PreviewLine};
 use luna_protocol::event::{
     Anchor, IntentKind, NarrationDelta, SessionEvent, ToolFinished, ToolStarted, TurnAccepted,
     TurnFinished, UserMessage,
@@ -17,6 +16,7 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::catalog::text::fold;
+use crate::decisions;
 use crate::director::grammar::{self, Request};
 use crate::director::vocab::CatalogVocabulary;
 use crate::error::EngineResult;
@@ -26,7 +26,7 @@ use crate::Engine;
 use super::gateway::{Exchange, ModelGateway, ModelInput, ModelStep, ModelTool, Route};
 use super::input::{BoardBrief, TurnInput};
 use super::intent::{
-    check_intent, CierreVariante, DecisionDraft, FactField, FactLedger, FactStatus, TurnIntent,
+    check_intent, CierreVariante, FactField, FactLedger, FactStatus, Falta, FaltaTipo, TurnIntent,
     TurnOutput,
 };
 use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
@@ -51,11 +51,13 @@ pub struct TurnOutcome {
     pub steps: usize,
 }
 
-/// The stage of a turn, derived from the board and the message (SPEC §7.4).
+/// The stage of a turn, derived from the board and the message (SPEC §7.4). A message
+/// with a new criterion starts a new search even when a list was saved before, so the
+/// search and selection tools are in view again.
 pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {
     if !board.pending.is_empty() {
         Stage::DecisionPendiente
-    } else if board.saved.is_some() {
+    } else if board.saved.is_some() && !request.has_criterion() {
         Stage::ConListaGuardada
     } else if !board.selection.is_empty() {
         Stage::ConSeleccion
@@ -189,80 +191,6 @@ fn summary_of(response: &crate::registry::ToolResponse) -> String {
             format!("{} {noun}{more}", env.shown)
         }
         Err(e) => e.message.clone(),
-    }
-}
-
-/// Turns a proposal-producing result into the card the person resolves.
-fn card_for(draft: &DecisionDraft, source: Option<&Envelope>) -> DecisionCard {
-    let (kind, title, consequence) = match draft {
-        DecisionDraft::GuardarEnCrm { .. } => (
-            DecisionKind::GuardarEnCrm,
-            "Guardar la selección en el CRM",
-            "Se crearán los registros en la colección; los que ya existían no se duplican.",
-        ),
-        DecisionDraft::CambiosMasivos { .. } => (
-            DecisionKind::CambiosMasivos,
-            "Aplicar cambios masivos",
-            "Se aplicarán los cambios mostrados a los registros de la colección.",
-        ),
-        DecisionDraft::DejarNota { .. } => (
-            DecisionKind::DejarNota,
-            "Dejar una nota para el equipo",
-            "La nota nace «en revisión» hasta que el dueño o un administrador la fusione.",
-        ),
-        DecisionDraft::SugerirEdicion { .. } => (
-            DecisionKind::SugerirEdicion,
-            "Sugerir una edición al conocimiento",
-            "La sugerencia queda en revisión; no cambia el conocimiento hasta que se fusione.",
-        ),
-        DecisionDraft::Investigar { .. } => (
-            DecisionKind::Investigar,
-            "Lanzar una investigación larga",
-            "La investigación corre en segundo plano y reporta sus fases aquí.",
-        ),
-        DecisionDraft::RevelarContactos { .. } => (
-            DecisionKind::RevelarContactos,
-            "Revelar contactos",
-            "Se cobrarán créditos de contacto y verás los datos completos de cada persona.",
-        ),
-        DecisionDraft::RevisarSecuencia { .. } => (
-            DecisionKind::RevisarSecuencia,
-            "Revisar y autorizar la secuencia",
-            "Cada paso que autorices se enviará en su fecha a los destinatarios mostrados.",
-        ),
-        DecisionDraft::FusionarConocimiento { .. } => (
-            DecisionKind::FusionarConocimiento,
-            "Fusionar en el conocimiento del equipo",
-            "La nota pasará a ser conocimiento del equipo.",
-        ),
-    };
-    let preview = source
-        .map(|env| {
-            env.results
-                .iter()
-                .take(12)
-                .map(|row| PreviewLine {
-                    label: row.ref_label.clone(),
-                    detail: row
-                        .fields
-                        .get("status")
-                        .and_then(Value::as_str)
-                        .map(str::to_owned),
-                    reference: Some(row.ref_.clone()),
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    DecisionCard {
-        id: crate::ids::new_id("dec"),
-        kind,
-        title: title.to_owned(),
-        preview,
-        price: None,
-        balance: None,
-        expires_at: None,
-        consequence: consequence.to_owned(),
-        resolves_in: kind.resolves_in(),
     }
 }
 
@@ -529,7 +457,7 @@ pub async fn run_turn(
         }
     }
 
-    let (intent, narration, trimmed) = final_output.unwrap_or_else(|| {
+    let (mut intent, mut narration, trimmed) = final_output.unwrap_or_else(|| {
         (
             TurnIntent::Cierre { variante: CierreVariante::Parcial, salidas: Vec::new() },
             ResolvedNarration {
@@ -540,34 +468,63 @@ pub async fn run_turn(
         )
     });
 
-    let mut closing = Vec::new();
-    if !narration.text.is_empty() {
-        closing.push(SessionEvent::NarrationDelta(NarrationDelta {
-            turn_id: turn_id.to_owned(),
-            text: narration.text.clone(),
-            anchors: to_anchors(&narration),
-        }));
-    }
+    // The model's draft becomes a card only through the code that looks up what it
+    // points at; a draft that cannot be prepared ends the turn in `limite`.
+    let mut prepared = None;
     if let TurnIntent::ProponerDecision { decision } = &intent {
+        let text = serde_json::to_string(decision).unwrap_or_default();
         let source = proposals
             .iter()
-            .find(|(id, _)| {
-                let text = serde_json::to_string(decision).unwrap_or_default();
-                text.contains(id.as_str())
-            })
+            .find(|(id, _)| text.contains(id.as_str()))
             .map(|(_, env)| env);
-        closing.push(SessionEvent::DecisionProposed(
-            luna_protocol::event::DecisionProposed {
-                turn_id: Some(turn_id.to_owned()),
-                card: card_for(decision, source),
-            },
-        ));
+        match decisions::prepare(engine, caller, decision, source).await {
+            Ok(p) => prepared = Some(p),
+            Err(e) => {
+                let detalle = match &e {
+                    crate::EngineError::Typed(body) => body.message.clone(),
+                    other => {
+                        tracing::warn!(error = %other, "decision card could not be prepared");
+                        "No pude preparar la tarjeta de decisión.".to_owned()
+                    }
+                };
+                narration = ResolvedNarration {
+                    text: format!("No pude preparar esa decisión: {detalle}"),
+                    anchors: Vec::new(),
+                };
+                intent = TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle,
+                    },
+                };
+            }
+        }
     }
-    closing.push(SessionEvent::TurnFinished(TurnFinished {
-        turn_id: turn_id.to_owned(),
-        intent_kind: intent_kind(&intent),
-    }));
-    sessions.append_all(session_id, &closing).await?;
+
+    if !narration.text.is_empty() {
+        sessions
+            .append_one(
+                session_id,
+                SessionEvent::NarrationDelta(NarrationDelta {
+                    turn_id: turn_id.to_owned(),
+                    text: narration.text.clone(),
+                    anchors: to_anchors(&narration),
+                }),
+            )
+            .await?;
+    }
+    if let Some(p) = prepared {
+        decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
+    }
+    sessions
+        .append_one(
+            session_id,
+            SessionEvent::TurnFinished(TurnFinished {
+                turn_id: turn_id.to_owned(),
+                intent_kind: intent_kind(&intent),
+            }),
+        )
+        .await?;
 
     Ok(TurnOutcome {
         turn_id: turn_id.to_owned(),

@@ -1,0 +1,50 @@
+//! The board's sequences: each draft or campaign with its status, and per recipient
+//! how many steps went out and how many are waiting (SPEC §9, §13).
+
+use leptos::prelude::*;
+use luna_protocol::board::{SequenceCard, SequenceStatus};
+
+use super::live::Live;
+
+fn status_label(s: SequenceStatus) -> &'static str {
+    match s {
+        SequenceStatus::Borrador => "Borrador · nada se envía",
+        SequenceStatus::Autorizada => "Terminada",
+        SequenceStatus::Activa => "Activa",
+    }
+}
+
+#[component]
+pub fn SequencesSection() -> impl IntoView {
+    let live = expect_context::<Live>();
+    let cards = move || live.replica.with(|r| r.view.board.sequences.clone());
+    view! {
+        <Show when=move || !cards().is_empty()>
+            <section aria-label="Secuencias" class="space-y-2">
+                <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Secuencias"</h2>
+                <ul class="space-y-2">{move || cards().into_iter().map(sequence_card).collect_view()}</ul>
+            </section>
+        </Show>
+    }
+}
+
+fn sequence_card(card: SequenceCard) -> impl IntoView {
+    view! {
+        <li class="rounded-xl border border-slate-200 p-3 dark:border-slate-800" data-testid="sequence-card" data-ref=format!("sequence:{}", card.sequence_id)>
+            <div class="flex items-start justify-between gap-2">
+                <p class="font-medium">{card.name}</p>
+                <span class="rounded-full bg-slate-100 px-2 text-xs dark:bg-slate-800" data-testid="sequence-status">{status_label(card.status)}</span>
+            </div>
+            <p class="mt-1 text-sm text-slate-600 dark:text-slate-400">
+                {format!("{} pasos · {} destinatarios", card.steps, card.recipients)}
+            </p>
+            {(!card.progress.is_empty()).then(|| view! {
+                <ul class="mt-2 space-y-0.5 text-xs text-slate-600 dark:text-slate-400" aria-label="Avance por destinatario">
+                    {card.progress.into_iter().map(|p| view! {
+                        <li data-testid="sequence-progress">{format!("{} · {} enviados · {} pendientes", p.email, p.sent, p.pending)}</li>
+                    }).collect_view()}
+                </ul>
+            })}
+        </li>
+    }
+}

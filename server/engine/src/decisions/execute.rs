@@ -1,0 +1,245 @@
+//! Executing an accepted decision: the domain call each target maps to, always with
+//! the key the server minted when the card was proposed, so a replay (a second tab, a
+//! retry, a crash between execution and the log) executes nothing twice.
+
+use luna_protocol::board::{Board, SavedCollection, StageCount};
+use luna_protocol::decision::DecisionResult;
+use luna_protocol::patch::PatchOp;
+use serde_json::Value;
+
+use crate::accounts::Caller;
+use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort};
+use crate::error::{EngineError, EngineResult};
+use crate::people::{RevealRequest, RevealVia};
+use crate::Engine;
+
+use super::Target;
+
+/// What an execution produced: the result line, the board patches and what it spent.
+#[derive(Debug, Default)]
+pub struct Executed {
+    pub result: DecisionResult,
+    pub patch: Vec<PatchOp>,
+    pub credits: u32,
+    pub contacts: u32,
+    /// The billing receipt of a charge, for the audit line.
+    pub receipt: Option<String>,
+}
+
+fn internal(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Internal(e.to_string())
+}
+
+/// Runs `target` for `caller`. `auto_policy` is the receipt text when auto mode runs
+/// it ("automático por la política que … fijó a las …").
+pub async fn execute(
+    engine: &Engine,
+    caller: &Caller,
+    target: &Target,
+    key: &str,
+    auto_policy: Option<&str>,
+) -> EngineResult<Executed> {
+    match target {
+        Target::CrmSave { proposal_id } => {
+            let out = crate::crm::execute_save_proposal(engine, caller, proposal_id).await?;
+            let created = out.created.len();
+            let there = out.already_there.len() + out.refreshed.len();
+            let saved =
+                saved_summary(engine, caller, &out.collection_id, &out.collection_name).await?;
+            let summary = match there {
+                0 => format!("Guardé {created} empresas en «{}».", out.collection_name),
+                n => format!(
+                    "Guardé {created} empresas en «{}»; {n} ya estaban y no se duplicaron.",
+                    out.collection_name
+                ),
+            };
+            Ok(Executed {
+                result: DecisionResult {
+                    summary,
+                    refs: out
+                        .created
+                        .iter()
+                        .map(|r| format!("record:{}", r.record_id))
+                        .collect(),
+                },
+                patch: vec![PatchOp::add(
+                    Board::SAVED,
+                    serde_json::to_value(&saved).map_err(internal)?,
+                )],
+                ..Executed::default()
+            })
+        }
+        Target::CrmBulk { proposal_id } => {
+            let out = crate::crm::execute_bulk_proposal(engine, caller, proposal_id).await?;
+            let summary = match out.conflicts.len() {
+                0 => format!("Actualicé {} registros.", out.updated.len()),
+                n => format!(
+                    "Actualicé {} registros; {n} cambiaron después de la vista previa y no los toqué.",
+                    out.updated.len()
+                ),
+            };
+            Ok(Executed {
+                result: DecisionResult {
+                    summary,
+                    refs: out
+                        .updated
+                        .iter()
+                        .map(|r| format!("record:{}", r.record_id))
+                        .collect(),
+                },
+                ..Executed::default()
+            })
+        }
+        Target::KnowledgeDraft { proposal_id } => {
+            let p = engine.knowledge.apply_draft(caller, proposal_id).await?;
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!(
+                        "«{}» quedó en revisión; el dueño o un administrador decide si se fusiona.",
+                        p.title
+                    ),
+                    refs: p
+                        .topic_slug
+                        .map(|s| format!("topic:{s}"))
+                        .into_iter()
+                        .collect(),
+                },
+                ..Executed::default()
+            })
+        }
+        Target::KnowledgeMerge { proposal_id } => {
+            let p = engine.knowledge.merge(caller, proposal_id).await?;
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!("«{}» ya es conocimiento del equipo.", p.title),
+                    refs: p
+                        .topic_slug
+                        .map(|s| format!("topic:{s}"))
+                        .into_iter()
+                        .collect(),
+                },
+                ..Executed::default()
+            })
+        }
+        Target::Sequence {
+            sequence_id,
+            version,
+            steps,
+        } => {
+            let s = crate::sequences::get(engine, caller, sequence_id).await?;
+            let all: Vec<usize> = (0..s.steps.len()).collect();
+            let chosen = steps.as_deref().unwrap_or(&all);
+            let out =
+                crate::sequences::authorize(engine, caller, sequence_id, *version, chosen).await?;
+            let days: Vec<String> = out
+                .steps
+                .iter()
+                .filter_map(|i| s.steps.get(*i))
+                .map(|st| st.delay_days.to_string())
+                .collect();
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!(
+                        "Autoricé {} pasos de «{}» para {} destinatarios (días {}); el dispatcher los envía en su fecha.",
+                        out.steps.len(),
+                        s.name,
+                        out.recipients,
+                        days.join(", ")
+                    ),
+                    refs: vec![s.ref_()],
+                },
+                ..Executed::default()
+            })
+        }
+        Target::Reveal { quote_id } => {
+            let state = engine.people.status(caller, quote_id).await?;
+            let out = engine
+                .people
+                .reveal(
+                    caller,
+                    &RevealRequest {
+                        quote_id: state.id,
+                        confirm: true,
+                        max_credits: state.price,
+                        idempotency_key: key.to_owned(),
+                    },
+                    RevealVia {
+                        surface: if auto_policy.is_some() { "luna" } else { "ui" },
+                        auto_policy,
+                        call_ref: None,
+                    },
+                )
+                .await?;
+            let revealed = out.people.iter().filter(|p| p.charged).count() as u32;
+            let charged = u32::try_from(out.charged.max(0)).unwrap_or(u32::MAX);
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!(
+                        "Revelé {} contactos por {charged} créditos de contacto; te quedan {}.",
+                        out.people.len(),
+                        out.balance
+                    ),
+                    refs: out
+                        .people
+                        .iter()
+                        .map(|p| format!("company:{}", p.card.company_id))
+                        .collect(),
+                },
+                patch: Vec::new(),
+                credits: charged,
+                contacts: revealed,
+                receipt: out.receipt_id,
+            })
+        }
+    }
+}
+
+/// The saved collection as the board shows it, counted exactly.
+async fn saved_summary(
+    engine: &Engine,
+    caller: &Caller,
+    collection_id: &str,
+    name: &str,
+) -> EngineResult<SavedCollection> {
+    let env = engine
+        .crm
+        .query(
+            &caller.workspace_id,
+            &QueryRequest {
+                collection_id: collection_id.to_owned(),
+                op: QueryOp::Aggregate,
+                filter: RecordFilter::default(),
+                sort: RecordSort::UpdatedDesc,
+                limit: 1,
+                cursor: None,
+                projection: Vec::new(),
+                budget: 4_000,
+            },
+        )
+        .await?;
+    let row = env.results.first();
+    let total = row
+        .and_then(|r| r.fields.get("total"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let stages = row
+        .and_then(|r| r.fields.get("by_stage"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|s| {
+                    Some(StageCount {
+                        stage: s.get("stage")?.as_str()?.to_owned(),
+                        count: u32::try_from(s.get("count")?.as_u64()?).ok()?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(SavedCollection {
+        collection_id: collection_id.to_owned(),
+        name: name.to_owned(),
+        total: u32::try_from(total).unwrap_or(u32::MAX),
+        stages,
+    })
+}

@@ -1,0 +1,369 @@
+//! SQL for decisions and auto mode: the `decisions` table, the session's auto columns
+//! and the workspace's auto policy. Every query of this aggregate lives here.
+
+use luna_protocol::decision::{DecisionCard, DecisionKind, DecisionOutcome, DecisionResult};
+use luna_protocol::session::AutoPolicy;
+use sqlx::{Row, SqliteConnection};
+
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+
+use super::Target;
+
+fn internal(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Internal(e.to_string())
+}
+
+fn to_json(v: &impl serde::Serialize) -> EngineResult<String> {
+    serde_json::to_string(v).map_err(internal)
+}
+
+/// A stored decision.
+#[derive(Debug, Clone)]
+pub struct DecisionRow {
+    pub id: String,
+    pub session_id: String,
+    pub turn_id: Option<String>,
+    pub kind: DecisionKind,
+    pub target: Target,
+    pub idempotency_key: String,
+    pub expires_at: Option<i64>,
+    pub status: String,
+    pub result: Option<DecisionResult>,
+}
+
+impl DecisionRow {
+    /// The outcome once resolved; `None` while pending.
+    pub fn outcome(&self) -> Option<DecisionOutcome> {
+        match self.status.as_str() {
+            "accepted" => Some(DecisionOutcome::Accepted),
+            "declined" => Some(DecisionOutcome::Declined),
+            "expired" => Some(DecisionOutcome::Expired),
+            _ => None,
+        }
+    }
+}
+
+/// What the new row holds.
+pub struct NewDecision<'a> {
+    pub session_id: &'a str,
+    pub workspace_id: &'a str,
+    pub turn_id: Option<&'a str>,
+    pub target: &'a Target,
+    pub card: &'a DecisionCard,
+    pub idempotency_key: &'a str,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, d: &NewDecision<'_>) -> EngineResult<()> {
+    sqlx::query(
+        "insert into decisions (id, session_id, workspace_id, turn_id, kind, target, card,
+                                idempotency_key, expires_at, created_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(&d.card.id)
+    .bind(d.session_id)
+    .bind(d.workspace_id)
+    .bind(d.turn_id)
+    .bind(d.card.kind.as_str())
+    .bind(to_json(d.target)?)
+    .bind(to_json(d.card)?)
+    .bind(d.idempotency_key)
+    .bind(d.card.expires_at)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// The decision if it belongs to `session_id` in `workspace_id`.
+pub async fn find(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    session_id: &str,
+    id: &str,
+) -> EngineResult<Option<DecisionRow>> {
+    let row = sqlx::query(
+        "select id, session_id, turn_id, kind, target, idempotency_key, expires_at,
+                status, result
+           from decisions where id = ? and session_id = ? and workspace_id = ?",
+    )
+    .bind(id)
+    .bind(session_id)
+    .bind(workspace_id)
+    .fetch_optional(conn)
+    .await?;
+    let Some(r) = row else { return Ok(None) };
+    let kind: String = r.try_get("kind")?;
+    let target: String = r.try_get("target")?;
+    let result: Option<String> = r.try_get("result")?;
+    Ok(Some(DecisionRow {
+        id: r.try_get("id")?,
+        session_id: r.try_get("session_id")?,
+        turn_id: r.try_get("turn_id")?,
+        kind: DecisionKind::parse(&kind).ok_or_else(|| internal(format!("bad kind {kind}")))?,
+        target: serde_json::from_str(&target).map_err(internal)?,
+        idempotency_key: r.try_get("idempotency_key")?,
+        expires_at: r.try_get("expires_at")?,
+        status: r.try_get("status")?,
+        result: result
+            .map(|s| serde_json::from_str(&s))
+            .transpose()
+            .map_err(internal)?,
+    }))
+}
+
+/// Replaces a pending card (a re-quote keeps the decision's id).
+pub async fn update_card(
+    conn: &mut SqliteConnection,
+    id: &str,
+    target: &Target,
+    card: &DecisionCard,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update decisions set target = ?, card = ?, expires_at = ?
+          where id = ? and status = 'pending'",
+    )
+    .bind(to_json(target)?)
+    .bind(to_json(card)?)
+    .bind(card.expires_at)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Replaces a pending decision's target (the steps a person ticked).
+pub async fn update_target(
+    conn: &mut SqliteConnection,
+    id: &str,
+    target: &Target,
+) -> EngineResult<bool> {
+    let done = sqlx::query("update decisions set target = ? where id = ? and status = 'pending'")
+        .bind(to_json(target)?)
+        .bind(id)
+        .execute(conn)
+        .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// How a decision left `pending`.
+pub struct Finish<'a> {
+    pub status: &'static str,
+    pub resolved_by: &'a str,
+    pub via: &'static str,
+    pub result: Option<&'a DecisionResult>,
+    pub credits: u32,
+    pub contacts: u32,
+    /// The billing receipt, when the execution charged (audit only).
+    pub receipt: Option<String>,
+}
+
+/// Moves a pending decision to its final status. False when it was not pending any
+/// more (another tab or the auto policy resolved it first).
+pub async fn finish(conn: &mut SqliteConnection, id: &str, f: &Finish<'_>) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update decisions set status = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?,
+                              result = ?, credits = ?, contacts = ?
+          where id = ? and status = 'pending'",
+    )
+    .bind(f.status)
+    .bind(f.resolved_by)
+    .bind(f.via)
+    .bind(now_ms())
+    .bind(f.result.map(to_json).transpose()?)
+    .bind(f.credits)
+    .bind(f.contacts)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Contacts revealed by auto mode in one turn (the ≤ 10 per turn lock).
+pub async fn auto_contacts_in_turn(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    turn_id: &str,
+) -> EngineResult<u32> {
+    let n: i64 = sqlx::query_scalar(
+        "select coalesce(sum(contacts), 0) from decisions
+          where session_id = ? and turn_id = ? and resolved_via = 'auto' and status = 'accepted'",
+    )
+    .bind(session_id)
+    .bind(turn_id)
+    .fetch_one(conn)
+    .await?;
+    Ok(u32::try_from(n.max(0)).unwrap_or(u32::MAX))
+}
+
+/// Pending decisions of a kind in a session (re-quotes when the selection changes).
+pub async fn pending_of_kind(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    kind: DecisionKind,
+) -> EngineResult<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "select id from decisions where session_id = ? and kind = ? and status = 'pending'
+          order by created_at",
+    )
+    .bind(session_id)
+    .bind(kind.as_str())
+    .fetch_all(conn)
+    .await?)
+}
+
+// ------------------------------------------------------------------ auto mode
+
+/// The session's auto settings as stored.
+#[derive(Debug, Clone)]
+pub struct SessionAuto {
+    pub mode: String,
+    pub credit_cap: u32,
+    pub contact_cap: u32,
+    pub credits_spent: u32,
+    pub contacts_spent: u32,
+    pub classes: Vec<DecisionKind>,
+    pub set_by: Option<String>,
+    pub set_at: Option<i64>,
+}
+
+fn count(v: i64) -> u32 {
+    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+}
+
+fn parse_classes(raw: &str) -> EngineResult<Vec<DecisionKind>> {
+    serde_json::from_str(raw).map_err(internal)
+}
+
+pub async fn session_auto(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    session_id: &str,
+) -> EngineResult<SessionAuto> {
+    let r = sqlx::query(
+        "select mode, credit_cap, contact_cap, credits_spent, contacts_spent, auto_classes,
+                auto_set_by, auto_set_at
+           from work_sessions where id = ? and workspace_id = ?",
+    )
+    .bind(session_id)
+    .bind(workspace_id)
+    .fetch_optional(conn)
+    .await?
+    .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
+    let classes: String = r.try_get("auto_classes")?;
+    Ok(SessionAuto {
+        mode: r.try_get("mode")?,
+        credit_cap: count(r.try_get("credit_cap")?),
+        contact_cap: count(r.try_get("contact_cap")?),
+        credits_spent: count(r.try_get("credits_spent")?),
+        contacts_spent: count(r.try_get("contacts_spent")?),
+        classes: parse_classes(&classes)?,
+        set_by: r.try_get("auto_set_by")?,
+        set_at: r.try_get("auto_set_at")?,
+    })
+}
+
+/// Stores the person's mode choice; spending starts again from zero.
+#[allow(clippy::too_many_arguments)]
+pub async fn set_session_auto(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    mode: &str,
+    credit_cap: u32,
+    contact_cap: u32,
+    classes: &[DecisionKind],
+    set_by: Option<&str>,
+    set_at: i64,
+) -> EngineResult<()> {
+    sqlx::query(
+        "update work_sessions set mode = ?, credit_cap = ?, contact_cap = ?, credits_spent = 0,
+                contacts_spent = 0, auto_classes = ?, auto_set_by = ?, auto_set_at = ?,
+                updated_at = ?
+          where id = ?",
+    )
+    .bind(mode)
+    .bind(credit_cap)
+    .bind(contact_cap)
+    .bind(to_json(&classes)?)
+    .bind(set_by)
+    .bind(set_at)
+    .bind(set_at)
+    .bind(session_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Records what an auto action spent. Guarded so the cap can never be crossed, even
+/// by two auto actions racing: false when it would exceed a cap.
+pub async fn spend(
+    conn: &mut SqliteConnection,
+    session_id: &str,
+    credits: u32,
+    contacts: u32,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update work_sessions set credits_spent = credits_spent + ?,
+                                  contacts_spent = contacts_spent + ?
+          where id = ? and credits_spent + ? <= credit_cap and contacts_spent + ? <= contact_cap",
+    )
+    .bind(credits)
+    .bind(contacts)
+    .bind(session_id)
+    .bind(credits)
+    .bind(contacts)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn workspace_policy(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+) -> EngineResult<AutoPolicy> {
+    let row = sqlx::query(
+        "select allowed, default_credit_cap, default_contact_cap, classes
+           from workspace_auto_policy where workspace_id = ?",
+    )
+    .bind(workspace_id)
+    .fetch_optional(conn)
+    .await?;
+    let Some(r) = row else {
+        return Ok(AutoPolicy::default());
+    };
+    let classes: String = r.try_get("classes")?;
+    Ok(AutoPolicy {
+        allowed: r.try_get::<i64, _>("allowed")? != 0,
+        default_credit_cap: count(r.try_get("default_credit_cap")?),
+        default_contact_cap: count(r.try_get("default_contact_cap")?),
+        classes: parse_classes(&classes)?,
+    })
+}
+
+pub async fn set_workspace_policy(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    policy: &AutoPolicy,
+    updated_by: &str,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into workspace_auto_policy (workspace_id, allowed, default_credit_cap,
+                                            default_contact_cap, classes, updated_by, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?)
+         on conflict (workspace_id) do update set allowed = excluded.allowed,
+             default_credit_cap = excluded.default_credit_cap,
+             default_contact_cap = excluded.default_contact_cap,
+             classes = excluded.classes, updated_by = excluded.updated_by,
+             updated_at = excluded.updated_at",
+    )
+    .bind(workspace_id)
+    .bind(policy.allowed as i64)
+    .bind(policy.default_credit_cap)
+    .bind(policy.default_contact_cap)
+    .bind(to_json(&policy.classes)?)
+    .bind(updated_by)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}

@@ -1,0 +1,259 @@
+//! The dispatcher: sends due steps. For each due send it claims the row (one
+//! dispatcher wins), re-checks that the sequence is still the authorized version and
+//! that the step's fingerprint still matches what the person authorized, honours
+//! suppressions and the workspace's sending rate, sends, and records the outcome.
+//! Transient failures go back to `pending` with backoff; permanent ones fail.
+//! A claim left by a crash is resolved with the transport's own record (the outbox
+//! knows whether the file exists); when the transport cannot know (SMTP) the send is
+//! marked `unknown` and never retried, so a person never gets a step twice.
+
+use std::time::Duration;
+
+use crate::clock::now_ms;
+use crate::error::EngineResult;
+use crate::Engine;
+
+use super::model::Status;
+use super::rows::{self, SendRow};
+use super::template;
+use super::transport::{Outgoing, SendError};
+
+/// Attempts before a transient failure becomes `failed`.
+pub const MAX_ATTEMPTS: i64 = 5;
+/// A claim older than this without an outcome is treated as a crash.
+pub const STUCK_AFTER_MS: i64 = 5 * 60_000;
+const BATCH: i64 = 50;
+
+/// What one pass did.
+#[derive(Debug, Default, Clone, PartialEq, Eq)]
+pub struct Report {
+    pub sent: usize,
+    pub retried: usize,
+    pub failed: usize,
+    pub suppressed: usize,
+    pub blocked: usize,
+    pub rate_limited: usize,
+    pub lost_race: usize,
+}
+
+fn backoff_ms(attempts: i64) -> i64 {
+    30_000 * (1i64 << attempts.clamp(0, 8))
+}
+
+/// One pass over the sends due at `now`.
+pub async fn run_once(engine: &Engine, worker: &str, now: i64) -> EngineResult<Report> {
+    let mut report = Report::default();
+    let mut touched = std::collections::BTreeSet::new();
+    let due = {
+        let mut conn = engine.store.pool().acquire().await?;
+        rows::due(&mut conn, now, BATCH).await?
+    };
+    for send in due {
+        // Rate first: a send over the limit stays pending for the next pass.
+        {
+            let mut conn = engine.store.pool().acquire().await?;
+            let recent = rows::sent_since(&mut conn, &send.workspace_id, now - 60_000).await?;
+            if recent >= engine.sequences.rate_per_minute {
+                report.rate_limited += 1;
+                continue;
+            }
+            if !rows::claim(&mut conn, &send.id, worker, now).await? {
+                report.lost_race += 1;
+                continue;
+            }
+        }
+        deliver(engine, &send, &mut report).await?;
+        touched.insert((send.workspace_id.clone(), send.sequence_id.clone()));
+    }
+    // Per-recipient progress on the board of each sequence that moved.
+    for (workspace_id, sequence_id) in touched {
+        let s = {
+            let mut conn = engine.store.pool().acquire().await?;
+            rows::find(&mut conn, &workspace_id, &sequence_id).await?
+        };
+        if let Some(s) = s {
+            if let Err(e) = super::publish_board(engine, &s).await {
+                tracing::warn!(sequence = %s.id, error = %e, "board update failed");
+            }
+        }
+    }
+    Ok(report)
+}
+
+async fn settle(
+    engine: &Engine,
+    id: &str,
+    status: &str,
+    message_id: Option<&str>,
+    error: Option<&str>,
+    next: Option<i64>,
+) -> EngineResult<()> {
+    let mut conn = engine.store.pool().acquire().await?;
+    rows::settle(&mut conn, id, status, message_id, error, next).await
+}
+
+/// Sends one claimed row, after every check.
+async fn deliver(engine: &Engine, send: &SendRow, report: &mut Report) -> EngineResult<()> {
+    let (sequence, authorized, audience, suppressed) = {
+        let mut conn = engine.store.pool().acquire().await?;
+        let s = rows::find(&mut conn, &send.workspace_id, &send.sequence_id).await?;
+        let a = rows::authorization(&mut conn, &send.sequence_id, send.version, send.step).await?;
+        let aud = rows::audience(&mut conn, &send.sequence_id, send.version).await?;
+        let sup = rows::is_suppressed(&mut conn, &send.workspace_id, &send.email).await?;
+        (s, a, aud, sup)
+    };
+    let Some(s) = sequence.filter(|s| s.status == Status::Activa && s.version == send.version)
+    else {
+        report.blocked += 1;
+        return settle(
+            engine,
+            &send.id,
+            "blocked",
+            None,
+            Some("la secuencia cambió después de autorizarla"),
+            None,
+        )
+        .await;
+    };
+    let step_index = usize::try_from(send.step).unwrap_or(usize::MAX);
+    let (Some(authorized), Some(step)) = (authorized, s.steps.get(step_index)) else {
+        report.blocked += 1;
+        return settle(
+            engine,
+            &send.id,
+            "blocked",
+            None,
+            Some("paso sin autorización"),
+            None,
+        )
+        .await;
+    };
+    if template::fingerprint(&s.sender, step_index, step, &audience) != authorized {
+        tracing::warn!(send = %send.id, sequence = %s.id, "fingerprint mismatch: not sending");
+        report.blocked += 1;
+        return settle(
+            engine,
+            &send.id,
+            "blocked",
+            None,
+            Some("el contenido no coincide con lo autorizado"),
+            None,
+        )
+        .await;
+    }
+    if suppressed {
+        report.suppressed += 1;
+        return settle(
+            engine,
+            &send.id,
+            "suppressed",
+            None,
+            Some("destinatario dado de baja"),
+            None,
+        )
+        .await;
+    }
+    let Some(recipient) = audience.iter().find(|r| r.email == send.email) else {
+        report.blocked += 1;
+        return settle(
+            engine,
+            &send.id,
+            "blocked",
+            None,
+            Some("fuera de la audiencia autorizada"),
+            None,
+        )
+        .await;
+    };
+    let rendered = template::render(step, recipient);
+    let msg = Outgoing {
+        send_id: send.id.clone(),
+        from: s.sender.clone(),
+        to: recipient.email.clone(),
+        subject: rendered.subject,
+        body: rendered.body,
+    };
+    match engine.sequences.mailer.send(&msg).await {
+        Ok(message_id) => {
+            report.sent += 1;
+            settle(engine, &send.id, "sent", Some(&message_id), None, None).await?;
+        }
+        Err(SendError::Transient(e)) if send.attempts + 1 < MAX_ATTEMPTS => {
+            report.retried += 1;
+            let next = now_ms() + backoff_ms(send.attempts);
+            settle(engine, &send.id, "pending", None, Some(&e), Some(next)).await?;
+        }
+        Err(e) => {
+            report.failed += 1;
+            settle(engine, &send.id, "failed", None, Some(&e.to_string()), None).await?;
+        }
+    }
+    Ok(())
+}
+
+/// Resolves claims left by a dispatcher that stopped mid-send.
+pub async fn recover(engine: &Engine, now: i64) -> EngineResult<usize> {
+    let stuck = {
+        let mut conn = engine.store.pool().acquire().await?;
+        rows::stuck(&mut conn, now - STUCK_AFTER_MS).await?
+    };
+    for id in &stuck {
+        match engine.sequences.mailer.was_sent(id).await {
+            Some(true) => {
+                settle(
+                    engine,
+                    id,
+                    "sent",
+                    Some(&format!("<{id}@luna.local>")),
+                    None,
+                    None,
+                )
+                .await?
+            }
+            Some(false) => {
+                settle(
+                    engine,
+                    id,
+                    "pending",
+                    None,
+                    Some("reintento tras una interrupción"),
+                    Some(now),
+                )
+                .await?
+            }
+            None => {
+                settle(
+                    engine,
+                    id,
+                    "unknown",
+                    None,
+                    Some("interrumpido durante el envío; no se reintenta"),
+                    None,
+                )
+                .await?
+            }
+        }
+    }
+    Ok(stuck.len())
+}
+
+/// Runs the dispatcher in the background: recover, then a pass every `every`.
+pub fn spawn(engine: Engine, every: Duration) -> tokio::task::JoinHandle<()> {
+    let worker = crate::ids::new_id("disp");
+    tokio::spawn(async move {
+        loop {
+            let now = now_ms();
+            if let Err(e) = recover(&engine, now).await {
+                tracing::warn!(error = %e, "dispatcher recovery failed");
+            }
+            match run_once(&engine, &worker, now).await {
+                Ok(r) if r.sent + r.failed + r.blocked + r.suppressed > 0 => {
+                    tracing::info!(?r, "dispatcher pass");
+                }
+                Ok(_) => {}
+                Err(e) => tracing::warn!(error = %e, "dispatcher pass failed"),
+            }
+            tokio::time::sleep(every).await;
+        }
+    })
+}

@@ -1,0 +1,635 @@
+//! Email sequences (SPEC §9): drafts Luna writes and a person authorizes step by step.
+//!
+//! A draft is inert. Authorizing (the `revisar_secuencia` card, from a person's
+//! session only) freezes the audience of the current version, stores one immutable
+//! authorization per chosen step — a SHA-256 fingerprint over sender + audience +
+//! rendered content — schedules one send per (step, recipient) and activates the
+//! sequence. Any later edit bumps the version: old authorizations stop matching and
+//! pending sends of the old version are blocked; the card must be issued again.
+//! The dispatcher (`dispatch`) sends due steps after re-checking the fingerprint and
+//! the suppressions. Luna has no send tool.
+
+pub mod dispatch;
+pub mod model;
+mod rows;
+pub mod template;
+#[cfg(test)]
+mod tests;
+pub mod tools;
+pub mod transport;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+
+use luna_protocol::board::{Board, RecipientProgress, SequenceCard, SequenceStatus};
+use luna_protocol::error::ErrorCode;
+use luna_protocol::event::{BoardPatched, SessionEvent};
+use luna_protocol::patch::PatchOp;
+
+use crate::accounts::Caller;
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::Engine;
+
+pub use model::{Audience, Recipient, Sequence, Status, Step};
+pub use transport::{Mailer, Outbox, Smtp};
+
+const DAY_MS: i64 = 86_400_000;
+
+/// The sequences service: where messages go and how fast.
+#[derive(Clone, Debug)]
+pub struct Sequences {
+    pub mailer: Arc<dyn Mailer>,
+    /// Most messages a workspace sends per minute.
+    pub rate_per_minute: i64,
+}
+
+impl Sequences {
+    pub fn new(mailer: Arc<dyn Mailer>) -> Self {
+        Sequences {
+            mailer,
+            rate_per_minute: 30,
+        }
+    }
+}
+
+fn invalid(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
+    EngineError::typed(ErrorCode::InvalidArgument, message, hint)
+}
+
+fn check_steps(steps: &[Step]) -> EngineResult<()> {
+    if steps.is_empty() || steps.len() > model::MAX_STEPS {
+        return Err(invalid(
+            format!("Una secuencia lleva de 1 a {} pasos.", model::MAX_STEPS),
+            "Pasa steps con delay_days, subject y body.",
+        ));
+    }
+    let mut last = None;
+    for (i, s) in steps.iter().enumerate() {
+        let n = i + 1;
+        if s.subject.trim().is_empty() || s.subject.chars().count() > model::MAX_SUBJECT {
+            return Err(invalid(
+                format!("El asunto del paso {n} está vacío o es demasiado largo."),
+                format!(
+                    "Escribe un asunto de 1 a {} caracteres.",
+                    model::MAX_SUBJECT
+                ),
+            ));
+        }
+        if s.body.trim().is_empty() || s.body.chars().count() > model::MAX_BODY {
+            return Err(invalid(
+                format!("El cuerpo del paso {n} está vacío o es demasiado largo."),
+                format!("Escribe un cuerpo de 1 a {} caracteres.", model::MAX_BODY),
+            ));
+        }
+        if s.delay_days > model::MAX_DELAY_DAYS || last.is_some_and(|l| s.delay_days <= l) {
+            return Err(invalid(
+                format!(
+                    "El paso {n} debe ir después del anterior y a más tardar el día {}.",
+                    model::MAX_DELAY_DAYS
+                ),
+                "Usa días crecientes, por ejemplo 0, 3 y 7.",
+            ));
+        }
+        last = Some(s.delay_days);
+    }
+    Ok(())
+}
+
+async fn check_audience(engine: &Engine, caller: &Caller, a: &Audience) -> EngineResult<Audience> {
+    let c = crate::crm::collections::get_in(
+        engine.crm.store(),
+        &caller.workspace_id,
+        a.collection_id.trim().trim_start_matches("collection:"),
+    )
+    .await?;
+    if let Some(stage) = &a.stage {
+        if !c.stages.contains(stage) {
+            return Err(EngineError::Typed(
+                luna_protocol::error::ErrorBody::new(
+                    ErrorCode::InvalidArgument,
+                    format!("La colección «{}» no tiene la etapa «{stage}».", c.name),
+                    "Usa una de sus etapas.",
+                )
+                .with_allowed_values(c.stages.clone()),
+            ));
+        }
+    }
+    Ok(Audience {
+        collection_id: c.id,
+        record_ids: a.record_ids.as_ref().map(|ids| {
+            ids.iter()
+                .map(|r| r.trim().trim_start_matches("record:").to_owned())
+                .collect()
+        }),
+        stage: a.stage.clone(),
+    })
+}
+
+/// The default sender: the person who drafts it, at the workspace.
+fn sender_of(caller: &Caller) -> String {
+    format!(
+        "{} <{}>",
+        caller.display_name.replace(['<', '>', '"'], ""),
+        caller.email
+    )
+}
+
+/// `sequence_draft`: an inert draft.
+pub async fn draft(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: Option<&str>,
+    name: &str,
+    audience: &Audience,
+    steps: &[Step],
+) -> EngineResult<Sequence> {
+    if name.trim().is_empty() || name.chars().count() > 120 {
+        return Err(invalid(
+            "El nombre de la secuencia debe tener de 1 a 120 caracteres.",
+            "Ponle un nombre corto.",
+        ));
+    }
+    check_steps(steps)?;
+    let audience = check_audience(engine, caller, audience).await?;
+    let id = new_id("seq");
+    let mut tx = engine.store.begin_write().await?;
+    rows::insert(
+        &mut tx,
+        &rows::NewSequence {
+            id: &id,
+            workspace_id: &caller.workspace_id,
+            session_id,
+            name: name.trim(),
+            audience: &audience,
+            steps,
+            sender: &sender_of(caller),
+            created_by: &caller.user_id,
+        },
+    )
+    .await?;
+    tx.commit().await?;
+    let s = get(engine, caller, &id).await?;
+    publish_board(engine, &s).await?;
+    Ok(s)
+}
+
+pub async fn get(engine: &Engine, caller: &Caller, id: &str) -> EngineResult<Sequence> {
+    let mut conn = engine.store.pool().acquire().await?;
+    rows::find(&mut conn, &caller.workspace_id, id)
+        .await?
+        .ok_or_else(|| EngineError::not_found("esa secuencia"))
+}
+
+pub async fn list(
+    engine: &Engine,
+    caller: &Caller,
+    status: Option<Status>,
+) -> EngineResult<Vec<Sequence>> {
+    let mut conn = engine.store.pool().acquire().await?;
+    rows::list(&mut conn, &caller.workspace_id, status).await
+}
+
+/// What an edit changes; `None` keeps the field.
+#[derive(Debug, Clone, Default)]
+pub struct Edit {
+    pub name: Option<String>,
+    pub audience: Option<Audience>,
+    pub steps: Option<Vec<Step>>,
+}
+
+/// The outcome of an edit: the new version and how many scheduled sends it stopped.
+#[derive(Debug, Clone)]
+pub struct Edited {
+    pub sequence: Sequence,
+    pub invalidated_sends: u64,
+    pub was_active: bool,
+}
+
+/// `sequence_update_draft`: any edit makes a new version back in `borrador`; the
+/// authorizations of the old version no longer match and its pending sends stop.
+pub async fn update(
+    engine: &Engine,
+    caller: &Caller,
+    id: &str,
+    edit: &Edit,
+) -> EngineResult<Edited> {
+    let current = get(engine, caller, id).await?;
+    if current.status == Status::Terminada {
+        return Err(EngineError::typed(
+            ErrorCode::ProtectedResource,
+            "Esa secuencia ya terminó y no se puede editar.",
+            "Crea una secuencia nueva.",
+        ));
+    }
+    let mut next = current.clone();
+    if let Some(n) = &edit.name {
+        if n.trim().is_empty() {
+            return Err(invalid(
+                "El nombre no puede ir vacío.",
+                "Ponle un nombre corto.",
+            ));
+        }
+        next.name = n.trim().to_owned();
+    }
+    if let Some(a) = &edit.audience {
+        next.audience = check_audience(engine, caller, a).await?;
+    }
+    if let Some(steps) = &edit.steps {
+        check_steps(steps)?;
+        next.steps = steps.clone();
+    }
+    let mut tx = engine.store.begin_write().await?;
+    if !rows::update_content(&mut tx, &next, current.version).await? {
+        return Err(EngineError::typed(
+            ErrorCode::VersionConflict,
+            "La secuencia cambió mientras la editabas.",
+            "Vuelve a leerla con sequence_get y aplica el cambio otra vez.",
+        ));
+    }
+    let invalidated = rows::block_stale_sends(&mut tx, &current.id, current.version + 1).await?;
+    tx.commit().await?;
+    let sequence = get(engine, caller, id).await?;
+    publish_board(engine, &sequence).await?;
+    Ok(Edited {
+        sequence,
+        invalidated_sends: invalidated,
+        was_active: current.status == Status::Activa,
+    })
+}
+
+/// The audience as it stands: one recipient per revealed contact of each company in
+/// the audience's records, with its personalisation variables.
+pub async fn recipients(engine: &Engine, s: &Sequence) -> EngineResult<Vec<Recipient>> {
+    let records = crate::crm::records::list(
+        engine.crm.store(),
+        &s.workspace_id,
+        &s.audience.collection_id,
+        s.audience.stage.as_deref(),
+    )
+    .await?;
+    let records: Vec<_> = match &s.audience.record_ids {
+        Some(ids) => records
+            .into_iter()
+            .filter(|r| ids.contains(&r.id))
+            .collect(),
+        None => records,
+    };
+    let contacts = {
+        let mut conn = engine.store.pool().acquire().await?;
+        rows::revealed_contacts(&mut conn, &s.workspace_id).await?
+    };
+    // Which entity (RFC or directory id) each revealed contact's company is.
+    let mut by_entity: BTreeMap<String, Vec<&rows::RevealedContact>> = BTreeMap::new();
+    let mut award_of: BTreeMap<String, String> = BTreeMap::new();
+    for c in &contacts {
+        if let Some(co) = crate::crm::directory::get(engine.crm.store(), &c.company_ref).await? {
+            by_entity.entry(co.entity_id()).or_default().push(c);
+        }
+        if !award_of.contains_key(&c.company_ref) {
+            award_of.insert(
+                c.company_ref.clone(),
+                last_award(engine, &c.company_ref).await,
+            );
+        }
+    }
+    let sender_name = s
+        .sender
+        .split('<')
+        .next()
+        .unwrap_or_default()
+        .trim()
+        .to_owned();
+    let mut out = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    for r in &records {
+        let Some(entity) = &r.entity_id else { continue };
+        for c in by_entity.get(entity).into_iter().flatten() {
+            let email = c.email.trim().to_lowercase();
+            if !seen.insert(email.clone()) {
+                continue;
+            }
+            let mut vars = BTreeMap::new();
+            vars.insert(
+                "nombre".into(),
+                c.full_name
+                    .split_whitespace()
+                    .next()
+                    .unwrap_or_default()
+                    .to_owned(),
+            );
+            vars.insert("empresa".into(), c.company_name.clone());
+            vars.insert("puesto".into(), c.role.clone());
+            if let Some(estado) = r.fields.get("estado").and_then(|v| v.as_str()) {
+                vars.insert("estado".into(), estado.to_owned());
+            }
+            if let Some(a) = award_of.get(&c.company_ref).filter(|a| !a.is_empty()) {
+                vars.insert("adjudicacion".into(), a.clone());
+            }
+            vars.insert("remitente".into(), sender_name.clone());
+            out.push(Recipient {
+                email,
+                record_id: r.id.clone(),
+                vars,
+            });
+        }
+    }
+    Ok(out)
+}
+
+/// The award that justified the company, in words ("IMSS · Cajas de cartón · 2025-03-02").
+async fn last_award(engine: &Engine, company_ref: &str) -> String {
+    let args = crate::market::types::GetArgs {
+        record_ref: company_ref.to_owned(),
+        include_awards: false,
+    };
+    match engine.market.get(&args).await {
+        Ok(crate::market::types::GetResult {
+            record: crate::market::types::MarketRecord::Supplier(d),
+            ..
+        }) => d
+            .supplier
+            .evidence
+            .iter()
+            .find(|e| e.kind == "adjudicacion")
+            .map(|e| e.ref_label.clone())
+            .unwrap_or_default(),
+        _ => String::new(),
+    }
+}
+
+/// What a preview shows per recipient.
+#[derive(Debug, Clone)]
+pub struct RecipientPreview {
+    pub email: String,
+    pub suppressed: bool,
+    pub steps: Vec<template::Rendered>,
+}
+
+/// `sequence_preview`: the rendered steps per recipient, warnings, and what the
+/// product does not do.
+#[derive(Debug, Clone)]
+pub struct Preview {
+    pub sequence: Sequence,
+    pub recipients: Vec<RecipientPreview>,
+    pub warnings: Vec<String>,
+}
+
+/// Capabilities that do not exist, stated on every preview and card.
+pub const GAPS: [&str; 3] = [
+    "No hay envío de prueba.",
+    "No se detectan respuestas: si alguien contesta, los pasos siguientes se envían igual.",
+    "No se miden aperturas ni clics.",
+];
+
+pub async fn preview(
+    engine: &Engine,
+    caller: &Caller,
+    id: &str,
+    only: Option<&str>,
+) -> EngineResult<Preview> {
+    let s = get(engine, caller, id).await?;
+    let all = recipients(engine, &s).await?;
+    let mut warnings = Vec::new();
+    if all.is_empty() {
+        warnings.push("Nadie recibiría esta secuencia: revela primero el contacto de las empresas de la audiencia.".to_owned());
+    }
+    let mut out = Vec::new();
+    let mut conn = engine.store.pool().acquire().await?;
+    for r in all
+        .iter()
+        .filter(|r| only.is_none_or(|o| o.eq_ignore_ascii_case(&r.email)))
+    {
+        let suppressed = rows::is_suppressed(&mut conn, &caller.workspace_id, &r.email).await?;
+        if suppressed {
+            warnings.push(format!(
+                "{} está dado de baja o rebotó: no recibirá nada.",
+                r.email
+            ));
+        }
+        let steps: Vec<template::Rendered> =
+            s.steps.iter().map(|st| template::render(st, r)).collect();
+        for (i, st) in steps.iter().enumerate() {
+            if !st.empty.is_empty() {
+                warnings.push(format!(
+                    "Paso {} para {}: sin valor para {}.",
+                    i + 1,
+                    r.email,
+                    st.empty
+                        .iter()
+                        .map(|v| format!("{{{{{v}}}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ));
+            }
+            if !st.unknown.is_empty() {
+                warnings.push(format!(
+                    "Paso {}: {} no es una variable; usa {}.",
+                    i + 1,
+                    st.unknown
+                        .iter()
+                        .map(|v| format!("{{{{{v}}}}}"))
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                    template::VARIABLES.join(", ")
+                ));
+            }
+        }
+        out.push(RecipientPreview {
+            email: r.email.clone(),
+            suppressed,
+            steps,
+        });
+    }
+    if only.is_some() && out.is_empty() {
+        return Err(EngineError::not_found("a ese destinatario en la audiencia"));
+    }
+    warnings.dedup();
+    Ok(Preview {
+        sequence: s,
+        recipients: out,
+        warnings,
+    })
+}
+
+/// What authorizing did.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Authorized {
+    pub steps: Vec<usize>,
+    pub recipients: usize,
+    pub scheduled: usize,
+}
+
+/// Authorizes `steps` (0-based) of the sequence's current `version` and activates it.
+/// Only from a person's session (never an API key, never auto mode).
+pub async fn authorize(
+    engine: &Engine,
+    caller: &Caller,
+    id: &str,
+    version: i64,
+    steps: &[usize],
+) -> EngineResult<Authorized> {
+    if caller.api_key_id.is_some() {
+        return Err(EngineError::forbidden(
+            "Una secuencia solo la autoriza una persona desde la aplicación.",
+        ));
+    }
+    let s = get(engine, caller, id).await?;
+    if s.version != version {
+        return Err(EngineError::typed(
+            ErrorCode::VersionConflict,
+            "La secuencia cambió después de que se preparó la tarjeta.",
+            "Pídele a Luna la tarjeta de revisión otra vez.",
+        ));
+    }
+    if s.status != Status::Borrador {
+        return Err(EngineError::typed(
+            ErrorCode::Conflict,
+            "Esa secuencia ya está autorizada.",
+            "Si necesitas cambiarla, edítala y vuelve a autorizarla.",
+        ));
+    }
+    let mut chosen: Vec<usize> = steps
+        .iter()
+        .copied()
+        .filter(|i| *i < s.steps.len())
+        .collect();
+    chosen.sort_unstable();
+    chosen.dedup();
+    if chosen.is_empty() {
+        return Err(invalid(
+            "Marca al menos un paso para autorizar.",
+            "Cada paso se autoriza con su casilla.",
+        ));
+    }
+    let audience = recipients(engine, &s).await?;
+    if audience.is_empty() {
+        return Err(invalid(
+            "Nadie recibiría esta secuencia.",
+            "Revela primero el contacto de las empresas de la audiencia.",
+        ));
+    }
+    let now = now_ms();
+    let mut tx = engine.store.begin_write().await?;
+    if !rows::activate(&mut tx, &s.id, s.version, now).await? {
+        return Err(EngineError::typed(
+            ErrorCode::VersionConflict,
+            "La secuencia cambió mientras la autorizabas.",
+            "Pídele a Luna la tarjeta de revisión otra vez.",
+        ));
+    }
+    for r in &audience {
+        rows::insert_audience(&mut tx, &s.id, s.version, r).await?;
+    }
+    let mut scheduled = 0;
+    for &i in &chosen {
+        let step = &s.steps[i];
+        let fp = template::fingerprint(&s.sender, i, step, &audience);
+        rows::insert_authorization(&mut tx, &s.id, s.version, i, &fp, &caller.user_id).await?;
+        let due = now + i64::from(step.delay_days) * DAY_MS;
+        for r in &audience {
+            if rows::insert_send(
+                &mut tx,
+                &new_id("snd"),
+                &caller.workspace_id,
+                &s.id,
+                s.version,
+                i,
+                &r.email,
+                due,
+            )
+            .await?
+            {
+                scheduled += 1;
+            }
+        }
+    }
+    crate::accounts::audit_in(
+        &mut tx,
+        caller,
+        "sequence.authorize",
+        &serde_json::json!({"sequence": s.id, "version": s.version, "steps": chosen, "recipients": audience.len()}),
+    )
+    .await?;
+    tx.commit().await?;
+    let s = get(engine, caller, id).await?;
+    publish_board(engine, &s).await?;
+    Ok(Authorized {
+        steps: chosen,
+        recipients: audience.len(),
+        scheduled,
+    })
+}
+
+/// Stops all future sends to `email` in the workspace (baja, rebote or manual).
+pub async fn suppress(
+    engine: &Engine,
+    caller: &Caller,
+    email: &str,
+    reason: &str,
+) -> EngineResult<()> {
+    if !["baja", "rebote", "manual"].contains(&reason) {
+        return Err(invalid(
+            "Motivo de supresión desconocido.",
+            "Usa baja, rebote o manual.",
+        ));
+    }
+    let mut conn = engine.store.pool().acquire().await?;
+    rows::suppress(&mut conn, &caller.workspace_id, email, reason).await
+}
+
+/// The board card of a sequence, with per-recipient progress once authorized.
+pub async fn card(engine: &Engine, s: &Sequence) -> EngineResult<SequenceCard> {
+    let mut conn = engine.store.pool().acquire().await?;
+    let progress: Vec<RecipientProgress> = rows::progress(&mut conn, &s.id)
+        .await?
+        .into_iter()
+        .map(|(email, sent, pending)| RecipientProgress {
+            email,
+            sent: sent.max(0) as u32,
+            pending: pending.max(0) as u32,
+        })
+        .collect();
+    drop(conn);
+    let recipients = match s.status {
+        Status::Borrador => recipients(engine, s).await?.len(),
+        _ => progress.len(),
+    };
+    Ok(SequenceCard {
+        sequence_id: s.id.clone(),
+        name: s.name.clone(),
+        steps: s.steps.len() as u32,
+        recipients: recipients as u32,
+        status: match s.status {
+            Status::Borrador => SequenceStatus::Borrador,
+            Status::Activa => SequenceStatus::Activa,
+            Status::Terminada => SequenceStatus::Autorizada,
+        },
+        progress,
+    })
+}
+
+/// Replaces the sequence's card on the board of the session it was drafted in.
+pub async fn publish_board(engine: &Engine, s: &Sequence) -> EngineResult<()> {
+    let Some(session_id) = &s.session_id else {
+        return Ok(());
+    };
+    let view = engine.sessions.view_of(session_id).await?;
+    let card = card(engine, s).await?;
+    let mut cards = view.board.sequences.clone();
+    match cards.iter_mut().find(|c| c.sequence_id == s.id) {
+        Some(c) if *c == card => return Ok(()),
+        Some(c) => *c = card,
+        None => cards.push(card),
+    }
+    let ev = SessionEvent::BoardPatched(BoardPatched {
+        turn_id: None,
+        patch: vec![PatchOp::add(
+            Board::SEQUENCES,
+            serde_json::to_value(&cards).map_err(|e| EngineError::Internal(e.to_string()))?,
+        )],
+    });
+    engine.sessions.append_one(session_id, ev).await?;
+    Ok(())
+}

@@ -1,0 +1,486 @@
+//! SQL for sequences: drafts, authorizations, the frozen audience, the send log and
+//! suppressions. Every query of this aggregate lives here.
+
+use sqlx::{Row, SqliteConnection};
+
+use crate::clock::now_ms;
+use crate::error::{EngineError, EngineResult};
+
+use super::model::{Audience, Recipient, Sequence, Status, Step};
+
+fn internal(e: impl std::fmt::Display) -> EngineError {
+    EngineError::Internal(e.to_string())
+}
+
+fn json(v: &impl serde::Serialize) -> EngineResult<String> {
+    serde_json::to_string(v).map_err(internal)
+}
+
+const COLS: &str =
+    "id, workspace_id, session_id, name, audience, steps, sender, status, version, activated_at";
+
+fn from_row(r: &sqlx::sqlite::SqliteRow) -> EngineResult<Sequence> {
+    let audience: String = r.try_get("audience")?;
+    let steps: String = r.try_get("steps")?;
+    let status: String = r.try_get("status")?;
+    Ok(Sequence {
+        id: r.try_get("id")?,
+        workspace_id: r.try_get("workspace_id")?,
+        session_id: r.try_get("session_id")?,
+        name: r.try_get("name")?,
+        audience: serde_json::from_str::<Audience>(&audience).map_err(internal)?,
+        steps: serde_json::from_str::<Vec<Step>>(&steps).map_err(internal)?,
+        sender: r.try_get("sender")?,
+        status: Status::parse(&status).ok_or_else(|| internal(format!("bad status {status}")))?,
+        version: r.try_get("version")?,
+        activated_at: r.try_get("activated_at")?,
+    })
+}
+
+pub struct NewSequence<'a> {
+    pub id: &'a str,
+    pub workspace_id: &'a str,
+    pub session_id: Option<&'a str>,
+    pub name: &'a str,
+    pub audience: &'a Audience,
+    pub steps: &'a [Step],
+    pub sender: &'a str,
+    pub created_by: &'a str,
+}
+
+pub async fn insert(conn: &mut SqliteConnection, s: &NewSequence<'_>) -> EngineResult<()> {
+    let now = now_ms();
+    sqlx::query(
+        "insert into sequences (id, workspace_id, session_id, name, collection_id, audience, steps,
+                                sender, created_by, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+    )
+    .bind(s.id)
+    .bind(s.workspace_id)
+    .bind(s.session_id)
+    .bind(s.name)
+    .bind(&s.audience.collection_id)
+    .bind(json(s.audience)?)
+    .bind(json(&s.steps)?)
+    .bind(s.sender)
+    .bind(s.created_by)
+    .bind(now)
+    .bind(now)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn find(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    id: &str,
+) -> EngineResult<Option<Sequence>> {
+    let row = sqlx::query(&format!(
+        "select {COLS} from sequences where id = ? and workspace_id = ?"
+    ))
+    .bind(id.trim().trim_start_matches("sequence:"))
+    .bind(workspace_id)
+    .fetch_optional(conn)
+    .await?;
+    row.as_ref().map(from_row).transpose()
+}
+
+pub async fn list(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    status: Option<Status>,
+) -> EngineResult<Vec<Sequence>> {
+    let rows = sqlx::query(&format!(
+        "select {COLS} from sequences where workspace_id = ? and (? is null or status = ?)
+          order by updated_at desc limit 50"
+    ))
+    .bind(workspace_id)
+    .bind(status.map(Status::as_str))
+    .bind(status.map(Status::as_str))
+    .fetch_all(conn)
+    .await?;
+    rows.iter().map(from_row).collect()
+}
+
+/// Stores an edit: new content, a new version, back to `borrador`. Returns false when
+/// the sequence changed since `version` was read.
+pub async fn update_content(
+    conn: &mut SqliteConnection,
+    s: &Sequence,
+    expected_version: i64,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update sequences set name = ?, audience = ?, collection_id = ?, steps = ?, sender = ?,
+                version = version + 1, status = 'borrador', updated_at = ?
+          where id = ? and workspace_id = ? and version = ?",
+    )
+    .bind(&s.name)
+    .bind(json(&s.audience)?)
+    .bind(&s.audience.collection_id)
+    .bind(json(&s.steps)?)
+    .bind(&s.sender)
+    .bind(now_ms())
+    .bind(&s.id)
+    .bind(&s.workspace_id)
+    .bind(expected_version)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Pending sends of older versions can never go out once the content changed.
+pub async fn block_stale_sends(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    current_version: i64,
+) -> EngineResult<u64> {
+    let done = sqlx::query(
+        "update sequence_sends set status = 'blocked', error = 'la secuencia cambió después de autorizarla'
+          where sequence_id = ? and version < ? and status = 'pending'",
+    )
+    .bind(sequence_id)
+    .bind(current_version)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected())
+}
+
+pub async fn activate(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    version: i64,
+    at: i64,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update sequences set status = 'activa', activated_at = ?, updated_at = ?
+          where id = ? and version = ? and status = 'borrador'",
+    )
+    .bind(at)
+    .bind(at)
+    .bind(sequence_id)
+    .bind(version)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+pub async fn insert_authorization(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    version: i64,
+    step: usize,
+    fingerprint: &str,
+    by: &str,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into sequence_authorizations (sequence_id, version, step, fingerprint, authorized_by, authorized_at)
+         values (?, ?, ?, ?, ?, ?)",
+    )
+    .bind(sequence_id)
+    .bind(version)
+    .bind(step as i64)
+    .bind(fingerprint)
+    .bind(by)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn authorization(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    version: i64,
+    step: i64,
+) -> EngineResult<Option<String>> {
+    Ok(sqlx::query_scalar(
+        "select fingerprint from sequence_authorizations where sequence_id = ? and version = ? and step = ?",
+    )
+    .bind(sequence_id)
+    .bind(version)
+    .bind(step)
+    .fetch_optional(conn)
+    .await?)
+}
+
+pub async fn insert_audience(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    version: i64,
+    r: &Recipient,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into sequence_audience (sequence_id, version, email, record_id, vars) values (?, ?, ?, ?, ?)",
+    )
+    .bind(sequence_id)
+    .bind(version)
+    .bind(&r.email)
+    .bind(&r.record_id)
+    .bind(json(&r.vars)?)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+pub async fn audience(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+    version: i64,
+) -> EngineResult<Vec<Recipient>> {
+    let rows = sqlx::query(
+        "select email, record_id, vars from sequence_audience where sequence_id = ? and version = ? order by email",
+    )
+    .bind(sequence_id)
+    .bind(version)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            let vars: String = r.try_get("vars")?;
+            Ok(Recipient {
+                email: r.try_get("email")?,
+                record_id: r.try_get("record_id")?,
+                vars: serde_json::from_str(&vars).map_err(internal)?,
+            })
+        })
+        .collect()
+}
+
+/// Schedules one (step, recipient). A step that already went out (or is on its way)
+/// to that person is never scheduled again; one blocked by an edit is rescheduled
+/// under the new version.
+#[allow(clippy::too_many_arguments)]
+pub async fn insert_send(
+    conn: &mut SqliteConnection,
+    id: &str,
+    workspace_id: &str,
+    sequence_id: &str,
+    version: i64,
+    step: usize,
+    email: &str,
+    due_at: i64,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "insert into sequence_sends (id, workspace_id, sequence_id, version, step, email, due_at, next_attempt_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?)
+         on conflict (sequence_id, step, email) do update
+            set version = excluded.version, due_at = excluded.due_at,
+                next_attempt_at = excluded.next_attempt_at, status = 'pending', attempts = 0,
+                error = null, claimed_by = null, claimed_at = null
+          where sequence_sends.status = 'blocked'",
+    )
+    .bind(id)
+    .bind(workspace_id)
+    .bind(sequence_id)
+    .bind(version)
+    .bind(step as i64)
+    .bind(email)
+    .bind(due_at)
+    .bind(due_at)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// A send the dispatcher works on.
+#[derive(Debug, Clone)]
+pub struct SendRow {
+    pub id: String,
+    pub workspace_id: String,
+    pub sequence_id: String,
+    pub version: i64,
+    pub step: i64,
+    pub email: String,
+    pub attempts: i64,
+}
+
+/// Sends due at `now`, oldest first.
+pub async fn due(conn: &mut SqliteConnection, now: i64, limit: i64) -> EngineResult<Vec<SendRow>> {
+    let rows = sqlx::query(
+        "select id, workspace_id, sequence_id, version, step, email, attempts from sequence_sends
+          where status = 'pending' and next_attempt_at <= ? order by next_attempt_at, id limit ?",
+    )
+    .bind(now)
+    .bind(limit)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(SendRow {
+                id: r.try_get("id")?,
+                workspace_id: r.try_get("workspace_id")?,
+                sequence_id: r.try_get("sequence_id")?,
+                version: r.try_get("version")?,
+                step: r.try_get("step")?,
+                email: r.try_get("email")?,
+                attempts: r.try_get("attempts")?,
+            })
+        })
+        .collect()
+}
+
+/// The claim: `pending` → `sending` for one dispatcher only.
+pub async fn claim(
+    conn: &mut SqliteConnection,
+    id: &str,
+    worker: &str,
+    now: i64,
+) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update sequence_sends set status = 'sending', claimed_by = ?, claimed_at = ?, attempts = attempts + 1
+          where id = ? and status = 'pending'",
+    )
+    .bind(worker)
+    .bind(now)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Where a claimed send ends: sent, failed, suppressed, blocked, or back to pending.
+pub async fn settle(
+    conn: &mut SqliteConnection,
+    id: &str,
+    status: &str,
+    message_id: Option<&str>,
+    error: Option<&str>,
+    next_attempt_at: Option<i64>,
+) -> EngineResult<()> {
+    let now = now_ms();
+    sqlx::query(
+        "update sequence_sends set status = ?, message_id = coalesce(?, message_id), error = ?,
+                sent_at = case when ? = 'sent' then ? else sent_at end,
+                next_attempt_at = coalesce(?, next_attempt_at)
+          where id = ? and status = 'sending'",
+    )
+    .bind(status)
+    .bind(message_id)
+    .bind(error)
+    .bind(status)
+    .bind(now)
+    .bind(next_attempt_at)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Claims left in `sending` by a dispatcher that stopped before `before`.
+pub async fn stuck(conn: &mut SqliteConnection, before: i64) -> EngineResult<Vec<String>> {
+    Ok(sqlx::query_scalar(
+        "select id from sequence_sends where status = 'sending' and claimed_at < ?",
+    )
+    .bind(before)
+    .fetch_all(conn)
+    .await?)
+}
+
+/// Sends of a workspace since `since` (the per-workspace rate).
+pub async fn sent_since(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    since: i64,
+) -> EngineResult<i64> {
+    Ok(sqlx::query_scalar(
+        "select count(*) from sequence_sends where workspace_id = ? and status = 'sent' and sent_at >= ?",
+    )
+    .bind(workspace_id)
+    .bind(since)
+    .fetch_one(conn)
+    .await?)
+}
+
+/// Per-recipient progress: (email, steps sent, steps pending, last status).
+pub async fn progress(
+    conn: &mut SqliteConnection,
+    sequence_id: &str,
+) -> EngineResult<Vec<(String, i64, i64)>> {
+    let rows = sqlx::query(
+        "select email, sum(status = 'sent') as sent, sum(status = 'pending' or status = 'sending') as waiting
+           from sequence_sends where sequence_id = ? group by email order by email",
+    )
+    .bind(sequence_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get("email")?,
+                r.try_get("sent")?,
+                r.try_get("waiting")?,
+            ))
+        })
+        .collect()
+}
+
+pub async fn is_suppressed(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    email: &str,
+) -> EngineResult<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "select count(*) from email_suppressions where workspace_id = ? and email = ?",
+    )
+    .bind(workspace_id)
+    .bind(email.trim().to_lowercase())
+    .fetch_one(conn)
+    .await?;
+    Ok(n > 0)
+}
+
+pub async fn suppress(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+    email: &str,
+    reason: &str,
+) -> EngineResult<()> {
+    sqlx::query(
+        "insert into email_suppressions (workspace_id, email, reason, created_at) values (?, ?, ?, ?)
+         on conflict (workspace_id, email) do nothing",
+    )
+    .bind(workspace_id)
+    .bind(email.trim().to_lowercase())
+    .bind(reason)
+    .bind(now_ms())
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// A contact the workspace revealed.
+#[derive(Debug, Clone)]
+pub struct RevealedContact {
+    pub company_ref: String,
+    pub company_name: String,
+    pub role: String,
+    pub full_name: String,
+    pub email: String,
+}
+
+/// Revealed contacts of the workspace. Read here because a sequence's audience is
+/// made of them.
+pub async fn revealed_contacts(
+    conn: &mut SqliteConnection,
+    workspace_id: &str,
+) -> EngineResult<Vec<RevealedContact>> {
+    let rows = sqlx::query(
+        "select company_ref, company_name, role, full_name, email from people_reveals
+          where workspace_id = ? order by revealed_at, person_id",
+    )
+    .bind(workspace_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok(RevealedContact {
+                company_ref: r.try_get("company_ref")?,
+                company_name: r.try_get("company_name")?,
+                role: r.try_get("role")?,
+                full_name: r.try_get("full_name")?,
+                email: r.try_get("email")?,
+            })
+        })
+        .collect()
+}
