@@ -765,7 +765,6 @@ impl Knowledge {
                 "Solo el dueño o un administrador puede borrar un tema de Knowledge.",
             ));
         }
-        let now = now_ms();
         let mut tx = self.store.begin_write().await?;
         sqlx::query("delete from kn_proposals where workspace_id = ? and topic_id = ?")
             .bind(&caller.workspace_id)
