@@ -6,6 +6,7 @@ pub mod api;
 pub mod components;
 pub mod decisions_api;
 pub mod error;
+pub mod knowledge_api;
 pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;

@@ -17,7 +17,16 @@ import httpx2
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 
-EXPECTED_PUBLIC_MIN = {"usage", "workspaces"}
+# SPEC §5 "The catalog": exactly these 25 tools are public over MCP.
+EXPECTED_PUBLIC = {
+    "market_capabilities", "market_search", "market_get", "market_count", "market_aggregate",
+    "market_history", "market_compare", "market_screen",
+    "context_retrieve", "context_get", "context_create", "context_update", "context_delete",
+    "collection_query", "crm_record",
+    "company_search", "company_save", "people_search", "people_quote", "people_acquired",
+    "people_reveal", "people_file", "people_status",
+    "usage", "workspaces",
+}
 
 
 def fail(msg: str) -> None:
@@ -42,7 +51,8 @@ async def main(base: str, key: str, revoked: str) -> None:
         listed = await client.list_tools()
         tools = listed.tools
         names = [t.name for t in tools]
-        check(EXPECTED_PUBLIC_MIN <= set(names), f"tools/list has the Cuenta tools: {names}")
+        check(set(names) == EXPECTED_PUBLIC and len(names) == 25,
+              f"tools/list is the 25-tool public catalog: {sorted(set(names) ^ EXPECTED_PUBLIC)}")
         check(not any(n.startswith(("driftless_", "brein_")) for n in names), "no legacy alias is listed")
         check(len(names) == len(set(names)), "no duplicates")
         for t in tools:

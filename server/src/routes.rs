@@ -150,6 +150,12 @@ pub async fn main_entry() -> i32 {
             eprintln!("no se pudo sembrar el CRM de demostración: {e}");
             return 1;
         }
+        // The demo team's Cerebro topics and review queue (idempotent).
+        if let Err(e) = luna_engine::demo::seed_knowledge(&engine.accounts, &engine.knowledge).await
+        {
+            eprintln!("no se pudo sembrar el conocimiento de demostración: {e}");
+            return 1;
+        }
     }
 
     if let Some(model) = config.model.clone() {

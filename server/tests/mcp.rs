@@ -61,6 +61,35 @@ async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value
     )
 }
 
+/// SPEC §5 "The catalog": the tools public over MCP, alphabetically.
+const PUBLIC_CATALOG: [&str; 25] = [
+    "collection_query",
+    "company_save",
+    "company_search",
+    "context_create",
+    "context_delete",
+    "context_get",
+    "context_retrieve",
+    "context_update",
+    "crm_record",
+    "market_aggregate",
+    "market_capabilities",
+    "market_compare",
+    "market_count",
+    "market_get",
+    "market_history",
+    "market_screen",
+    "market_search",
+    "people_acquired",
+    "people_file",
+    "people_quote",
+    "people_reveal",
+    "people_search",
+    "people_status",
+    "usage",
+    "workspaces",
+];
+
 fn init() -> Value {
     json!({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
         "protocolVersion": "2025-06-18", "capabilities": {},
@@ -88,11 +117,16 @@ async fn tools_list_is_the_public_catalog_with_derived_annotations() {
         .map(|d| d.name)
         .collect();
     assert_eq!(names, expected);
+    // SPEC §5: the 25 public tools, no more and no fewer.
+    let mut sorted = names.clone();
+    sorted.sort_unstable();
+    assert_eq!(sorted, PUBLIC_CATALOG, "tools/list is the SPEC §5 catalog");
     let usage = &tools[0];
     assert_eq!(usage["inputSchema"]["additionalProperties"], json!(false));
     assert_eq!(usage["annotations"]["readOnlyHint"], json!(true));
     assert_eq!(usage["annotations"]["destructiveHint"], json!(false));
     let size = serde_json::to_string(&body["result"]).unwrap().len();
+    println!("tools/list: {} tools, {size} bytes", tools.len());
     assert!(size < 80 * 1024, "tools/list is {size} bytes");
 }
 

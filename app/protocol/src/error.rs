@@ -26,6 +26,8 @@ pub enum ErrorCode {
     InsufficientCredits,
     /// The price of an action exceeds the `max_credits` the caller allowed.
     MaxCreditsExceeded,
+    /// The person's contact is not revealed in this workspace (reveal it first).
+    NotRevealed,
     Conflict,
     Internal,
 }
@@ -43,7 +45,10 @@ impl ErrorCode {
             ErrorCode::Forbidden | ErrorCode::ProtectedResource => 403,
             ErrorCode::TooManyAttempts | ErrorCode::RateLimited => 429,
             ErrorCode::PlanLimit | ErrorCode::InsufficientCredits => 402,
-            ErrorCode::VersionConflict | ErrorCode::Conflict | ErrorCode::MaxCreditsExceeded => 409,
+            ErrorCode::VersionConflict
+            | ErrorCode::Conflict
+            | ErrorCode::MaxCreditsExceeded
+            | ErrorCode::NotRevealed => 409,
             ErrorCode::QuoteExpired | ErrorCode::DecisionExpired => 410,
             ErrorCode::Internal => 500,
         }

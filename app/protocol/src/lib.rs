@@ -11,6 +11,7 @@ pub mod chat;
 pub mod decision;
 pub mod error;
 pub mod event;
+pub mod knowledge;
 pub mod patch;
 pub mod session;
 pub mod stream;

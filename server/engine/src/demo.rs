@@ -1,9 +1,11 @@
-//! The demo workspace seeded on first start, so a newcomer can log in at once.
+//! The demo workspace seeded on first start, so a newcomer can log in at once, and
+//! its team knowledge (Cerebro topics plus a review queue for the owner).
 
 use luna_protocol::account::{Plan, Role};
 
 use crate::accounts::Accounts;
 use crate::error::EngineResult;
+use crate::knowledge::Knowledge;
 
 /// Password shared by every demo login. Printed at start-up; demo data only.
 pub const DEMO_PASSWORD: &str = "luna-demo-2026";
@@ -39,10 +41,79 @@ pub async fn seed_if_empty(accounts: &Accounts) -> EngineResult<bool> {
     Ok(true)
 }
 
+/// The demo member whose note and suggested edit wait for the owner's review.
+pub const DEMO_REVIEW_AUTHOR: &str = "ventas@demo.luna.mx";
+
+/// Seeds Cerebro for the demo: the demo topics in every demo owner's workspace
+/// (authored by the owner) and the review queue proposed by [`DEMO_REVIEW_AUTHOR`].
+/// Idempotent (a second start adds nothing); demo logins that do not exist are
+/// skipped. Returns how many topics and proposals it created.
+pub async fn seed_knowledge(accounts: &Accounts, knowledge: &Knowledge) -> EngineResult<usize> {
+    let mut created = 0;
+    for (email, _, _, role) in DEMO_USERS {
+        if *role != Role::Owner {
+            continue;
+        }
+        if let Some(owner) = accounts.caller_for_email(email).await? {
+            created += crate::knowledge::demo::seed(knowledge, &owner.workspace_id, &owner.user_id)
+                .await?;
+        }
+    }
+    if let Some(author) = accounts.caller_for_email(DEMO_REVIEW_AUTHOR).await? {
+        created += crate::knowledge::demo::seed_review(knowledge, &author).await?;
+    }
+    Ok(created)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::knowledge::{ProposalKind, TopicStatus};
     use crate::store::Store;
+
+    #[tokio::test]
+    async fn demo_knowledge_seeds_topics_and_a_review_queue_once() {
+        let store = Store::open_temp().await.unwrap();
+        let accounts = Accounts::new(store.clone());
+        let knowledge = Knowledge::new(store);
+        seed_if_empty(&accounts).await.unwrap();
+        assert!(seed_knowledge(&accounts, &knowledge).await.unwrap() > 0);
+        // A second start (the server run twice) duplicates nothing.
+        assert_eq!(seed_knowledge(&accounts, &knowledge).await.unwrap(), 0);
+
+        let owner = accounts
+            .caller_for_email("duena@demo.luna.mx")
+            .await
+            .unwrap()
+            .unwrap();
+        let queue = knowledge.review_board(&owner).await.unwrap();
+        let kinds: Vec<ProposalKind> = knowledge
+            .pending(&owner)
+            .await
+            .unwrap()
+            .iter()
+            .map(|p| p.kind)
+            .collect();
+        assert_eq!(kinds, vec![ProposalKind::Note, ProposalKind::Edit]);
+        let edit = &queue.pending[1];
+        assert!(edit
+            .diff
+            .as_deref()
+            .unwrap()
+            .contains("+Tabla de precios de referencia 2026"));
+        assert_eq!(edit.proposed_by, "Lucía Hernández");
+        assert!(queue.recent.len() >= 4);
+
+        // Once the owner resolves the note, restarting does not bring it back.
+        knowledge.merge(&owner, &queue.pending[0].id).await.unwrap();
+        assert_eq!(seed_knowledge(&accounts, &knowledge).await.unwrap(), 0);
+        assert_eq!(knowledge.pending(&owner).await.unwrap().len(), 1);
+        let merged = queue.pending[0].topic_ref.as_deref().unwrap();
+        assert_eq!(
+            knowledge.get(&owner, merged).await.unwrap().status,
+            TopicStatus::Knowledge
+        );
+    }
 
     #[tokio::test]
     async fn seeding_twice_creates_the_demo_logins_once() {

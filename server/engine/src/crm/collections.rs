@@ -9,7 +9,7 @@ use crate::ids::new_id;
 use crate::store::Store;
 
 use super::errors::{collection_not_found, invalid};
-use super::model::{collection_id, Collection, CollectionStatus, FieldDef};
+use super::model::{collection_id, Collection, CollectionStatus, FieldDef, PEOPLE_FIELD};
 
 /// A new pipeline definition.
 #[derive(Debug, Clone)]
@@ -35,6 +35,14 @@ pub async fn create(
         return Err(invalid(
             "El campo principal debe ser uno de los campos de la colección.",
             "Elige el campo que nombra a cada registro.",
+        ));
+    }
+    if new.fields.iter().any(|f| f.key == PEOPLE_FIELD) {
+        return Err(invalid(
+            format!(
+                "«{PEOPLE_FIELD}» está reservado para las personas archivadas en cada registro."
+            ),
+            "Usa otro nombre de campo.",
         ));
     }
     let id = new_id("col");

@@ -231,6 +231,11 @@ pub struct RecordState {
     pub fields: Map<String, Value>,
 }
 
+/// The record key that holds the people filed onto it (`people_file`): a list of
+/// `{ref, nombre, correo, puesto, empresa}`. Written only by the system, so no
+/// collection may define a field with this key.
+pub const PEOPLE_FIELD: &str = "personas";
+
 pub const RECORD_COLS: &str = "id, workspace_id, collection_id, entity_id, title, stage, fields, version, deleted_at, created_at, updated_at";
 
 impl Record {

@@ -16,7 +16,9 @@ use crate::store::Store;
 
 use super::collections;
 use super::errors::{invalid, record_not_found, version_conflict};
-use super::model::{internal, record_id, Actor, Collection, Record, RecordState, RECORD_COLS};
+use super::model::{
+    internal, record_id, Actor, Collection, Record, RecordState, PEOPLE_FIELD, RECORD_COLS,
+};
 use super::undo;
 
 /// Most changes in one level-0 `bulk` (larger batches go through `crm_bulk_update`).
@@ -616,6 +618,72 @@ pub async fn schedule_activity(
         },
         token,
     ))
+}
+
+/// Files a person onto a record (`people_file`): appends `person` (which carries its
+/// `ref`) to the record's [`PEOPLE_FIELD`] list, with its history row and undo token.
+/// A person already on the record is a no-op (`undo_token: None`).
+pub async fn file_person(
+    store: &Store,
+    actor: &Actor,
+    record_ref: &str,
+    person: Map<String, Value>,
+) -> EngineResult<WriteOutcome> {
+    let mut tx = store.begin_write().await?;
+    let record = load(&mut tx, &actor.workspace_id, record_ref).await?;
+    let collection = collections::get(&mut tx, &actor.workspace_id, &record.collection_id).await?;
+    collection.ensure_writable()?;
+    let mut people = match record.fields.get(PEOPLE_FIELD) {
+        Some(Value::Array(list)) => list.clone(),
+        _ => Vec::new(),
+    };
+    if people.iter().any(|p| p.get("ref") == person.get("ref")) {
+        tx.commit().await?;
+        return Ok(WriteOutcome {
+            record,
+            dropped_fields: Vec::new(),
+            undo_token: None,
+            created: false,
+        });
+    }
+    people.push(Value::Object(person));
+    let mut change = Map::new();
+    change.insert(PEOPLE_FIELD.to_owned(), Value::Array(people));
+    let before = snapshot(&record);
+    let Some(next) = apply(
+        &mut tx,
+        actor,
+        &collection,
+        &record,
+        None,
+        &change,
+        "persona",
+    )
+    .await?
+    else {
+        return Err(EngineError::Internal(
+            "filing a person changed nothing".into(),
+        ));
+    };
+    let token = undo::new_token();
+    undo::record_step(
+        &mut tx,
+        &token,
+        0,
+        &actor.workspace_id,
+        "record",
+        &next.id,
+        Some(next.version),
+        Some(&before),
+    )
+    .await?;
+    tx.commit().await?;
+    Ok(WriteOutcome {
+        record: next,
+        dropped_fields: Vec::new(),
+        undo_token: Some(token),
+        created: false,
+    })
 }
 
 /// The record's timeline, newest first, and its open follow-ups.

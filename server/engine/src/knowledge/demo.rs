@@ -1,10 +1,32 @@
 //! Demo topics for the demo workspace, so Cerebro has something to retrieve on first
-//! start. Idempotent: a topic whose slug exists is left alone.
+//! start, and a review queue (one note en revisión, one suggested edit) so the owner's
+//! review page has something to resolve. Idempotent: a topic whose slug exists, or a
+//! review item proposed once (even if since resolved), is left alone.
 
+use crate::accounts::Caller;
 use crate::clock::now_ms;
 use crate::error::EngineResult;
 
-use super::{Knowledge, NewTopic, TopicStatus};
+use super::{Knowledge, NewTopic, TopicChanges, TopicStatus};
+
+/// The demo note awaiting review: (title, area, body, summary).
+pub const DEMO_NOTE: (&str, &str, &str, &str) = (
+    "El IMSS pide carta de distribuidor",
+    "gobierno",
+    "En las licitaciones del IMSS de 2026 para material de empaque piden carta de \
+     distribuidor autorizado del fabricante. Sin ella la propuesta se desecha en la \
+     revisión documental.",
+    "Nota de Luna tras revisar tres licitaciones del IMSS",
+);
+
+/// The demo suggested edit: (topic slug, summary, proposed body).
+pub const DEMO_EDIT: (&str, &str, &str) = (
+    "precios-de-referencia-2025",
+    "Actualizar con la lista de precios 2026",
+    "Tabla de precios de referencia 2026 para cotizaciones a gobierno: la lista 2025 \
+     subió 6 % en cartón corrugado y 4 % en plástico flexible. Usar la lista 2026 en \
+     toda cotización nueva.",
+);
 
 /// (title, area, body, patterns, age in days)
 const TOPICS: &[(&str, &str, &str, &[&str], i64)] = &[
@@ -89,4 +111,55 @@ pub async fn seed(knowledge: &Knowledge, workspace_id: &str, user_id: &str) -> E
         created += 1;
     }
     Ok(created)
+}
+
+/// Seeds the review queue of `author`'s workspace: [`DEMO_NOTE`] as a note en
+/// revisión and [`DEMO_EDIT`] as a suggested edit (the topic must exist: run [`seed`]
+/// first). Returns how many items it proposed.
+pub async fn seed_review(knowledge: &Knowledge, author: &Caller) -> EngineResult<usize> {
+    let mut created = 0;
+    let (title, area, body, summary) = DEMO_NOTE;
+    if !proposed(knowledge, author, title, summary).await? {
+        let note = NewTopic {
+            title: title.into(),
+            area: area.into(),
+            body: body.into(),
+            patterns: Vec::new(),
+        };
+        knowledge
+            .create_note(author, &note, summary, "luna")
+            .await?;
+        created += 1;
+    }
+    let (slug, summary, body) = DEMO_EDIT;
+    let topic = knowledge.get(author, slug).await?;
+    if !proposed(knowledge, author, &topic.title, summary).await? {
+        let changes = TopicChanges {
+            body: Some(body.into()),
+            ..Default::default()
+        };
+        knowledge
+            .suggest_edit(author, slug, summary, &changes, false, "luna")
+            .await?;
+        created += 1;
+    }
+    Ok(created)
+}
+
+/// Whether a proposal with this title and summary was ever made in the workspace.
+async fn proposed(
+    knowledge: &Knowledge,
+    caller: &Caller,
+    title: &str,
+    summary: &str,
+) -> EngineResult<bool> {
+    let found: Option<i64> = sqlx::query_scalar(
+        "select 1 from kn_proposals where workspace_id = ? and title = ? and summary = ?",
+    )
+    .bind(&caller.workspace_id)
+    .bind(title)
+    .bind(summary)
+    .fetch_optional(knowledge.store().pool())
+    .await?;
+    Ok(found.is_some())
 }

@@ -16,6 +16,7 @@ pub mod demo;
 pub mod diff;
 pub mod glob;
 pub mod retrieve;
+pub mod review;
 pub mod tools;
 
 #[cfg(test)]
@@ -26,7 +27,7 @@ use serde_json::json;
 use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
-use crate::accounts::Caller;
+use crate::accounts::{audit_in, Caller};
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 use crate::ids::new_id;
@@ -184,6 +185,8 @@ pub struct Proposal {
     pub diff: Option<String>,
     pub status: ProposalStatus,
     pub proposed_by: String,
+    /// The proposer's display name ("Integración" for an API key without a person).
+    pub proposed_by_name: String,
     pub created_at: i64,
 }
 
@@ -202,7 +205,10 @@ pub struct Knowledge {
 }
 
 const TOPIC_COLS: &str = "id, slug, area, title, body, patterns, status, stale_marked, created_at, updated_at, updated_by";
-const PROPOSAL_COLS: &str = "p.id, p.kind, p.topic_id, t.slug as topic_slug, p.title, p.area, p.summary, p.body, p.patterns, p.patch, p.diff, p.status, p.proposed_by, p.created_at";
+const PROPOSAL_COLS: &str = "p.id, p.kind, p.topic_id, t.slug as topic_slug, p.title, p.area, p.summary, p.body, p.patterns, p.patch, p.diff, p.status, p.proposed_by, coalesce(u.display_name, 'Integración') as proposed_by_name, p.created_at";
+/// The joins every `PROPOSAL_COLS` read uses.
+const PROPOSAL_FROM: &str = "kn_proposals p left join kn_topics t on t.id = p.topic_id
+     left join users u on u.id = p.proposed_by";
 
 fn topic_from(r: &SqliteRow) -> Topic {
     let patterns: String = r.get("patterns");
@@ -245,6 +251,7 @@ fn proposal_from(r: &SqliteRow) -> Proposal {
         diff: r.get("diff"),
         status: ProposalStatus::parse(r.get("status")),
         proposed_by: r.get("proposed_by"),
+        proposed_by_name: r.get("proposed_by_name"),
         created_at: r.get("created_at"),
     }
 }
@@ -340,26 +347,6 @@ fn require_reviewer(caller: &Caller) -> EngineResult<()> {
             "Solo el dueño o un administrador puede fusionar o rechazar cambios a Knowledge.",
         ))
     }
-}
-
-async fn audit(
-    conn: &mut sqlx::SqliteConnection,
-    caller: &Caller,
-    action: &str,
-    detail: serde_json::Value,
-    now: i64,
-) -> EngineResult<()> {
-    sqlx::query(
-        "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)",
-    )
-    .bind(&caller.workspace_id)
-    .bind(&caller.user_id)
-    .bind(action)
-    .bind(detail.to_string())
-    .bind(now)
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 impl Knowledge {
@@ -577,8 +564,7 @@ impl Knowledge {
     pub async fn proposal(&self, caller: &Caller, id: &str) -> EngineResult<Proposal> {
         let id = id.trim().trim_start_matches("proposal:");
         let row = sqlx::query(&format!(
-            "select {PROPOSAL_COLS} from kn_proposals p left join kn_topics t on t.id = p.topic_id
-              where p.workspace_id = ? and p.id = ?"
+            "select {PROPOSAL_COLS} from {PROPOSAL_FROM} where p.workspace_id = ? and p.id = ?"
         ))
         .bind(&caller.workspace_id)
         .bind(id)
@@ -779,7 +765,6 @@ impl Knowledge {
                 "Solo el dueño o un administrador puede borrar un tema de Knowledge.",
             ));
         }
-        let now = now_ms();
         let mut tx = self.store.begin_write().await?;
         sqlx::query("delete from kn_proposals where workspace_id = ? and topic_id = ?")
             .bind(&caller.workspace_id)
@@ -791,12 +776,11 @@ impl Knowledge {
             .bind(&current.id)
             .execute(&mut *tx)
             .await?;
-        audit(
+        audit_in(
             &mut tx,
             caller,
             "knowledge.delete",
-            json!({"topic": current.ref_(), "title": current.title}),
-            now,
+            &json!({"topic": current.ref_(), "title": current.title}),
         )
         .await?;
         tx.commit().await?;
@@ -806,7 +790,7 @@ impl Knowledge {
     /// Notes and suggested edits awaiting an owner/admin, oldest first, with diffs.
     pub async fn pending(&self, caller: &Caller) -> EngineResult<Vec<Proposal>> {
         let rows = sqlx::query(&format!(
-            "select {PROPOSAL_COLS} from kn_proposals p left join kn_topics t on t.id = p.topic_id
+            "select {PROPOSAL_COLS} from {PROPOSAL_FROM}
               where p.workspace_id = ? and p.status = 'pendiente' order by p.created_at, p.id"
         ))
         .bind(&caller.workspace_id)
@@ -815,11 +799,20 @@ impl Knowledge {
         Ok(rows.iter().map(proposal_from).collect())
     }
 
-    async fn resolvable(&self, caller: &Caller, id: &str) -> EngineResult<Proposal> {
+    /// The proposal to resolve as `target`: `Ok(None)` when it is pending, `Ok(Some)`
+    /// when it already has that outcome (resolving twice is a no-op), else a typed
+    /// error. Owner/admin only.
+    async fn resolvable(
+        &self,
+        caller: &Caller,
+        id: &str,
+        target: ProposalStatus,
+    ) -> EngineResult<Option<Proposal>> {
         require_reviewer(caller)?;
         let p = self.proposal(caller, id).await?;
         match p.status {
-            ProposalStatus::Pendiente => Ok(p),
+            ProposalStatus::Pendiente => Ok(None),
+            s if s == target => Ok(Some(p)),
             ProposalStatus::Borrador => Err(EngineError::typed(
                 ErrorCode::Conflict,
                 "Esa propuesta todavía no se envía a revisión.",
@@ -827,7 +820,7 @@ impl Knowledge {
             )),
             ProposalStatus::Fusionada | ProposalStatus::Rechazada => Err(EngineError::typed(
                 ErrorCode::Conflict,
-                "Esa propuesta ya se resolvió.",
+                "Esa propuesta ya se resolvió de otra forma.",
                 "Revisa la lista de pendientes.",
             )),
         }
@@ -835,11 +828,26 @@ impl Knowledge {
 
     /// `fusionar_conocimiento`: a note becomes Knowledge, or a suggested edit is
     /// applied (`VERSION_CONFLICT` if the topic changed since it was proposed; a
-    /// question without patch is marked resolved). Owner/admin only; audited.
+    /// question without patch is marked resolved). Owner/admin only; audited once:
+    /// merging an already merged proposal is a no-op.
     pub async fn merge(&self, caller: &Caller, id: &str) -> EngineResult<Proposal> {
-        let p = self.resolvable(caller, id).await?;
+        let p = match self
+            .resolvable(caller, id, ProposalStatus::Fusionada)
+            .await?
+        {
+            Some(done) => return Ok(done),
+            None => self.proposal(caller, id).await?,
+        };
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
+        if !self
+            .claim(&mut tx, caller, &p, ProposalStatus::Fusionada, now)
+            .await?
+        {
+            // Resolved by someone else meanwhile: same rules as a second call.
+            tx.rollback().await?;
+            return Box::pin(self.merge(caller, id)).await;
+        }
         let Some(topic_id) = p.topic_id.as_deref() else {
             return Err(EngineError::not_found("el tema de esa propuesta"));
         };
@@ -898,18 +906,30 @@ impl Knowledge {
                 .await?;
             }
         }
-        self.resolve(&mut tx, caller, &p, ProposalStatus::Fusionada, now)
-            .await?;
+        audit_in(&mut tx, caller, "knowledge.merge", &Self::audit_detail(&p)).await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }
 
     /// Rejects a pending note (its topic en revisión is removed) or edit. Owner/admin
-    /// only; audited.
+    /// only; audited once: rejecting an already rejected proposal is a no-op.
     pub async fn reject(&self, caller: &Caller, id: &str) -> EngineResult<Proposal> {
-        let p = self.resolvable(caller, id).await?;
+        let p = match self
+            .resolvable(caller, id, ProposalStatus::Rechazada)
+            .await?
+        {
+            Some(done) => return Ok(done),
+            None => self.proposal(caller, id).await?,
+        };
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
+        if !self
+            .claim(&mut tx, caller, &p, ProposalStatus::Rechazada, now)
+            .await?
+        {
+            tx.rollback().await?;
+            return Box::pin(self.reject(caller, id)).await;
+        }
         if let (ProposalKind::Note, Some(topic_id)) = (p.kind, p.topic_id.as_deref()) {
             sqlx::query(
                 "update kn_proposals set topic_id = null where workspace_id = ? and id = ?",
@@ -926,21 +946,22 @@ impl Knowledge {
             .execute(&mut *tx)
             .await?;
         }
-        self.resolve(&mut tx, caller, &p, ProposalStatus::Rechazada, now)
-            .await?;
+        audit_in(&mut tx, caller, "knowledge.reject", &Self::audit_detail(&p)).await?;
         tx.commit().await?;
         self.proposal(caller, &p.id).await
     }
 
-    async fn resolve(
+    /// Marks a pending proposal resolved inside the write transaction. False when it
+    /// was no longer pending (a concurrent resolution won).
+    async fn claim(
         &self,
         conn: &mut sqlx::SqliteConnection,
         caller: &Caller,
         p: &Proposal,
         status: ProposalStatus,
         now: i64,
-    ) -> EngineResult<()> {
-        sqlx::query(
+    ) -> EngineResult<bool> {
+        let done = sqlx::query(
             "update kn_proposals set status = ?, resolved_by = ?, resolved_at = ?
               where workspace_id = ? and id = ? and status = 'pendiente'",
         )
@@ -951,17 +972,10 @@ impl Knowledge {
         .bind(&p.id)
         .execute(&mut *conn)
         .await?;
-        let action = match status {
-            ProposalStatus::Fusionada => "knowledge.merge",
-            _ => "knowledge.reject",
-        };
-        audit(
-            conn,
-            caller,
-            action,
-            json!({"proposal": p.id, "kind": p.kind, "topic": p.topic_slug, "title": p.title}),
-            now,
-        )
-        .await
+        Ok(done.rows_affected() == 1)
+    }
+
+    fn audit_detail(p: &Proposal) -> serde_json::Value {
+        json!({"proposal": p.id, "kind": p.kind, "topic": p.topic_slug, "title": p.title})
     }
 }

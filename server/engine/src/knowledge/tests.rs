@@ -352,15 +352,9 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
         engine.knowledge.get(&member, &slug).await.unwrap().status,
         TopicStatus::Knowledge
     );
-    assert_eq!(
-        engine
-            .knowledge
-            .merge(&owner, &pid)
-            .await
-            .unwrap_err()
-            .code(),
-        ErrorCode::Conflict
-    );
+    // Merging twice is a no-op: same outcome, no second audit row.
+    let again = engine.knowledge.merge(&owner, &pid).await.unwrap();
+    assert_eq!(again.status, ProposalStatus::Fusionada);
     let audited: i64 = sqlx::query_scalar(
         "select count(*) from audit_log where workspace_id = ? and action = 'knowledge.merge'",
     )
@@ -459,4 +453,112 @@ async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
+}
+
+/// The audit rows of a workspace: (actor, action, detail).
+async fn audit_rows(engine: &Engine, workspace_id: &str) -> Vec<(String, String, Value)> {
+    let rows: Vec<(String, String, String)> = sqlx::query_as(
+        "select actor_id, action, detail from audit_log where workspace_id = ? order by id",
+    )
+    .bind(workspace_id)
+    .fetch_all(engine.store.pool())
+    .await
+    .unwrap();
+    rows.into_iter()
+        .map(|(a, b, d)| (a, b, serde_json::from_str(&d).unwrap()))
+        .collect()
+}
+
+#[tokio::test]
+async fn the_review_board_is_for_owners_and_admins_and_every_resolution_is_audited_once() {
+    let (engine, owner, member, admin) = setup().await;
+    demo::seed_review(&engine.knowledge, &member).await.unwrap();
+
+    // A member cannot open the review page.
+    let e = engine.knowledge.review_board(&member).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Forbidden);
+
+    let board = engine.knowledge.review_board(&owner).await.unwrap();
+    assert_eq!(board.pending.len(), 2);
+    let (note, edit) = (&board.pending[0], &board.pending[1]);
+    assert_eq!(note.title, demo::DEMO_NOTE.0);
+    assert_eq!(note.proposed_by, "Luis Prueba");
+    assert!(edit
+        .diff
+        .as_deref()
+        .unwrap()
+        .contains("-Tabla de precios de referencia usada en 2025"));
+    assert!(!board.recent.iter().any(|t| t.title == note.title));
+
+    // The owner merges the note: it leaves the queue and heads the Knowledge list.
+    let done = engine
+        .knowledge
+        .merge_from_review(&owner, &note.id)
+        .await
+        .unwrap();
+    assert_eq!(
+        done.message(),
+        format!("«{}» ya es parte de Knowledge.", note.title)
+    );
+    let board = engine.knowledge.review_board(&owner).await.unwrap();
+    assert_eq!(board.pending.len(), 1);
+    assert_eq!(board.recent[0].title, note.title);
+    assert_eq!(board.recent[0].topic_ref, note.topic_ref.clone().unwrap());
+
+    // The admin rejects the edit; rejecting again is a no-op, merging it now is not.
+    engine
+        .knowledge
+        .reject_from_review(&admin, &edit.id)
+        .await
+        .unwrap();
+    let again = engine.knowledge.reject(&admin, &edit.id).await.unwrap();
+    assert_eq!(again.status, ProposalStatus::Rechazada);
+    let e = engine.knowledge.merge(&owner, &edit.id).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::Conflict);
+    // The topic kept its body.
+    assert!(engine
+        .knowledge
+        .get(&owner, demo::DEMO_EDIT.0)
+        .await
+        .unwrap()
+        .body
+        .contains("2025"));
+    assert!(engine
+        .knowledge
+        .review_board(&owner)
+        .await
+        .unwrap()
+        .pending
+        .is_empty());
+
+    // One row per resolution: who, what, when.
+    let audit = audit_rows(&engine, &owner.workspace_id).await;
+    assert_eq!(audit.len(), 2, "{audit:?}");
+    assert_eq!(audit[0].0, owner.user_id);
+    assert_eq!(audit[0].1, "knowledge.merge");
+    assert_eq!(audit[0].2["proposal"], json!(note.id));
+    assert_eq!(audit[1].0, admin.user_id);
+    assert_eq!(audit[1].1, "knowledge.reject");
+    assert_eq!(audit[1].2["proposal"], json!(edit.id));
+}
+
+#[tokio::test]
+async fn two_reviewers_merging_at_once_merge_and_audit_once() {
+    let (engine, owner, member, admin) = setup().await;
+    demo::seed_review(&engine.knowledge, &member).await.unwrap();
+    let id = engine.knowledge.pending(&owner).await.unwrap()[0]
+        .id
+        .clone();
+    let (a, b) = tokio::join!(
+        engine.knowledge.merge(&owner, &id),
+        engine.knowledge.merge(&admin, &id)
+    );
+    assert_eq!(a.unwrap().status, ProposalStatus::Fusionada);
+    assert_eq!(b.unwrap().status, ProposalStatus::Fusionada);
+    let merges = audit_rows(&engine, &owner.workspace_id)
+        .await
+        .into_iter()
+        .filter(|r| r.1 == "knowledge.merge")
+        .count();
+    assert_eq!(merges, 1);
 }

@@ -1,7 +1,8 @@
 //! Personas (SPEC §3, §5, §8): find people at a company (masked), quote their
 //! contact data in créditos de contacto, reveal it once a person approves, and list
 //! who was revealed (metadata only). The `people_*` tools in [`tools`] wrap this
-//! service thinly; the decision card `revelar_contactos` calls [`People::execute_reveal`].
+//! service thinly; the decision card `revelar_contactos` calls [`People::execute_reveal`];
+//! [`file`] files a revealed person onto a CRM record (`people_file`).
 //!
 //! **Invariants.**
 //! * Contact data (full name, email) leaves this module only for people revealed in
@@ -13,10 +14,13 @@
 //! * The provider's quote token stays in `people_quotes`; callers only see `quote_id`.
 
 pub mod directory;
+pub mod file;
 pub mod mask;
 pub mod provider;
 pub mod tools;
 
+#[cfg(test)]
+mod file_tests;
 #[cfg(test)]
 mod tests;
 

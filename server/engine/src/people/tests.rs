@@ -11,7 +11,7 @@ use crate::{testkit, Engine};
 
 use super::*;
 
-async fn setup(plan: Plan) -> (Engine, Caller) {
+pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
     let engine = testkit::engine().await.unwrap();
     for (id, name, site) in [
         (
@@ -42,7 +42,7 @@ async fn setup(plan: Plan) -> (Engine, Caller) {
     (engine, caller)
 }
 
-async fn call(
+pub(super) async fn call(
     engine: &Engine,
     caller: &Caller,
     name: &str,
@@ -55,7 +55,7 @@ async fn call(
         .outcome
 }
 
-async fn handles(engine: &Engine, caller: &Caller, company: &str) -> Vec<String> {
+pub(super) async fn handles(engine: &Engine, caller: &Caller, company: &str) -> Vec<String> {
     engine
         .people
         .search(caller, &format!("company:{company}"))
@@ -66,7 +66,7 @@ async fn handles(engine: &Engine, caller: &Caller, company: &str) -> Vec<String>
         .collect()
 }
 
-fn req(quote_id: &str, max: i64, key: &str) -> RevealRequest {
+pub(super) fn req(quote_id: &str, max: i64, key: &str) -> RevealRequest {
     RevealRequest {
         quote_id: quote_id.into(),
         confirm: true,
@@ -75,7 +75,7 @@ fn req(quote_id: &str, max: i64, key: &str) -> RevealRequest {
     }
 }
 
-const VIA: RevealVia<'static> = RevealVia {
+pub(super) const VIA: RevealVia<'static> = RevealVia {
     surface: "mcp",
     auto_policy: None,
     call_ref: None,

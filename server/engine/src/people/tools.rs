@@ -1,6 +1,7 @@
 //! The `people_*` tools (Empresas y personas, SPEC §5): `people_search`,
-//! `people_quote`, `people_reveal` (level 2: Luna only previews it), `people_acquired`
-//! and `people_status`. Thin wrappers over [`super::People`].
+//! `people_quote`, `people_reveal` (level 2: Luna only previews it), `people_acquired`,
+//! `people_file` (level 0, with undo) and `people_status`. Thin wrappers over
+//! [`super::People`].
 
 use luna_protocol::tool::{Envelope, ResultRow};
 use schemars::JsonSchema;
@@ -53,6 +54,15 @@ pub struct AcquiredArgs {
     #[serde(default)]
     #[schemars(range(min = 1, max = 100))]
     pub limit: Option<i64>,
+}
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+pub struct FileArgs {
+    /// La ref person:… de una persona ya revelada en este espacio de trabajo.
+    pub person_ref: String,
+    /// El registro del CRM: record:… (de collection_query o company_save).
+    pub record_id: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -151,6 +161,30 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConListaGuardada, 60)
             .citations(&["ref", "revealed_at", "revealed_by"])
             .handler(acquired),
+    );
+    reg.add(
+        ToolDef::new::<FileArgs>("people_file", Family::People)
+            .label("Archivando el contacto en el CRM")
+            .description(
+                "Úsala cuando una persona ya revelada en este espacio de trabajo deba quedar archivada en un \
+                 registro del CRM (por ejemplo, la Jefa de Compras en el registro de su empresa): agrega \
+                 nombre, correo y puesto a la lista personas del registro, deja constancia en su historial y \
+                 devuelve undo_token. Archivar dos veces a la misma persona no cambia nada. Falla con \
+                 NOT_REVEALED si la persona no está revelada aquí, NOT_FOUND si el registro no es de este \
+                 espacio de trabajo y PROTECTED_RESOURCE si la colección está archivada. NO la uses para \
+                 revelar contactos (usa people_quote y people_reveal) ni para cambiar otros campos del \
+                 registro (usa crm_record).",
+            )
+            .example(
+                "Archiva a la persona revelada en el registro de su empresa",
+                json!({"person_ref": "person:RUJBMDEwMTAxQUIx.0", "record_id": "record:rec_demo"}),
+            )
+            .side_effect(SideEffect::Write)
+            .idempotent(true)
+            .budget(4_000)
+            .stage(Stage::ConListaGuardada, 65)
+            .citations(&["ref", "person_ref", "undo_token", "already_filed"])
+            .handler(file),
     );
     reg.add(
         ToolDef::new::<StatusArgs>("people_status", Family::People)
@@ -342,6 +376,25 @@ async fn acquired(ctx: ToolCtx, args: AcquiredArgs) -> EngineResult<ToolOutput> 
             .collect(),
     )
     .into())
+}
+
+async fn file(ctx: ToolCtx, args: FileArgs) -> EngineResult<ToolOutput> {
+    let filed = ctx
+        .engine
+        .people
+        .file(&ctx.caller, ctx.surface, &args.person_ref, &args.record_id)
+        .await?;
+    let out = &filed.outcome;
+    let row = out
+        .record
+        .to_row(&[])
+        .with("person_ref", &filed.person.handle)
+        .with("person_label", filed.person.label())
+        .with("already_filed", filed.already_filed())
+        .with("changed", out.undo_token.is_some())
+        .with("undo_token", &out.undo_token)
+        .with("dropped_fields", &out.dropped_fields);
+    Ok(Envelope::rows(vec![row]).into())
 }
 
 async fn status(ctx: ToolCtx, args: StatusArgs) -> EngineResult<ToolOutput> {
