@@ -352,7 +352,7 @@ pub struct BulkChange {
     /// Etapa nueva (cualquier etapa de la colección).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stage: Option<String>,
-    /// Field values to set; locked fields are dropped.
+    /// Valores de campos a cambiar; los campos bloqueados se descartan.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
     pub fields: Map<String, Value>,
 }

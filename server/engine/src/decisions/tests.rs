@@ -1223,3 +1223,177 @@ async fn a_new_search_after_saving_builds_a_new_selection_and_save_card() {
     assert_eq!(b.pending[0].kind, DecisionKind::GuardarEnCrm);
     assert!(b.selection.len() <= 15 && !b.selection.is_empty());
 }
+
+#[tokio::test]
+async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_decline() {
+    let fx = fx(Plan::Founder, Role::Member).await;
+    let save = offer_in(&fx, "t1", save_card(&fx).await).await.card.id;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let records: Vec<String> = sqlx::query_scalar("select id from crm_records order by id")
+        .fetch_all(fx.engine.store.pool())
+        .await
+        .unwrap();
+    let bulk = |fx: &Fx| {
+        let changes: Vec<serde_json::Value> = records
+            .iter()
+            .map(|r| json!({"record_id": format!("record:{r}"), "stage": "Contactado"}))
+            .collect();
+        let args = json!({"collection_id": fx.col, "changes": changes});
+        let engine = fx.engine.clone();
+        let caller = fx.caller.clone();
+        async move {
+            let env = engine
+                .call_tool(
+                    &caller,
+                    ToolRequest::new("crm_bulk_update", args, Surface::Luna),
+                )
+                .await
+                .outcome
+                .unwrap();
+            let proposal_id = env.results[0].fields["proposal_id"]
+                .as_str()
+                .unwrap()
+                .to_owned();
+            prepare(
+                &engine,
+                &caller,
+                &DecisionDraft::CambiosMasivos { proposal_id },
+                Some(&env),
+            )
+            .await
+            .unwrap()
+        }
+    };
+    let moved = "select count(*) from crm_records where stage = 'Contactado'";
+    // Declined: nothing moves.
+    let card = offer_in(&fx, "t2", bulk(&fx).await).await.card;
+    assert!(
+        card.preview[0].label.starts_with("Cambiarán 3 registros"),
+        "{:?}",
+        card.preview
+    );
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &card.id,
+        Resolution::Decline,
+    )
+    .await
+    .unwrap();
+    assert_eq!(scalar(&fx, moved).await, 0);
+    // Accepted from two tabs at once: every record moves once, one history line each.
+    let card = offer_in(&fx, "t3", bulk(&fx).await).await.card;
+    let history_before = scalar(&fx, "select count(*) from crm_history").await;
+    let (a, b) = tokio::join!(
+        resolve(
+            &fx.engine,
+            &fx.caller,
+            &fx.session,
+            &card.id,
+            Resolution::Accept
+        ),
+        resolve(
+            &fx.engine,
+            &fx.caller,
+            &fx.session,
+            &card.id,
+            Resolution::Accept
+        ),
+    );
+    assert_eq!(
+        [a.unwrap().already, b.unwrap().already]
+            .iter()
+            .filter(|x| !**x)
+            .count(),
+        1
+    );
+    assert_eq!(scalar(&fx, moved).await, 3);
+    assert_eq!(
+        scalar(&fx, "select count(*) from crm_history").await - history_before,
+        3
+    );
+
+    // A suggested edit to Knowledge: accepted, it waits for review; the topic is unchanged.
+    let admin = colleague(&fx, Role::Admin).await;
+    let (topic, note) = fx
+        .engine
+        .knowledge
+        .create_note(
+            &admin,
+            &NewTopic {
+                title: "Plazos de pago".into(),
+                area: "ventas".into(),
+                body: "Cobramos a 30 días.".into(),
+                patterns: Vec::new(),
+            },
+            "Nota",
+            "ui",
+        )
+        .await
+        .unwrap();
+    fx.engine.knowledge.merge(&admin, &note.id).await.unwrap();
+    let draft = DecisionDraft::SugerirEdicion {
+        topic: topic.slug.clone(),
+        summary: "Gobierno paga a 20 días".into(),
+        patch: Some("Cobramos a 30 días; a gobierno, a 20.".into()),
+    };
+    let declined = offer_in(
+        &fx,
+        "t4",
+        prepare(&fx.engine, &fx.caller, &draft, None).await.unwrap(),
+    )
+    .await
+    .card;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &declined.id,
+        Resolution::Decline,
+    )
+    .await
+    .unwrap();
+    assert!(fx
+        .engine
+        .knowledge
+        .pending(&admin)
+        .await
+        .unwrap()
+        .is_empty());
+    let card = offer_in(
+        &fx,
+        "t5",
+        prepare(&fx.engine, &fx.caller, &draft, None).await.unwrap(),
+    )
+    .await
+    .card;
+    assert!(card.preview[0]
+        .detail
+        .as_deref()
+        .is_some_and(|d| d.contains("a gobierno, a 20")));
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &card.id,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let pending = fx.engine.knowledge.pending(&admin).await.unwrap();
+    assert_eq!(pending.len(), 1);
+    let t = fx.engine.knowledge.get(&admin, &topic.slug).await.unwrap();
+    assert_eq!(
+        t.body, "Cobramos a 30 días.",
+        "nothing changes before the merge"
+    );
+}
