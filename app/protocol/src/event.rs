@@ -221,13 +221,13 @@ impl RefusalCode {
     pub fn what_to_do(self) -> &'static str {
         match self {
             RefusalCode::Cap => {
-                "Espera unos minutos y vuelve a enviarlo, o pide a quien administra tu equipo que suba el límite en Ajustes."
+                "Espera unos minutos y vuelve a enviarlo; si lo necesitas ya, pide a quien administra tu equipo que suba el límite en Ajustes."
             }
             RefusalCode::Credits => {
-                "Pide menos resultados, o compra créditos o cambia de plan desde Ajustes y vuelve a intentarlo."
+                "Pide menos resultados, o pide a quien administra tu equipo más créditos o un plan mayor, y vuelve a intentarlo."
             }
             RefusalCode::Permission => {
-                "Pide a la dueña o a quien administra tu equipo que lo haga, o que te dé el rol necesario."
+                "Pide a quien es dueño o administra tu equipo que lo haga por ti, o que te dé el rol necesario."
             }
             RefusalCode::NoCapableModel => {
                 "Vuelve a escribirlo con otras palabras o más sencillo; si sigue pasando, intenta más tarde."

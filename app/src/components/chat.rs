@@ -155,7 +155,6 @@ fn message_view(message: ChatMessage) -> AnyView {
 
 /// A refusal in plain Spanish: what happened, and what the person can do about it.
 fn refusal(code: RefusalCode, message: String) -> impl IntoView {
-    let settings = matches!(code, RefusalCode::Cap | RefusalCode::Credits);
     view! {
         <div
             role="alert"
@@ -166,7 +165,6 @@ fn refusal(code: RefusalCode, message: String) -> impl IntoView {
             <p class="font-semibold">{code.title()}</p>
             <p class="mt-1">{message}</p>
             <p class="mt-1 text-rose-800 dark:text-rose-200" data-testid="refusal-next">{code.what_to_do()}</p>
-            {settings.then(|| view! { <a href="/ajustes" class="mt-1 inline-block underline">"Ver créditos y límites"</a> })}
         </div>
     }
 }

@@ -152,7 +152,8 @@ fn kanban(board: CollectionBoard, mover: Mover) -> impl IntoView {
     let truncated = board.truncated;
     view! {
         <div class="flex gap-3 overflow-x-auto pb-2" data-testid="kanban">
-            {stages.iter().cloned().map(|stage| {
+            {stages.iter().map(|stage| {
+                let stage = stage.to_owned();
                 let cards: Vec<BoardRecord> = board.in_stage(&stage).cloned().collect();
                 let count = cards.len();
                 let all_stages = stages.clone();

@@ -178,7 +178,7 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     let collection = demo_collection(&engine, &caller).await;
     let mut fields = Map::new();
     fields.insert("empresa".into(), json!("Cajas del Norte"));
-    let added = records::add(
+    records::add(
         &engine.store,
         &Actor::new(&caller, Surface::Ui),
         NewRecord {
