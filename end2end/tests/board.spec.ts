@@ -2,7 +2,7 @@
 // and can be removed, the saved list is a kanban whose moves persist, the mobile tabs
 // carry badges, and a dropped websocket comes back without losing or doubling messages.
 import { expect, Page, test } from '@playwright/test';
-import { ADMIN, OWNER, hydrated, login, shot } from './helpers';
+import { OWNER, hydrated, login, shot } from './helpers';
 
 const SCENE = 'Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno.';
 const SAVE = `${SCENE} Guárdamelos.`;
@@ -83,7 +83,7 @@ test('quitar removes a card from the selection, and the board keeps it removed a
 
 test('on a phone the Tablero and Decisiones tabs carry badges with their counts', async ({ page }) => {
   await page.setViewportSize({ width: 390, height: 844 });
-  await login(page, ADMIN);
+  await login(page, OWNER);
   await hydrated(page);
   await page.getByRole('tab', { name: 'Decisiones' }).click();
   await clearPending(page);
@@ -100,7 +100,7 @@ test('on a phone the Tablero and Decisiones tabs carry badges with their counts'
 
 test('the saved list is a kanban: a card moved with the keyboard stays moved after a reload', async ({ page }) => {
   await page.setViewportSize({ width: 1440, height: 900 });
-  await login(page, ADMIN);
+  await login(page, OWNER);
   await hydrated(page);
   // The save card left by the mobile test (or a new one).
   const card = page.getByTestId('decision-card');
@@ -174,19 +174,21 @@ test('after the websocket drops mid-turn the chat ends with no duplicated and no
   const people = page.getByTestId('person-message');
   const before = await people.count();
 
+  const answers = page.getByTestId('luna-message');
+  const answered = await answers.count();
+  const sockets = () => page.evaluate(() => (window as unknown as { __sockets: WebSocket[] }).__sockets.length);
   await send(page, SCENE);
-  await expect(page.getByTestId('tool-line').last()).toBeVisible();
+  // Drop the connection while the turn runs: its events land in the log meanwhile.
   await page.evaluate(() => (window as unknown as { __sockets: WebSocket[] }).__sockets.forEach((s) => s.close()));
-  await turnDone(page);
+  await expect.poll(sockets).toBeGreaterThan(1); // it reconnected
+  await expect(answers).toHaveCount(answered + 1, { timeout: 30_000 });
+  await expect(page.getByText('Luna está trabajando…')).toHaveCount(0, { timeout: 30_000 });
   await expect(people).toHaveCount(before + 1);
   const live = await page.getByTestId('chat-log').innerText();
-  const opened = await page.evaluate(() => (window as unknown as { __sockets: WebSocket[] }).__sockets.length);
-  expect(opened).toBeGreaterThan(1); // it did reconnect
 
   // A fresh load folds the log from scratch: it must read exactly the same.
   await page.reload();
   await hydrated(page);
-  await expect(page.getByTestId('luna-message').last()).toContainText('Armé una selección de 40');
+  await expect(answers).toHaveCount(answered + 1);
   expect(await page.getByTestId('chat-log').innerText()).toBe(live);
-  await expect(page.getByTestId('selection-card')).toHaveCount(40);
 });
