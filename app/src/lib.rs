@@ -3,6 +3,7 @@
 //! caller from context, call the engine and map its error (see `server`).
 
 pub mod api;
+pub mod board_api;
 pub mod components;
 pub mod decisions_api;
 pub mod error;

@@ -6,7 +6,9 @@ import { ADMIN, MEMBER, hydrated, login } from './helpers';
 
 test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ page }) => {
   await login(page, ADMIN);
+  // Wait for the login to land before navigating, or the cookie may not be set yet.
   await expect(page).toHaveURL(/\/$/);
+  await hydrated(page);
   await page.goto('/ajustes');
   await hydrated(page);
   const policy = page.getByTestId('auto-policy');

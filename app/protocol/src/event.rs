@@ -216,6 +216,34 @@ impl RefusalCode {
             RefusalCode::NoCapableModel => "Luna no puede atender esta petición en este momento.",
         }
     }
+
+    /// What the person can do about it, in one Spanish sentence (shown under the message).
+    pub fn what_to_do(self) -> &'static str {
+        match self {
+            RefusalCode::Cap => {
+                "Espera unos minutos y vuelve a enviarlo; si lo necesitas ya, pide a quien administra tu equipo que suba el límite en Ajustes."
+            }
+            RefusalCode::Credits => {
+                "Pide menos resultados, o pide a quien administra tu equipo más créditos o un plan mayor, y vuelve a intentarlo."
+            }
+            RefusalCode::Permission => {
+                "Pide a quien es dueño o administra tu equipo que lo haga por ti, o que te dé el rol necesario."
+            }
+            RefusalCode::NoCapableModel => {
+                "Vuelve a escribirlo con otras palabras o más sencillo; si sigue pasando, intenta más tarde."
+            }
+        }
+    }
+
+    /// A short title for the refusal card.
+    pub fn title(self) -> &'static str {
+        match self {
+            RefusalCode::Cap => "Límite de uso alcanzado",
+            RefusalCode::Credits => "Créditos insuficientes",
+            RefusalCode::Permission => "Sin permiso",
+            RefusalCode::NoCapableModel => "No se pudo atender",
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

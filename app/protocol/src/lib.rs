@@ -8,9 +8,11 @@
 pub mod account;
 pub mod board;
 pub mod chat;
+pub mod crm;
 pub mod decision;
 pub mod error;
 pub mod event;
+pub mod evidence;
 pub mod knowledge;
 pub mod patch;
 pub mod session;

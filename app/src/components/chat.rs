@@ -1,19 +1,38 @@
-//! The chat pane: the person's messages, Luna's anchored narration, one line per tool
-//! step, decision references, refusals, and the composer (usable during a turn: a
-//! message then steers it).
+//! The chat pane: the person's messages, Luna's anchored narration (facts about a
+//! company open the evidence drawer), one line per tool step ("deshacer" on the ones
+//! that wrote), decision references, refusals with what to do, and the composer
+//! (usable during a turn: a message then steers it).
+
+use std::collections::HashMap;
 
 use leptos::prelude::*;
-use luna_protocol::chat::{segments, ChatMessage, Segment, ToolStatus};
+use luna_protocol::chat::{segments, ChatMessage, Segment, ToolLine, ToolStatus};
+use luna_protocol::event::RefusalCode;
 
 use super::decision::{outcome_label, DecisionCardView};
+use super::drawer::Drawer;
 use super::live::Live;
 use super::mode::ModeSelector;
+
+/// What "deshacer" did for each undo token, kept outside the message list (which
+/// re-renders as events arrive) so the receipt stays visible.
+#[derive(Clone, Copy)]
+struct UndoLog(RwSignal<HashMap<String, UndoState>>);
+
+#[derive(Clone, Debug, PartialEq)]
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))] // results arrive in the browser only
+enum UndoState {
+    Running,
+    Done(String),
+    Failed(String),
+}
 
 #[component]
 pub fn ChatPane() -> impl IntoView {
     let live = expect_context::<Live>();
     let messages = move || live.replica.with(|r| r.view.chat.messages.clone());
     let running = move || live.replica.with(|r| r.view.active_turn.is_some());
+    provide_context(UndoLog(RwSignal::new(HashMap::new())));
     view! {
         <div class="flex-1 overflow-y-auto p-4" aria-live="polite" data-testid="chat-log">
             <Show
@@ -54,17 +73,44 @@ fn message_view(message: ChatMessage) -> AnyView {
             </div>
         }
         .into_any(),
-        ChatMessage::Luna { text, anchors, .. } => {
+        ChatMessage::Luna {
+            turn_id,
+            text,
+            anchors,
+        } => {
+            let live = expect_context::<Live>();
+            let drawer = expect_context::<Drawer>();
             let parts: Vec<AnyView> = segments(&text, &anchors)
                 .into_iter()
                 .map(|s| match s {
                     Segment::Text(t) => t.to_owned().into_any(),
-                    Segment::Link { label, reference } => view! {
-                        <span class="font-medium text-indigo-700 underline decoration-dotted dark:text-indigo-300" data-ref=reference.to_owned()>
-                            {label.to_owned()}
-                        </span>
+                    Segment::Link { label, reference } => {
+                        let company = live.replica.with_untracked(|r| {
+                            luna_protocol::evidence::company_of(reference, Some(turn_id.as_str()), &r.view.chat)
+                        });
+                        match company {
+                            Some(company) => view! {
+                                <button
+                                    type="button"
+                                    class="font-medium text-indigo-700 underline decoration-dotted hover:decoration-solid focus-visible:outline-2 focus-visible:outline-indigo-500 dark:text-indigo-300"
+                                    data-ref=reference.to_owned()
+                                    data-open-ref=company.clone()
+                                    aria-haspopup="dialog"
+                                    title="Ver el expediente"
+                                    on:click=move |_| drawer.show(company.clone())
+                                >
+                                    {label.to_owned()}
+                                </button>
+                            }
+                            .into_any(),
+                            None => view! {
+                                <span class="font-medium text-indigo-700 underline decoration-dotted dark:text-indigo-300" data-ref=reference.to_owned()>
+                                    {label.to_owned()}
+                                </span>
+                            }
+                            .into_any(),
+                        }
                     }
-                    .into_any(),
                 })
                 .collect();
             view! {
@@ -74,21 +120,7 @@ fn message_view(message: ChatMessage) -> AnyView {
             }
             .into_any()
         }
-        ChatMessage::Tool(line) => {
-            let (icon, tone) = match line.status {
-                ToolStatus::Running => ("…", "text-slate-500"),
-                ToolStatus::Done => ("✓", "text-emerald-700 dark:text-emerald-400"),
-                ToolStatus::Failed => ("!", "text-rose-700 dark:text-rose-400"),
-            };
-            view! {
-                <div class=format!("flex items-center gap-2 text-sm {tone}") data-testid="tool-line">
-                    <span aria-hidden="true">{icon}</span>
-                    <span>{line.label}</span>
-                    {line.summary.map(|s| view! { <span class="text-slate-500">"· "{s}</span> })}
-                </div>
-            }
-            .into_any()
-        }
+        ChatMessage::Tool(line) => tool_line(line).into_any(),
         ChatMessage::Decision {
             decision_id,
             title,
@@ -117,10 +149,96 @@ fn message_view(message: ChatMessage) -> AnyView {
                 .into_any(),
             }
         }
-        ChatMessage::Refused { message, .. } => view! {
-            <div role="alert" class="rounded-xl bg-rose-50 px-4 py-2 text-sm text-rose-800 dark:bg-rose-950 dark:text-rose-200">{message}</div>
+        ChatMessage::Refused { code, message, .. } => refusal(code, message).into_any(),
+    }
+}
+
+/// A refusal in plain Spanish: what happened, and what the person can do about it.
+fn refusal(code: RefusalCode, message: String) -> impl IntoView {
+    view! {
+        <div
+            role="alert"
+            data-testid="refusal"
+            data-code=code.http_status()
+            class="rounded-xl border border-rose-200 bg-rose-50 px-4 py-3 text-sm text-rose-900 dark:border-rose-900 dark:bg-rose-950 dark:text-rose-100"
+        >
+            <p class="font-semibold">{code.title()}</p>
+            <p class="mt-1">{message}</p>
+            <p class="mt-1 text-rose-800 dark:text-rose-200" data-testid="refusal-next">{code.what_to_do()}</p>
+        </div>
+    }
+}
+
+/// One tool step; a finished write that left an undo token gets "deshacer".
+fn tool_line(line: ToolLine) -> impl IntoView {
+    let (icon, tone) = match line.status {
+        ToolStatus::Running => ("…", "text-slate-500"),
+        ToolStatus::Done => ("✓", "text-emerald-700 dark:text-emerald-400"),
+        ToolStatus::Failed => ("!", "text-rose-700 dark:text-rose-400"),
+    };
+    let undo = line
+        .undo_token
+        .clone()
+        .filter(|_| line.status == ToolStatus::Done);
+    view! {
+        <div class=format!("flex flex-wrap items-center gap-2 text-sm {tone}") data-testid="tool-line">
+            <span aria-hidden="true">{icon}</span>
+            <span>{line.label}</span>
+            {line.summary.map(|s| view! { <span class="text-slate-500">"· "{s}</span> })}
+            {undo.map(|token| view! { <UndoButton token /> })}
+        </div>
+    }
+}
+
+#[component]
+fn UndoButton(token: String) -> impl IntoView {
+    let log = expect_context::<UndoLog>();
+    let token = StoredValue::new(token);
+    let state = move || token.with_value(|t| log.0.with(|m| m.get(t).cloned()));
+    let run = move |_| {
+        if matches!(state(), Some(UndoState::Running | UndoState::Done(_))) {
+            return;
         }
-        .into_any(),
+        let t = token.get_value();
+        log.0.update(|m| {
+            m.insert(t.clone(), UndoState::Running);
+        });
+        #[cfg(feature = "hydrate")]
+        leptos::task::spawn_local(async move {
+            let next = match crate::board_api::undo_write(t.clone()).await {
+                Ok(receipt) => UndoState::Done(receipt.summary),
+                Err(e) => UndoState::Failed(e.message()),
+            };
+            log.0.update(|m| {
+                m.insert(t, next);
+            });
+        });
+    };
+    view! {
+        {move || match state() {
+            Some(UndoState::Done(summary)) => view! {
+                <span class="text-slate-600 dark:text-slate-300" role="status" data-testid="undo-result">{summary}</span>
+            }.into_any(),
+            other => {
+                let running = other == Some(UndoState::Running);
+                let failed = match other {
+                    Some(UndoState::Failed(e)) => Some(e),
+                    _ => None,
+                };
+                view! {
+                    <button
+                        type="button"
+                        data-testid="undo"
+                        class="rounded-md px-2 text-xs text-slate-700 underline hover:bg-slate-100 focus-visible:outline-2 focus-visible:outline-indigo-500 disabled:opacity-60 dark:text-slate-300 dark:hover:bg-slate-800"
+                        disabled=running
+                        on:click=run
+                    >
+                        {if running { "deshaciendo…" } else { "deshacer" }}
+                    </button>
+                    {failed.map(|e| view! { <span role="alert" class="text-xs text-rose-700 dark:text-rose-300" data-testid="undo-error">{e}</span> })}
+                }.into_any()
+            }
+        }}
     }
 }
 

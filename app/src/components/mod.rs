@@ -1,8 +1,11 @@
 //! Reusable components: the top bar, the split chat/board view, small states.
 
 mod board;
+mod chart;
 mod chat;
 pub mod decision;
+pub mod drawer;
+mod kanban;
 pub mod live;
 mod mode;
 mod sequences;

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 
 use super::board::{PendingSection, SavedSection, SelectionSection};
 use super::chat::ChatPane;
+use super::drawer::{Drawer, EvidenceDrawer};
 use super::live::Live;
 use super::sequences::SequencesSection;
 
@@ -33,6 +34,12 @@ pub fn SplitView() -> impl IntoView {
     let container = NodeRef::<leptos::html::Div>::new();
     let live = Live::new();
     provide_context(live);
+    let drawer = Drawer::new();
+    provide_context(drawer);
+    // While the drawer is open the page behind it is inert: focus stays in the dialog.
+    let inert = move || drawer.open.with(Option::is_some);
+    let pending = Memo::new(move |_| live.replica.with(|r| r.view.board.pending.len()));
+    let selected = Memo::new(move |_| live.replica.with(|r| r.view.board.selection.len()));
     Effect::new(move |_| live.start());
 
     // Restore the remembered width once hydrated, and remember every change.
@@ -100,7 +107,10 @@ pub fn SplitView() -> impl IntoView {
         ev.prevent_default();
     };
 
-    let tab_button = move |which: Tab, label: &'static str, controls: &'static str| {
+    let tab_button = move |which: Tab,
+                           label: &'static str,
+                           controls: &'static str,
+                           badge: Option<(Memo<usize>, &'static str)>| {
         view! {
             <button
                 role="tab"
@@ -118,17 +128,29 @@ pub fn SplitView() -> impl IntoView {
                 on:click=move |_| set_tab.set(which)
             >
                 {label}
+                {badge.map(|(count, noun)| view! {
+                    <Show when=move || { count.get() > 0 }>
+                        <span
+                            class="ml-1 inline-flex min-w-5 items-center justify-center rounded-full bg-indigo-600 px-1.5 text-xs font-semibold text-white"
+                            data-testid=format!("tab-badge-{controls}")
+                            aria-label=move || format!("{} {noun}", count.get())
+                        >
+                            {move || count.get()}
+                        </span>
+                    </Show>
+                })}
             </button>
         }
     };
 
     view! {
-        <div role="tablist" aria-label="Secciones" class="flex border-b border-slate-200 bg-white md:hidden dark:border-slate-800 dark:bg-slate-900">
-            {tab_button(Tab::Chat, "Chat", "chat-pane")}
-            {tab_button(Tab::Board, "Tablero", "board-pane")}
-            {tab_button(Tab::Decisions, "Decisiones", "decisions-pane")}
+        <div role="tablist" aria-label="Secciones" inert=inert class="flex border-b border-slate-200 bg-white md:hidden dark:border-slate-800 dark:bg-slate-900">
+            {tab_button(Tab::Chat, "Chat", "chat-pane", None)}
+            {tab_button(Tab::Board, "Tablero", "board-pane", Some((selected, "empresas en la selección")))}
+            {tab_button(Tab::Decisions, "Decisiones", "decisions-pane", Some((pending, "decisiones pendientes")))}
         </div>
         <div
+            inert=inert
             node_ref=container
             class="flex min-h-0 flex-1 flex-col md:flex-row"
             style:--chat-width=move || format!("{:.1}%", chat_pct.get())
@@ -184,5 +206,6 @@ pub fn SplitView() -> impl IntoView {
                 </div>
             </section>
         </div>
+        <EvidenceDrawer />
     }
 }

@@ -19,6 +19,7 @@ pub mod market;
 pub mod market_tools;
 pub mod people;
 pub mod registry;
+pub mod screen;
 pub mod sequences;
 pub mod session;
 pub mod session_tools;

@@ -738,3 +738,62 @@ pub async fn history(
     }
     Ok((record, entries, activities))
 }
+
+/// Live records of the workspace that carry one of `entity_ids`, with the name of
+/// their collection, most recently changed first (the drawer's CRM history).
+pub async fn by_entity(
+    store: &Store,
+    workspace_id: &str,
+    entity_ids: &[String],
+) -> EngineResult<Vec<(Record, String)>> {
+    if entity_ids.is_empty() {
+        return Ok(Vec::new());
+    }
+    let marks = vec!["?"; entity_ids.len()].join(", ");
+    let cols = RECORD_COLS
+        .split(", ")
+        .map(|c| format!("r.{c}"))
+        .collect::<Vec<_>>()
+        .join(", ");
+    let sql = format!(
+        "select {cols}, c.name as collection_name from crm_records r
+         join crm_collections c on c.id = r.collection_id
+         where r.workspace_id = ? and r.deleted_at is null and r.entity_id in ({marks})
+         order by r.updated_at desc limit 10"
+    );
+    let mut q = sqlx::query(&sql).bind(workspace_id);
+    for e in entity_ids {
+        q = q.bind(e);
+    }
+    let rows = q.fetch_all(store.pool()).await?;
+    rows.iter()
+        .map(|r| Ok((Record::from_row(r)?, r.try_get("collection_name")?)))
+        .collect()
+}
+
+/// Live records of a collection of the workspace, in the order they were added, up
+/// to `limit`; the flag says whether more exist (the saved collection on the board).
+pub async fn in_collection(
+    store: &Store,
+    workspace_id: &str,
+    collection_id: &str,
+    limit: u32,
+) -> EngineResult<(Vec<Record>, bool)> {
+    let rows = sqlx::query(&format!(
+        "select {RECORD_COLS} from crm_records
+         where workspace_id = ? and collection_id = ? and deleted_at is null
+         order by created_at, id limit ?"
+    ))
+    .bind(workspace_id)
+    .bind(super::model::collection_id(collection_id))
+    .bind(i64::from(limit) + 1)
+    .fetch_all(store.pool())
+    .await?;
+    let more = rows.len() > limit as usize;
+    let records = rows
+        .iter()
+        .take(limit as usize)
+        .map(Record::from_row)
+        .collect::<EngineResult<Vec<_>>>()?;
+    Ok((records, more))
+}

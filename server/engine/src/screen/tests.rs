@@ -1,0 +1,307 @@
+use luna_protocol::account::{Plan, Role};
+use serde_json::{json, Map};
+
+use super::*;
+use crate::crm::model::Actor;
+use crate::crm::records::NewRecord;
+use crate::testkit;
+
+fn award(buyer: &str, amount: Option<f64>, currency: &str, date: Option<&str>) -> AwardRow {
+    AwardRow {
+        r#ref: "record:award:1".into(),
+        ref_label: "Adjudicación".into(),
+        id: 1,
+        ocid: None,
+        supplier_ref: "company:X".into(),
+        supplier_id: "X".into(),
+        supplier_name: "X".into(),
+        buyer: buyer.into(),
+        buyer_name: None,
+        title: "Cajas".into(),
+        amount,
+        currency: currency.into(),
+        date: date.map(str::to_owned),
+        procedure: None,
+        procedure_label: None,
+        state: None,
+        scian: None,
+        source: "demo".into(),
+        evidence: vec![],
+    }
+}
+
+#[test]
+fn awards_sum_by_year_oldest_first_in_mxn_only() {
+    let awards = [
+        award("IMSS", Some(100.0), "MXN", Some("2024-03-01")),
+        award("IMSS", Some(50.0), "MXN", Some("2024-09-01")),
+        award("ISSSTE", Some(10.0), "USD", Some("2023-01-01")),
+        award("ISSSTE", Some(7.0), "MXN", None),
+    ];
+    let years = by_year(&awards);
+    assert_eq!(years.len(), 2);
+    assert_eq!(
+        (years[0].label.as_str(), years[0].amount_mxn, years[0].count),
+        ("2023", 0.0, 1)
+    );
+    assert_eq!(
+        (years[1].label.as_str(), years[1].amount_mxn, years[1].count),
+        ("2024", 150.0, 2)
+    );
+}
+
+#[test]
+fn awards_sum_by_buyer_largest_first_with_the_tail_as_otros() {
+    let awards: Vec<AwardRow> = (0..9)
+        .map(|i| {
+            award(
+                &format!("B{i}"),
+                Some(f64::from(i + 1)),
+                "MXN",
+                Some("2025-01-01"),
+            )
+        })
+        .collect();
+    let buyers = by_buyer(&awards, 3);
+    let labels: Vec<&str> = buyers.iter().map(|b| b.label.as_str()).collect();
+    assert_eq!(labels, ["B8", "B7", "B6", "Otros"]);
+    assert_eq!(buyers[3].amount_mxn, 21.0);
+    assert_eq!(buyers[3].count, 6);
+}
+
+#[test]
+fn history_rows_and_undo_receipts_read_in_spanish() {
+    assert_eq!(
+        what(
+            "stage",
+            &json!({"stage": {"from": "Nuevo", "to": "Contactado"}})
+        ),
+        "Pasó de «Nuevo» a «Contactado»"
+    );
+    assert_eq!(
+        what("update", &json!({"fields.a": {}, "fields.b": {}})),
+        "Actualizó 2 datos"
+    );
+    assert_eq!(
+        undo_summary(1, 0, 0),
+        "Deshecho: 1 registro quedó como estaba."
+    );
+    assert_eq!(
+        undo_summary(0, 2, 1),
+        "Deshecho: 2 registros salieron del CRM, 1 seguimiento cancelado."
+    );
+}
+
+async fn setup() -> (Engine, Caller, String) {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+        .await
+        .unwrap();
+    let supplier: String = sqlx::query_scalar(
+        "select supplier_id from mk_awards where currency = 'MXN' group by supplier_id
+         having count(*) >= 3 order by supplier_id limit 1",
+    )
+    .fetch_one(engine.store.pool())
+    .await
+    .unwrap();
+    (engine, caller, supplier)
+}
+
+async fn demo_collection(engine: &Engine, caller: &Caller) -> String {
+    sqlx::query_scalar("select id from crm_collections where workspace_id = ? and name = ?")
+        .bind(&caller.workspace_id)
+        .bind(crate::crm::demo::DEMO_COLLECTION)
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap()
+}
+
+#[tokio::test]
+async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_once_saved() {
+    let (engine, caller, supplier) = setup().await;
+    let company = format!("company:{supplier}");
+    let file = company_file(&engine, &caller, &company).await.unwrap();
+    assert_eq!(file.reference, company);
+    assert!(file.awards.len() >= 3, "{file:?}");
+    let listed: f64 = file.awards.iter().filter_map(|a| a.amount_mxn).sum();
+    let charted: f64 = file.by_year.iter().map(|b| b.amount_mxn).sum();
+    assert!((listed - charted).abs() < 0.01);
+    assert!(file.crm.is_empty());
+
+    // Saved and moved: the drawer shows the record's timeline, newest first.
+    let collection = demo_collection(&engine, &caller).await;
+    let mut fields = Map::new();
+    fields.insert("empresa".into(), json!(file.name));
+    let added = records::add(
+        &engine.store,
+        &Actor::new(&caller, Surface::Ui),
+        NewRecord {
+            collection_id: collection.clone(),
+            entity_id: Some(supplier.clone()),
+            stage: None,
+            fields,
+        },
+        false,
+    )
+    .await
+    .unwrap();
+    let moved = move_record(&engine, &caller, &added.record.ref_(), 1, "Contactado")
+        .await
+        .unwrap();
+    assert_eq!((moved.stage.as_str(), moved.version), ("Contactado", 2));
+    let file = company_file(&engine, &caller, &company).await.unwrap();
+    assert_eq!(file.crm.len(), 1);
+    assert_eq!(file.crm[0].stage, "Contactado");
+    assert_eq!(
+        file.crm[0].entries[0].what,
+        "Pasó de «Nuevo» a «Contactado»"
+    );
+
+    // Another workspace sees the market data but not this CRM history.
+    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    assert!(company_file(&engine, &other, &company)
+        .await
+        .unwrap()
+        .crm
+        .is_empty());
+}
+
+#[tokio::test]
+async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
+    let (engine, caller, supplier) = setup().await;
+    let collection = demo_collection(&engine, &caller).await;
+    let mut fields = Map::new();
+    fields.insert("empresa".into(), json!("Cajas del Norte"));
+    records::add(
+        &engine.store,
+        &Actor::new(&caller, Surface::Ui),
+        NewRecord {
+            collection_id: collection.clone(),
+            entity_id: Some(supplier),
+            stage: None,
+            fields,
+        },
+        false,
+    )
+    .await
+    .unwrap();
+    let board = collection_board(&engine, &caller, &collection)
+        .await
+        .unwrap();
+    assert_eq!(board.stages[0], "Nuevo");
+    assert_eq!(board.in_stage("Nuevo").count(), 1);
+    let card = &board.records[0];
+    assert!(board.columns.iter().all(|c| c.key != "empresa"));
+
+    let moved = move_record(
+        &engine,
+        &caller,
+        &card.record_ref,
+        card.version,
+        "Propuesta",
+    )
+    .await
+    .unwrap();
+    let board = collection_board(&engine, &caller, &collection)
+        .await
+        .unwrap();
+    assert_eq!(board.in_stage("Propuesta").count(), 1);
+
+    // A stale version is a conflict, not a silent overwrite.
+    let stale = move_record(&engine, &caller, &card.record_ref, card.version, "Ganado").await;
+    assert!(matches!(stale, Err(EngineError::Typed(b)) if b.code == ErrorCode::VersionConflict));
+
+    let token = moved.undo_token.unwrap();
+    let receipt = undo(&engine, &caller, &token).await.unwrap();
+    assert_eq!(receipt.restored, 1);
+    let board = collection_board(&engine, &caller, &collection)
+        .await
+        .unwrap();
+    assert_eq!(board.in_stage("Nuevo").count(), 1);
+    assert!(undo(&engine, &caller, &token).await.is_err());
+
+    // Undoing a move that was followed by another change is VERSION_CONFLICT in Spanish.
+    let card = &board.records[0];
+    let first = move_record(
+        &engine,
+        &caller,
+        &card.record_ref,
+        card.version,
+        "Contactado",
+    )
+    .await
+    .unwrap();
+    move_record(&engine, &caller, &card.record_ref, first.version, "Ganado")
+        .await
+        .unwrap();
+    let err = undo(&engine, &caller, &first.undo_token.unwrap()).await;
+    match err {
+        Err(EngineError::Typed(b)) => {
+            assert_eq!(b.code, ErrorCode::VersionConflict);
+            assert!(b.message.contains("No se puede deshacer"));
+        }
+        other => panic!("{other:?}"),
+    }
+
+    // Another workspace cannot read the collection.
+    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    assert!(collection_board(&engine, &other, &collection)
+        .await
+        .is_err());
+}
+
+#[tokio::test]
+async fn quitar_removes_one_company_from_the_session_selection() {
+    let (engine, caller, _) = setup().await;
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let ids: Vec<String> = sqlx::query_scalar("select id from mk_suppliers order by id limit 3")
+        .fetch_all(engine.store.pool())
+        .await
+        .unwrap();
+    let items: Vec<Value> = ids
+        .iter()
+        .map(|id| json!({"ref": format!("company:{id}"), "why": "Vende empaque a gobierno"}))
+        .collect();
+    call(
+        &engine,
+        &caller,
+        "selection_update",
+        json!({"op": "add", "items": items}),
+        Some(&session),
+    )
+    .await
+    .unwrap();
+    let left = remove_from_selection(&engine, &caller, &session, &format!("company:{}", ids[1]))
+        .await
+        .unwrap();
+    assert_eq!(left, 2);
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
+    assert!(view
+        .board
+        .selection
+        .iter()
+        .all(|s| s.reference != format!("company:{}", ids[1])));
+
+    // Someone else's session is not reachable.
+    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    assert!(
+        remove_from_selection(&engine, &other, &session, "company:x")
+            .await
+            .is_err()
+    );
+}
