@@ -2,6 +2,10 @@
 //! functions they call. Server functions stay thin: they take the engine and the
 //! caller from context, call the engine and map its error (see `server`).
 
+// Release builds (no `erase_components`) nest the view types deeper than the
+// default limit allows when computing the hydration futures of the split view.
+#![recursion_limit = "256"]
+
 pub mod api;
 pub mod board_api;
 pub mod components;

@@ -33,6 +33,7 @@ pub fn SelectionSection() -> impl IntoView {
             </Show>
         </section>
     }
+    .into_any()
 }
 
 /// An argued card: tapping it opens the evidence drawer; "quitar" removes it from
@@ -110,6 +111,7 @@ fn SelectionCard(item: SelectionItem) -> impl IntoView {
             {move || error.get().map(|e| view! { <p role="alert" class="mt-1 text-xs text-rose-700 dark:text-rose-300">{e}</p> })}
         </li>
     }
+    .into_any()
 }
 
 #[component]
@@ -132,6 +134,7 @@ pub fn SavedSection() -> impl IntoView {
             }}
         </section>
     }
+    .into_any()
 }
 
 #[component]
@@ -151,6 +154,7 @@ pub fn PendingSection() -> impl IntoView {
             </Show>
         </section>
     }
+    .into_any()
 }
 
 #[component]

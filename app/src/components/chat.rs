@@ -49,6 +49,7 @@ pub fn ChatPane() -> impl IntoView {
         </div>
         <Composer />
     }
+    .into_any()
 }
 
 #[component]

@@ -154,6 +154,7 @@ pub fn EvidenceDrawer() -> impl IntoView {
             </div>
         </Show>
     }
+    .into_any()
 }
 
 fn file_view(f: CompanyFile) -> impl IntoView {
