@@ -22,6 +22,11 @@ pub enum EngineError {
 }
 
 impl EngineError {
+    /// An internal failure (bad stored JSON, a broken invariant): logged, never shown.
+    pub fn internal(e: impl std::fmt::Display) -> Self {
+        EngineError::Internal(e.to_string())
+    }
+
     pub fn typed(code: ErrorCode, message: impl Into<String>, hint: impl Into<String>) -> Self {
         EngineError::Typed(ErrorBody::new(code, message, hint))
     }

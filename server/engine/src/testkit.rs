@@ -33,3 +33,17 @@ pub async fn caller(engine: &Engine, plan: Plan, role: Role) -> EngineResult<Cal
         api_key_id: None,
     })
 }
+
+/// A Proveedor in Jalisco whose id is its RFC, for tests that need people or records.
+pub async fn insert_supplier(engine: &Engine, rfc: &str, name: &str) -> EngineResult<()> {
+    sqlx::query(
+        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
+         values (?, ?, 1, ?, 14, 'test', 0)",
+    )
+    .bind(rfc)
+    .bind(rfc)
+    .bind(name)
+    .execute(engine.store.pool())
+    .await?;
+    Ok(())
+}

@@ -85,13 +85,9 @@ async fn a_step_goes_out_through_a_real_smtp_server_once() {
     };
     let smtp = Smtp::from_url(&url).expect("smtp url");
     let engine = testkit::engine().await.unwrap().with_mailer(Arc::new(smtp));
-    sqlx::query(
-        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
-         values ('EBA010101AB1', 'EBA010101AB1', 1, 'Empaques del Bajío', 14, 'test', 0)",
-    )
-    .execute(engine.store.pool())
-    .await
-    .unwrap();
+    testkit::insert_supplier(&engine, "EBA010101AB1", "Empaques del Bajío")
+        .await
+        .unwrap();
     let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
         .await
         .unwrap();

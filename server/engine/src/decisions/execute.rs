@@ -26,10 +26,6 @@ pub struct Executed {
     pub receipt: Option<String>,
 }
 
-fn internal(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Internal(e.to_string())
-}
-
 /// Runs `target` for `caller`. `auto_policy` is the receipt text when auto mode runs
 /// it ("automático por la política que … fijó a las …").
 pub async fn execute(
@@ -64,7 +60,7 @@ pub async fn execute(
                 },
                 patch: vec![PatchOp::add(
                     Board::SAVED,
-                    serde_json::to_value(&saved).map_err(internal)?,
+                    serde_json::to_value(&saved).map_err(EngineError::internal)?,
                 )],
                 ..Executed::default()
             })

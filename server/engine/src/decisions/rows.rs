@@ -10,12 +10,8 @@ use crate::error::{EngineError, EngineResult};
 
 use super::Target;
 
-fn internal(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Internal(e.to_string())
-}
-
 fn to_json(v: &impl serde::Serialize) -> EngineResult<String> {
-    serde_json::to_string(v).map_err(internal)
+    serde_json::to_string(v).map_err(EngineError::internal)
 }
 
 /// A stored decision.
@@ -100,15 +96,16 @@ pub async fn find(
         id: r.try_get("id")?,
         session_id: r.try_get("session_id")?,
         turn_id: r.try_get("turn_id")?,
-        kind: DecisionKind::parse(&kind).ok_or_else(|| internal(format!("bad kind {kind}")))?,
-        target: serde_json::from_str(&target).map_err(internal)?,
+        kind: DecisionKind::parse(&kind)
+            .ok_or_else(|| EngineError::internal(format!("bad kind {kind}")))?,
+        target: serde_json::from_str(&target).map_err(EngineError::internal)?,
         idempotency_key: r.try_get("idempotency_key")?,
         expires_at: r.try_get("expires_at")?,
         status: r.try_get("status")?,
         result: result
             .map(|s| serde_json::from_str(&s))
             .transpose()
-            .map_err(internal)?,
+            .map_err(EngineError::internal)?,
     }))
 }
 
@@ -232,7 +229,7 @@ fn count(v: i64) -> u32 {
 }
 
 fn parse_classes(raw: &str) -> EngineResult<Vec<DecisionKind>> {
-    serde_json::from_str(raw).map_err(internal)
+    serde_json::from_str(raw).map_err(EngineError::internal)
 }
 
 pub async fn session_auto(

@@ -43,16 +43,9 @@ async fn fx_with(plan: Plan, role: Role, suppliers: bool) -> Fx {
     let engine = testkit::engine().await.unwrap();
     if suppliers {
         for (i, id) in SUPPLIERS.iter().enumerate() {
-            sqlx::query(
-                "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
-                 values (?, ?, 1, ?, 14, 'test', 0)",
-            )
-            .bind(id)
-            .bind(id)
-            .bind(format!("Empaques {i} SA de CV"))
-            .execute(engine.store.pool())
-            .await
-            .unwrap();
+            testkit::insert_supplier(&engine, id, &format!("Empaques {i} SA de CV"))
+                .await
+                .unwrap();
         }
     } else {
         engine.market.ensure_demo().await.unwrap();

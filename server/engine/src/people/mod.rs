@@ -1,7 +1,8 @@
 //! Personas (SPEC §3, §5, §8): find people at a company (masked), quote their
 //! contact data in créditos de contacto, reveal it once a person approves, and list
 //! who was revealed (metadata only). The `people_*` tools in [`tools`] wrap this
-//! service thinly; the decision card `revelar_contactos` calls [`People::execute_reveal`];
+//! service thinly; an accepted `revelar_contactos` card reveals through [`People::reveal`]
+//! with the key the decision minted (`decisions::execute`);
 //! [`file`] files a revealed person onto a CRM record (`people_file`).
 //!
 //! **Invariants.**

@@ -8,12 +8,8 @@ use crate::error::{EngineError, EngineResult};
 
 use super::model::{Audience, Recipient, Sequence, Status, Step};
 
-fn internal(e: impl std::fmt::Display) -> EngineError {
-    EngineError::Internal(e.to_string())
-}
-
 fn json(v: &impl serde::Serialize) -> EngineResult<String> {
-    serde_json::to_string(v).map_err(internal)
+    serde_json::to_string(v).map_err(EngineError::internal)
 }
 
 const COLS: &str =
@@ -28,10 +24,11 @@ fn from_row(r: &sqlx::sqlite::SqliteRow) -> EngineResult<Sequence> {
         workspace_id: r.try_get("workspace_id")?,
         session_id: r.try_get("session_id")?,
         name: r.try_get("name")?,
-        audience: serde_json::from_str::<Audience>(&audience).map_err(internal)?,
-        steps: serde_json::from_str::<Vec<Step>>(&steps).map_err(internal)?,
+        audience: serde_json::from_str::<Audience>(&audience).map_err(EngineError::internal)?,
+        steps: serde_json::from_str::<Vec<Step>>(&steps).map_err(EngineError::internal)?,
         sender: r.try_get("sender")?,
-        status: Status::parse(&status).ok_or_else(|| internal(format!("bad status {status}")))?,
+        status: Status::parse(&status)
+            .ok_or_else(|| EngineError::internal(format!("bad status {status}")))?,
         version: r.try_get("version")?,
         activated_at: r.try_get("activated_at")?,
     })
@@ -241,7 +238,7 @@ pub async fn audience(
             Ok(Recipient {
                 email: r.try_get("email")?,
                 record_id: r.try_get("record_id")?,
-                vars: serde_json::from_str(&vars).map_err(internal)?,
+                vars: serde_json::from_str(&vars).map_err(EngineError::internal)?,
             })
         })
         .collect()
