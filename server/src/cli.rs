@@ -7,11 +7,32 @@
 //! - `luna-server import-ocds <file.json>...` imports OCDS release packages, bare
 //!   releases or record packages into the market data.
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
+//! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
+//!   pins the workspace to one model route (the pin gate, SPEC §7.5).
 //!
 //! Imports are idempotent: re-running one reports nothing inserted. Each prints what
 //! it inserted and what it skipped, and why.
 
+use luna_engine::accounts::Caller;
+use luna_engine::error::{EngineError, EngineResult};
+use luna_engine::turn::openai::pin::{self, Pin};
 use luna_engine::Engine;
+use luna_protocol::account::Role;
+use luna_protocol::error::ErrorCode;
+
+/// Pins the caller's workspace to a model route; owners and admins only.
+async fn pin_workspace(engine: &Engine, caller: &Caller, to: Pin) -> EngineResult<()> {
+    if !matches!(caller.role, Role::Owner | Role::Admin) {
+        return Err(EngineError::typed(
+            ErrorCode::Forbidden,
+            "Solo el dueño o un administrador fija la ruta del modelo.",
+            "Pídeselo a quien administra el espacio de trabajo.",
+        ));
+    }
+    pin::set(&engine.store, &caller.workspace_id, to).await?;
+    println!("{} → {}", caller.workspace_id, to.as_str());
+    Ok(())
+}
 
 /// Value of `--flag` in `args`.
 fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
@@ -30,7 +51,7 @@ pub async fn run(
     if matches!(command, "import-ocds" | "import-sat69b") {
         return Some(import(command, &args[1..], engine).await);
     }
-    if !matches!(command, "create-api-key" | "revoke-api-key") {
+    if !matches!(command, "create-api-key" | "revoke-api-key" | "model-pin") {
         return None;
     }
     let Some(email) = flag(args, "--email") else {
@@ -63,6 +84,15 @@ pub async fn run(
                 .create_api_key(&caller, name)
                 .await
                 .map(|k| println!("{}\n{}", k.secret, k.id))
+        }
+        "model-pin" => {
+            let Some(pin) = flag(args, "--pin").and_then(Pin::parse) else {
+                eprintln!(
+                    "uso: luna-server model-pin --email <correo> --pin none|primary|fallback"
+                );
+                return Some(2);
+            };
+            pin_workspace(&engine, &caller, pin).await
         }
         _ => match flag(args, "--id") {
             Some(id) => engine.accounts.revoke_api_key(&caller, id).await,

@@ -150,6 +150,18 @@ impl Config {
                     gateway.monthly_spend_cap_micro_usd =
                         Some((dollars * 1_000_000.0).round() as i64);
                 }
+                if let Some(v) = non_empty("LUNA_MODEL_STREAM") {
+                    gateway.stream = match v.trim() {
+                        "1" | "true" | "si" | "sí" => true,
+                        "0" | "false" | "no" => false,
+                        _ => {
+                            return Err(err(
+                                "LUNA_MODEL_STREAM",
+                                format!("«{v}» no es 1 ni 0 (1: respuestas en streaming, el valor por omisión)"),
+                            ))
+                        }
+                    };
+                }
                 Some(gateway)
             }
             (Some(_), None) => {
@@ -276,6 +288,7 @@ mod tests {
             ("LUNA_MODEL_FALLBACK_PRICE", "1.25/10"),
             ("LUNA_MODEL_TIMEOUT_SECS", "30"),
             ("LUNA_MODEL_SPEND_CAP_USD", "7.5"),
+            ("LUNA_MODEL_STREAM", "0"),
         ])
         .unwrap();
         let m = c.model.clone().unwrap();
@@ -284,6 +297,7 @@ mod tests {
         assert_eq!(m.fallback.unwrap().price.unwrap().output, 10.0);
         assert_eq!(m.timeout, Duration::from_secs(30));
         assert_eq!(m.monthly_spend_cap_micro_usd, Some(7_500_000));
+        assert!(!m.stream);
         assert!(!format!("{c:?}").contains("sk-no-se-imprime"));
     }
 
@@ -298,6 +312,7 @@ mod tests {
             ("LUNA_MODEL_FALLBACK_PRICE", "1/x"),
             ("LUNA_MODEL_TIMEOUT_SECS", "0"),
             ("LUNA_MODEL_SPEND_CAP_USD", "-3"),
+            ("LUNA_MODEL_STREAM", "a veces"),
         ] {
             let mut pairs = base.to_vec();
             pairs.push((var, value));

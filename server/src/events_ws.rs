@@ -17,7 +17,7 @@ use luna_engine::session::Sessions;
 use luna_engine::{Engine, EngineError};
 use luna_protocol::error::ErrorEnvelope;
 use luna_protocol::event::StoredEvent;
-use luna_protocol::stream::StreamMessage;
+use luna_protocol::stream::{StreamMessage, Thinking};
 use serde::Deserialize;
 use tokio::sync::broadcast;
 use tracing::Instrument;
@@ -60,6 +60,7 @@ pub async fn session_events(
         Ok(rx) => rx,
         Err(e) => return error_response(e),
     };
+    let thoughts = engine.sessions.hub().subscribe_thinking(&session_id);
     let upgrade = match upgrade {
         Ok(u) => u,
         Err(rejection) => return rejection.into_response(),
@@ -78,7 +79,15 @@ pub async fn session_events(
     );
     let sessions = engine.sessions.clone();
     upgrade.on_upgrade(move |socket| {
-        serve_socket(socket, sessions, caller, session_id, since, live).instrument(span)
+        serve_socket(
+            socket,
+            sessions,
+            caller,
+            session_id,
+            since,
+            (live, thoughts),
+        )
+        .instrument(span)
     })
 }
 
@@ -88,7 +97,7 @@ async fn serve_socket(
     caller: Caller,
     session_id: String,
     since: u64,
-    live: broadcast::Receiver<StoredEvent>,
+    live: Live,
 ) {
     let (sender, mut receiver) = socket.split();
     // `ready` (not an async block) keeps the adapted sink `Unpin`.
@@ -117,6 +126,12 @@ async fn serve_socket(
     }
 }
 
+/// What a socket follows: committed events, and the running turn's live reasoning.
+pub type Live = (
+    broadcast::Receiver<StoredEvent>,
+    broadcast::Receiver<Thinking>,
+);
+
 /// Why a stream stopped.
 #[derive(Debug, thiserror::Error)]
 pub enum StreamError {
@@ -136,7 +151,7 @@ pub async fn stream_events<S>(
     caller: &Caller,
     session_id: &str,
     since: u64,
-    mut live: broadcast::Receiver<StoredEvent>,
+    (mut live, thoughts): Live,
     sink: &mut S,
 ) -> Result<(), StreamError>
 where
@@ -157,8 +172,22 @@ where
         .await?;
     }
     catch_up(sessions, caller, session_id, &mut last, sink).await?;
+    let mut thoughts = Some(thoughts);
     loop {
-        match live.recv().await {
+        // Committed events first; reasoning is best effort and may be skipped.
+        let received = tokio::select! {
+            biased;
+            event = live.recv() => event,
+            thought = next_thought(&mut thoughts) => {
+                match thought {
+                    Ok(t) => send(sink, StreamMessage::Thinking(t)).await?,
+                    Err(broadcast::error::RecvError::Lagged(_)) => {}
+                    Err(broadcast::error::RecvError::Closed) => thoughts = None,
+                }
+                continue;
+            }
+        };
+        match received {
             Ok(e) if e.seq <= last => {}
             Ok(e) if e.seq == last + 1 => {
                 last = e.seq;
@@ -176,6 +205,16 @@ where
             }
             Err(broadcast::error::RecvError::Closed) => return Ok(()),
         }
+    }
+}
+
+/// The next piece of reasoning, or never once the channel closed.
+async fn next_thought(
+    thoughts: &mut Option<broadcast::Receiver<Thinking>>,
+) -> Result<Thinking, broadcast::error::RecvError> {
+    match thoughts {
+        Some(rx) => rx.recv().await,
+        None => std::future::pending().await,
     }
 }
 
@@ -249,7 +288,7 @@ mod tests {
         let sink = futures_util::sink::unfold(
             (Some(tx), sent.clone(), sessions.clone(), id.clone()),
             |(mut tx, sent, sessions, id), msg: StreamMessage| async move {
-                let seq = msg.seq();
+                let seq = msg.seq().unwrap();
                 sent.lock().unwrap().push(seq);
                 // Once the backlog is out, append 4..=6 but only "publish" 6, then 5 again.
                 if seq == 3 {
@@ -264,9 +303,58 @@ mod tests {
             },
         );
         let mut sink = Box::pin(sink);
-        stream_events(&sessions, &caller, &id, 1, live, &mut sink)
+        let (_thinker, thoughts) = broadcast::channel(4);
+        stream_events(&sessions, &caller, &id, 1, (live, thoughts), &mut sink)
             .await
             .unwrap();
         assert_eq!(*sent.lock().unwrap(), vec![2, 3, 4, 5, 6]);
+    }
+
+    #[tokio::test]
+    async fn live_reasoning_is_forwarded_without_a_seq_between_committed_events() {
+        let engine = luna_engine::testkit::engine().await.unwrap();
+        let caller = luna_engine::testkit::caller(
+            &engine,
+            luna_protocol::account::Plan::Founder,
+            luna_protocol::account::Role::Member,
+        )
+        .await
+        .unwrap();
+        let sessions = engine.sessions.clone();
+        let id = sessions.create(&caller).await.unwrap().id;
+        let (events, live) = broadcast::channel(16);
+        let (thinker, thoughts) = broadcast::channel(16);
+        let sent = Arc::new(Mutex::new(Vec::new()));
+        let sink =
+            futures_util::sink::unfold(sent.clone(), |sent, msg: StreamMessage| async move {
+                sent.lock().unwrap().push(msg);
+                Ok::<_, std::convert::Infallible>(sent)
+            });
+        let mut sink = Box::pin(sink);
+        let stored = sessions.append_all(&id, &[message(1)]).await.unwrap();
+        thinker
+            .send(Thinking {
+                turn_id: "turn_1".into(),
+                text: "pensando…".into(),
+            })
+            .unwrap();
+        // Let the thought through first, then the event, then close the stream.
+        let feeder = async {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            events.send(stored[0].clone()).unwrap();
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            drop(events);
+        };
+        let (result, ()) = tokio::join!(
+            stream_events(&sessions, &caller, &id, 0, (live, thoughts), &mut sink),
+            feeder
+        );
+        result.unwrap();
+        let sent = sent.lock().unwrap();
+        // The backlog (seq 1), the thought (no seq); the live copy of seq 1 is dropped.
+        assert_eq!(sent.len(), 2, "{sent:?}");
+        assert_eq!(sent[0].seq(), Some(1));
+        assert!(matches!(&sent[1], StreamMessage::Thinking(t) if t.text == "pensando…"));
+        assert_eq!(sent[1].seq(), None);
     }
 }

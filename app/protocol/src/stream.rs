@@ -13,14 +13,32 @@ use crate::view::{apply, SessionView};
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamMessage {
-    Event { seq: u64, event: SessionEvent },
-    Snapshot { seq: u64, view: SessionView },
+    Event {
+        seq: u64,
+        event: SessionEvent,
+    },
+    Snapshot {
+        seq: u64,
+        view: SessionView,
+    },
+    /// Live reasoning of a streaming model: shown while the turn runs, never stored,
+    /// never replayed, never part of the view. It has no `seq`.
+    Thinking(Thinking),
+}
+
+/// A piece of a model's reasoning, as it streams (`{"type":"thinking",…}`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Thinking {
+    pub turn_id: String,
+    pub text: String,
 }
 
 impl StreamMessage {
-    pub fn seq(&self) -> u64 {
+    /// The log position the message brings the client to (`None` for live thinking).
+    pub fn seq(&self) -> Option<u64> {
         match self {
-            StreamMessage::Event { seq, .. } | StreamMessage::Snapshot { seq, .. } => *seq,
+            StreamMessage::Event { seq, .. } | StreamMessage::Snapshot { seq, .. } => Some(*seq),
+            StreamMessage::Thinking(_) => None,
         }
     }
 }
@@ -70,6 +88,7 @@ impl Replica {
                 self.seq = *seq;
                 Ok(true)
             }
+            StreamMessage::Thinking(_) => Ok(false),
         }
     }
 }

@@ -45,11 +45,32 @@ pub fn ChatPane() -> impl IntoView {
             </Show>
             <Show when=running>
                 <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500" role="status">"Luna está trabajando…"</p>
+                <Thinking />
             </Show>
         </div>
         <Composer />
     }
     .into_any()
+}
+
+/// The running turn's live reasoning, when the model streams it (never stored).
+#[component]
+fn Thinking() -> impl IntoView {
+    let live = expect_context::<Live>();
+    let text = move || {
+        let active = live.replica.with(|r| r.view.active_turn.clone());
+        live.thinking
+            .get()
+            .filter(|(turn, _)| Some(turn) == active.as_ref())
+            .map(|(_, text)| text)
+    };
+    view! {
+        {move || text().map(|t| view! {
+            <p class="mx-auto mt-1 max-w-2xl whitespace-pre-wrap text-xs italic text-slate-400" data-testid="thinking">
+                {t}
+            </p>
+        })}
+    }
 }
 
 #[component]

@@ -16,6 +16,9 @@ pub struct Live {
     pub role: RwSignal<Option<luna_protocol::account::Role>>,
     /// Unix ms, ticking every second in the browser (expiry countdowns); 0 on the server.
     pub clock: RwSignal<i64>,
+    /// The running turn's live reasoning (turn id, latest text), when the configured
+    /// model streams it. Never stored: gone on reload, hidden once the turn ends.
+    pub thinking: RwSignal<Option<(String, String)>>,
 }
 
 impl Live {
@@ -27,6 +30,7 @@ impl Live {
             error: RwSignal::new(None),
             role: RwSignal::new(None),
             clock: RwSignal::new(0),
+            thinking: RwSignal::new(None),
         }
     }
 
@@ -99,6 +103,10 @@ async fn follow(live: Live) {
                     continue;
                 };
                 live.online.set(true);
+                if let StreamMessage::Thinking(t) = message {
+                    live.thinking.update(|shown| keep_thinking(shown, t));
+                    continue;
+                }
                 backoff_ms = 500;
                 let mut gap = false;
                 live.replica.update(|r| gap = r.receive(&message).is_err());
@@ -110,5 +118,25 @@ async fn follow(live: Live) {
         live.online.set(false);
         gloo_timers::future::TimeoutFuture::new(backoff_ms).await;
         backoff_ms = (backoff_ms * 2).min(8_000);
+    }
+}
+
+/// Longest reasoning tail shown (characters): the newest thoughts matter.
+#[cfg(feature = "hydrate")]
+const THINKING_TAIL: usize = 400;
+
+/// Appends a piece of reasoning to what is shown for its turn (a new turn starts over),
+/// keeping only the tail.
+#[cfg(feature = "hydrate")]
+fn keep_thinking(shown: &mut Option<(String, String)>, t: luna_protocol::stream::Thinking) {
+    match shown {
+        Some((turn, text)) if *turn == t.turn_id => text.push_str(&t.text),
+        _ => *shown = Some((t.turn_id, t.text)),
+    }
+    if let Some((_, text)) = shown {
+        let count = text.chars().count();
+        if count > THINKING_TAIL {
+            *text = text.chars().skip(count - THINKING_TAIL).collect();
+        }
     }
 }

@@ -12,6 +12,7 @@ use axum::routing::post;
 use axum::{Json, Router};
 use luna_engine::accounts::Caller;
 use luna_engine::turn::gateway::Route;
+use luna_engine::turn::openai::pin::{self, Pin};
 use luna_engine::turn::openai::{ApiKey, GatewayConfig, OpenAiGateway, Profile};
 use luna_engine::turn::runner::{run_turn, TurnOutcome};
 use luna_engine::{testkit, Engine};
@@ -25,11 +26,20 @@ const PRIMARY: &str = "primario-barato";
 const FALLBACK: &str = "respaldo-caro";
 const MESSAGE: &str = "¿Cuántos proveedores de empaque hay en Jalisco?";
 
-/// What the stub answers: status, body and how long it waits first.
+/// What the stub answers: status, body and how long it waits first. With `sse`, the
+/// body is an array of chunks sent as server-sent events, one write per event
+/// (`[DONE]` last unless `cut`).
 struct Reply {
     status: u16,
     body: Value,
     delay: Duration,
+    sse: Option<Sse>,
+}
+
+#[derive(Clone, Copy)]
+enum Sse {
+    Complete,
+    Cut,
 }
 
 type Script = dyn Fn(&str, usize) -> Reply + Send + Sync;
@@ -66,6 +76,29 @@ async fn completions(
     };
     let reply = (stub.script)(&model, nth);
     tokio::time::sleep(reply.delay).await;
+    if let Some(sse) = reply.sse {
+        let mut events: Vec<String> = reply
+            .body
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|chunk| format!("data: {chunk}\n\n"))
+            .collect();
+        if matches!(sse, Sse::Complete) {
+            events.push("data: [DONE]\n\n".to_owned());
+        }
+        let body = axum::body::Body::from_stream(futures_util::stream::iter(
+            events
+                .into_iter()
+                .map(|e| Ok::<_, std::convert::Infallible>(e.into_bytes())),
+        ));
+        return (
+            StatusCode::OK,
+            [("content-type", "text/event-stream")],
+            body,
+        )
+            .into_response();
+    }
     (
         StatusCode::from_u16(reply.status).unwrap(),
         Json(reply.body),
@@ -112,6 +145,31 @@ fn ok(message: Value) -> Reply {
                       "prompt_tokens_details": {"cached_tokens": 640}}
         }),
         delay: Duration::ZERO,
+        sse: None,
+    }
+}
+
+/// A streamed answer: `deltas` become one chunk each, then the usage chunk.
+fn streamed(deltas: &[Value], finish: &str, sse: Sse) -> Reply {
+    let mut chunks: Vec<Value> = deltas
+        .iter()
+        .map(|d| {
+            json!({"object": "chat.completion.chunk",
+                        "choices": [{"index": 0, "delta": d, "finish_reason": null}]})
+        })
+        .collect();
+    if matches!(sse, Sse::Complete) {
+        chunks.push(json!({"choices": [{"index": 0, "delta": {}, "finish_reason": finish}]}));
+        chunks.push(
+            json!({"choices": [], "usage": {"prompt_tokens": 900, "completion_tokens": 40,
+                                                    "prompt_cache_hit_tokens": 512}}),
+        );
+    }
+    Reply {
+        status: 200,
+        body: Value::Array(chunks),
+        delay: Duration::ZERO,
+        sse: Some(sse),
     }
 }
 
@@ -136,6 +194,7 @@ fn status(code: u16) -> Reply {
         status: code,
         body: json!({"error": {"message": format!("Incorrect API key provided: {KEY}")}}),
         delay: Duration::ZERO,
+        sse: None,
     }
 }
 
@@ -486,4 +545,175 @@ async fn the_api_key_never_reaches_the_logs_even_when_the_provider_echoes_it() {
         .unwrap();
     let log = serde_json::to_string(&events).unwrap();
     assert!(!log.contains(KEY) && !log.contains(PRIMARY) && !log.contains(FALLBACK));
+}
+
+#[tokio::test]
+async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoning_is_never_stored()
+{
+    let secret_thought = "razonamiento interno: primero cuento el universo";
+    let (url, stub) = stub(move |_, n| match n {
+        1 => streamed(
+            &[
+                json!({"role": "assistant", "reasoning_content": "razonamiento interno: "}),
+                json!({"reasoning_content": "primero cuento el universo"}),
+                json!({"tool_calls": [{"index": 0, "id": "call_s1", "type": "function",
+                        "function": {"name": "market_count", "arguments": ""}}]}),
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "{\"kind\":\"suppliers\","}}]}),
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "\"filters\":{\"state\":\"Jal"}}]}),
+                json!({"tool_calls": [{"index": 0, "function": {"arguments": "isco\"}}"}}]}),
+            ],
+            "tool_calls",
+            Sse::Complete,
+        ),
+        _ => {
+            let content =
+                json!({"intent": {"tipo": "responder"}, "narracion": "Conté [[evidence:c1.shown]] resultados."})
+                    .to_string();
+            let (a, b) = content.split_at(content.len() / 2);
+            streamed(
+                &[json!({"content": a}), json!({"content": b})],
+                "stop",
+                Sse::Complete,
+            )
+        }
+    })
+    .await;
+    let (engine, caller, session) = setup().await;
+    // Someone watches the session while the turn runs.
+    let mut thoughts = engine.sessions.hub().subscribe_thinking(&session);
+    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
+    let out = turn(&engine, &gateway, &caller, &session).await;
+
+    // The fragments became one call with whole arguments, and the turn ended.
+    assert_eq!(out.transcript[0].tool.name, "market_count");
+    assert_eq!(out.transcript[0].tool.args["filters"]["state"], "Jalisco");
+    assert_eq!(out.intent.kind(), "responder", "{:?}", out.narration);
+    assert_eq!(out.route, Route::Primary);
+    for s in stub.seen() {
+        assert_eq!(s.body["stream"], true);
+        assert_eq!(s.body["stream_options"]["include_usage"], true);
+    }
+    // Usage came from the last chunk.
+    let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
+        "select tokens_in, tokens_out, cached_tokens from model_attempts order by id",
+    )
+    .fetch_all(engine.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(rows, vec![(900, 40, 512); 2]);
+
+    // The reasoning reached the live watcher…
+    let mut live = String::new();
+    while let Ok(t) = thoughts.try_recv() {
+        assert_eq!(t.turn_id, "turn_gw");
+        live.push_str(&t.text);
+    }
+    assert_eq!(live, secret_thought);
+    // …and nothing of it is in the session log or the model attempts.
+    let log = serde_json::to_string(
+        &engine
+            .sessions
+            .events_since(&caller, &session, 0)
+            .await
+            .unwrap(),
+    )
+    .unwrap();
+    assert!(!log.contains("razonamiento interno"), "{log}");
+    assert!(log.contains("turn.finished"));
+}
+
+#[tokio::test]
+async fn a_cut_stream_is_a_provider_failure_and_is_retried() {
+    let (url, stub) = stub(|_, n| match n {
+        1 => streamed(
+            &[json!({"content": "{\"intent\": {\"tipo\": \"respon"})],
+            "stop",
+            Sse::Cut,
+        ),
+        _ => final_answer("Listo."),
+    })
+    .await;
+    let (engine, caller, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
+    let out = turn(&engine, &gateway, &caller, &session).await;
+    assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
+    assert_eq!(out.intent.kind(), "responder");
+    assert_eq!(
+        attempts(&engine).await,
+        [
+            ("primary".into(), None, "error".into()),
+            ("primary".into(), None, "ok".into()),
+        ]
+    );
+}
+
+#[tokio::test]
+async fn without_streaming_the_request_asks_for_one_json_body() {
+    let (url, stub) = stub(|_, _| final_answer("Listo.")).await;
+    let (engine, caller, session) = setup().await;
+    let mut c = config(&url, true);
+    c.stream = false;
+    let gateway = OpenAiGateway::new(c, engine.store.clone()).unwrap();
+    turn(&engine, &gateway, &caller, &session).await;
+    let body = &stub.seen()[0].body;
+    assert!(body.get("stream").is_none() && body.get("stream_options").is_none());
+}
+
+#[tokio::test]
+async fn a_workspace_pinned_to_the_primary_never_escalates() {
+    let (url, stub) = stub(|model, _| match model {
+        PRIMARY => prose(),
+        _ => final_answer("El respaldo no debe contestar."),
+    })
+    .await;
+    let (engine, caller, session) = setup().await;
+    pin::set(&engine.store, &caller.workspace_id, Pin::Primary)
+        .await
+        .unwrap();
+    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
+    turn(&engine, &gateway, &caller, &session).await;
+    assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
+    assert_eq!(
+        refusal(&engine, &caller, &session).await,
+        Some(RefusalCode::NoCapableModel)
+    );
+}
+
+#[tokio::test]
+async fn a_workspace_pinned_to_the_fallback_goes_there_first_but_not_past_its_cap() {
+    let (url, stub) = stub(|_, _| final_answer("Listo.")).await;
+    let (engine, caller, session) = setup().await;
+    pin::set(&engine.store, &caller.workspace_id, Pin::Fallback)
+        .await
+        .unwrap();
+    let mut c = config(&url, true);
+    c.monthly_spend_cap_micro_usd = Some(5_000_000);
+    let gateway = OpenAiGateway::new(c, engine.store.clone()).unwrap();
+
+    let out = turn(&engine, &gateway, &caller, &session).await;
+    assert_eq!(out.route, Route::Fallback);
+    assert_eq!(stub.models(), [FALLBACK]);
+    assert_eq!(
+        stub.seen()[0].body["response_format"]["type"],
+        "json_schema"
+    );
+    assert_eq!(
+        attempts(&engine).await,
+        [("fallback".into(), Some("pin".into()), "ok".into())]
+    );
+
+    // At the cap, the pin cannot take the workspace out of the primary.
+    sqlx::query(
+        "insert into model_attempts (workspace_id, route, model, outcome, cost_micro_usd, duration_ms, created_at)
+         values (?, 'fallback', 'x', 'ok', 5000000, 1, ?)",
+    )
+    .bind(&caller.workspace_id)
+    .bind(luna_engine::clock::now_ms())
+    .execute(engine.store.pool())
+    .await
+    .unwrap();
+    let second = engine.sessions.create(&caller).await.unwrap().id;
+    let out = turn(&engine, &gateway, &caller, &second).await;
+    assert_eq!(out.route, Route::Primary);
+    assert_eq!(stub.models(), [FALLBACK, PRIMARY]);
 }

@@ -103,7 +103,7 @@ pub async fn read_until(socket: &mut Socket, until: u64) -> Vec<StreamMessage> {
             .expect("the stream went silent before reaching the expected seq");
         let seq = msg.seq();
         out.push(msg);
-        if seq >= until {
+        if seq.is_some_and(|seq| seq >= until) {
             return out;
         }
     }
@@ -118,7 +118,7 @@ pub fn message(i: u64) -> SessionEvent {
 }
 
 pub fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
-    messages.iter().map(StreamMessage::seq).collect()
+    messages.iter().filter_map(StreamMessage::seq).collect()
 }
 
 /// The router alone (for `tower::ServiceExt::oneshot`), with a fresh seeded database.

@@ -7,14 +7,19 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use luna_protocol::event::StoredEvent;
+use luna_protocol::stream::Thinking;
 use tokio::sync::broadcast;
 
 /// Events buffered per session before a slow subscriber lags (and re-reads the log).
 const CHANNEL_CAPACITY: usize = 256;
+/// Live reasoning pieces buffered per session; a lagging subscriber just skips some.
+const THINKING_CAPACITY: usize = 64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Hub {
     channels: Arc<Mutex<HashMap<String, broadcast::Sender<StoredEvent>>>>,
+    /// Live reasoning per session: best effort, never stored, never replayed.
+    thoughts: Arc<Mutex<HashMap<String, broadcast::Sender<Thinking>>>>,
 }
 
 impl Hub {
@@ -41,6 +46,25 @@ impl Hub {
                 // Nobody listens any more: forget the channel until someone subscribes.
                 map.remove(session_id);
                 return;
+            }
+        }
+    }
+
+    /// Live reasoning of the session's running turn (see [`Hub::think`]).
+    pub fn subscribe_thinking(&self, session_id: &str) -> broadcast::Receiver<Thinking> {
+        let mut map = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
+        map.entry(session_id.to_owned())
+            .or_insert_with(|| broadcast::channel(THINKING_CAPACITY).0)
+            .subscribe()
+    }
+
+    /// Hands a piece of a streaming model's reasoning to whoever watches the session
+    /// right now. Nobody watching: it is dropped, as it is never stored.
+    pub fn think(&self, session_id: &str, thinking: Thinking) {
+        let mut map = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(sender) = map.get(session_id) {
+            if sender.send(thinking).is_err() {
+                map.remove(session_id);
             }
         }
     }

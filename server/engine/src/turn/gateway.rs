@@ -57,7 +57,39 @@ pub struct ModelInput {
 pub struct StepContext {
     pub workspace_id: String,
     pub turn_id: String,
+    /// Where the model's reasoning goes while it streams, if anywhere.
+    pub thinking: Option<ThinkingSink>,
 }
+
+/// Receives a streaming model's reasoning text as it arrives. It may be shown live;
+/// it is never stored (not in the session log, not in citations).
+#[derive(Clone)]
+pub struct ThinkingSink(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+
+impl ThinkingSink {
+    pub fn new(sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
+        ThinkingSink(std::sync::Arc::new(sink))
+    }
+
+    pub fn as_fn(&self) -> &(dyn Fn(&str) + Send + Sync) {
+        &*self.0
+    }
+}
+
+impl std::fmt::Debug for ThinkingSink {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("ThinkingSink")
+    }
+}
+
+/// Two contexts are the same step whoever listens to it.
+impl PartialEq for ThinkingSink {
+    fn eq(&self, _: &Self) -> bool {
+        true
+    }
+}
+
+impl Eq for ThinkingSink {}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ModelStep {

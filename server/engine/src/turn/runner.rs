@@ -25,6 +25,7 @@ use crate::Engine;
 
 use super::gateway::{
     Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
+    ThinkingSink,
 };
 use super::input::{BoardBrief, TurnInput};
 use super::intent::{
@@ -315,6 +316,7 @@ pub async fn run_turn(
         context: StepContext {
             workspace_id: caller.workspace_id.clone(),
             turn_id: turn_id.to_owned(),
+            thinking: Some(thinking_sink(engine, session_id, turn_id)),
         },
     };
 
@@ -606,4 +608,19 @@ pub fn is_small_talk(message: &str) -> bool {
     ]
     .iter()
     .any(|w| f.starts_with(w))
+}
+
+/// Live reasoning of this turn's model goes to the session's watchers, not the log.
+fn thinking_sink(engine: &Engine, session_id: &str, turn_id: &str) -> ThinkingSink {
+    let hub = engine.sessions.hub().clone();
+    let (session_id, turn_id) = (session_id.to_owned(), turn_id.to_owned());
+    ThinkingSink::new(move |text| {
+        hub.think(
+            &session_id,
+            luna_protocol::stream::Thinking {
+                turn_id: turn_id.clone(),
+                text: text.to_owned(),
+            },
+        )
+    })
 }

@@ -14,11 +14,17 @@
 //! - With no fallback, or when the fallback fails as well, the step is refused with
 //!   `no_capable_model` (422); the runner ends the turn with `turn.refused`.
 //!
-//! Pinning a workspace to one route is not configurable in this version: the pin gate
-//! always passes. Usage is recorded per attempt (`usage`); the API key is held in
+//! - An operator may pin a workspace (`pin`): to the primary (never escalate) or to
+//!   the fallback (every step there, reason `pin`, except at the spend cap).
+//! - With `stream` (the default) answers arrive as server-sent events and are folded
+//!   by `stream::Assembler`; live reasoning goes to the step's `ThinkingSink` only.
+//!
+//! Usage is recorded per attempt (`usage`); the API key is held in
 //! `ApiKey`, which never prints, and neither it nor provider bodies are logged.
 
+pub mod pin;
 pub mod prompt;
+pub mod stream;
 pub mod usage;
 pub mod wire;
 
@@ -31,12 +37,14 @@ use sha2::{Digest, Sha256};
 
 use crate::store::Store;
 use crate::turn::gateway::{
-    GatewayError, ModelGateway, ModelInput, ModelStep, Route, StepContext, StepFuture,
+    GatewayError, ModelGateway, ModelInput, ModelStep, Route, StepContext, StepFuture, ThinkingSink,
 };
 use crate::turn::intent::TurnOutput;
 
 use self::usage::Attempt;
-use self::wire::{ChatRequest, ChatResponse, JsonSchemaFormat, Message, ResponseFormat};
+use self::wire::{
+    ChatRequest, ChatResponse, JsonSchemaFormat, Message, ResponseFormat, StreamOptions,
+};
 
 /// A provider key. Its `Debug` never shows the value; only the request header does.
 #[derive(Clone, PartialEq, Eq)]
@@ -105,6 +113,9 @@ pub struct GatewayConfig {
     pub retry_backoff: Duration,
     /// Monthly model spend per workspace, in millionths of a dollar; `None`: no cap.
     pub monthly_spend_cap_micro_usd: Option<i64>,
+    /// Ask for server-sent events (`stream: true`); a provider that answers with one
+    /// JSON body anyway is read as such.
+    pub stream: bool,
 }
 
 impl GatewayConfig {
@@ -122,6 +133,7 @@ impl GatewayConfig {
             attempts_per_route: 2,
             retry_backoff: Duration::from_millis(500),
             monthly_spend_cap_micro_usd: None,
+            stream: true,
         }
     }
 }
@@ -194,16 +206,33 @@ impl OpenAiGateway {
 
     async fn gated_step(&self, input: &ModelInput) -> Result<ModelStep, GatewayError> {
         let ctx = &input.context;
-        // Gate 1: the spend cap (decides whether escalating is allowed at all).
+        // Gate 1: the spend cap (decides whether leaving the primary is allowed at all).
         let at_cap = self.at_cap(&ctx.workspace_id).await;
-        // Gate 2: the pin — not configurable in this version, always passes.
+        // Gate 2: the pin. Pinned to the fallback, the step goes there first — unless
+        // the workspace is at its cap, which the pin cannot override.
+        let pin = match pin::read(&self.store, &ctx.workspace_id).await {
+            Ok(pin) => pin,
+            Err(e) => {
+                tracing::error!(error = %e, "could not read the workspace's pin; not pinned for this step");
+                pin::Pin::None
+            }
+        };
+        if pin == pin::Pin::Fallback && !at_cap && self.config.fallback.is_some() {
+            return match self.run_route(Tier::Fallback, Some("pin"), input).await {
+                Ok(step) => {
+                    self.note_escalation(ctx);
+                    Ok(step)
+                }
+                Err(_) => Err(GatewayError::Refused(RefusalCode::NoCapableModel)),
+            };
+        }
         // Gate 3: the primary.
         let failure = match self.run_route(Tier::Primary, None, input).await {
             Ok(step) => return Ok(step),
             Err(f) => f,
         };
         // Gates 4 and 5: requested (capability) or technical escalation.
-        if self.config.fallback.is_none() {
+        if self.config.fallback.is_none() || pin == pin::Pin::Primary {
             return Err(GatewayError::Refused(RefusalCode::NoCapableModel));
         }
         if at_cap {
@@ -217,7 +246,10 @@ impl OpenAiGateway {
             reason = failure.reason(),
             "escalating to the fallback model"
         );
-        match self.run_route(Tier::Fallback, Some(failure), input).await {
+        match self
+            .run_route(Tier::Fallback, Some(failure.reason()), input)
+            .await
+        {
             Ok(step) => {
                 self.note_escalation(ctx);
                 Ok(step)
@@ -263,7 +295,7 @@ impl OpenAiGateway {
     async fn run_route(
         &self,
         tier: Tier,
-        reason: Option<Failure>,
+        reason: Option<&'static str>,
         input: &ModelInput,
     ) -> Result<ModelStep, Failure> {
         let profile = self.profile(tier).ok_or(Failure::Technical)?;
@@ -327,6 +359,10 @@ impl OpenAiGateway {
             },
             prompt_cache_key: Some(cache_salt(&ctx.workspace_id)),
             temperature: 0.0,
+            stream: self.config.stream,
+            stream_options: self.config.stream.then_some(StreamOptions {
+                include_usage: true,
+            }),
         }
     }
 
@@ -336,7 +372,7 @@ impl OpenAiGateway {
     async fn send(
         &self,
         tier: Tier,
-        reason: Option<Failure>,
+        reason: Option<&'static str>,
         profile: &Profile,
         ctx: &StepContext,
         request: &ChatRequest,
@@ -356,7 +392,7 @@ impl OpenAiGateway {
                 workspace_id: ctx.workspace_id.clone(),
                 turn_id: (!ctx.turn_id.is_empty()).then(|| ctx.turn_id.clone()),
                 route: tier.name(),
-                reason: reason.map(Failure::reason),
+                reason,
                 model: profile.model.clone(),
                 outcome: "error",
                 http_status: None,
@@ -376,26 +412,20 @@ impl OpenAiGateway {
                     let status = response.status();
                     attempt.http_status = Some(status.as_u16());
                     if status.is_success() {
-                        match response.json::<ChatResponse>().await {
-                            Ok(body) => {
+                        match read_answer(response, ctx.thinking.as_ref()).await {
+                            Ok((message, usage)) => {
                                 attempt.duration_ms = started.elapsed().as_millis() as i64;
                                 attempt.outcome = "ok";
-                                if let Some(u) = &body.usage {
+                                if let Some(u) = &usage {
                                     attempt.tokens_in = u.prompt_tokens;
                                     attempt.tokens_out = u.completion_tokens;
                                     attempt.cached_tokens = u.cached_tokens();
                                     attempt.cost_micro_usd = cost(u, profile.price);
                                 }
-                                let message = body
-                                    .choices
-                                    .into_iter()
-                                    .next()
-                                    .map(|c| c.message)
-                                    .unwrap_or_default();
                                 return Ok((message, attempt));
                             }
-                            Err(e) => {
-                                attempt.outcome = if e.is_timeout() { "timeout" } else { "error" };
+                            Err(timeout) => {
+                                attempt.outcome = if timeout { "timeout" } else { "error" };
                                 true
                             }
                         }
@@ -478,6 +508,45 @@ fn cost(usage: &wire::Usage, price: Option<Price>) -> Option<i64> {
         (Some(p), Some(i), Some(o)) => Some(p.cost_micro_usd(i, o)),
         _ => None,
     }
+}
+
+/// Reads a successful answer: server-sent events when the provider streams, one JSON
+/// body otherwise. `Err(true)` is a timeout, `Err(false)` any other failure (a cut
+/// stream, a broken chunk or body); both are retried like provider errors.
+async fn read_answer(
+    mut response: reqwest::Response,
+    thinking: Option<&ThinkingSink>,
+) -> Result<(wire::ResponseMessage, Option<wire::Usage>), bool> {
+    let streamed = response
+        .headers()
+        .get(reqwest::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("text/event-stream"));
+    if !streamed {
+        let body = response
+            .json::<ChatResponse>()
+            .await
+            .map_err(|e| e.is_timeout())?;
+        let message = body
+            .choices
+            .into_iter()
+            .next()
+            .map(|c| c.message)
+            .unwrap_or_default();
+        return Ok((message, body.usage));
+    }
+    let sink = thinking.map(|t| t.as_fn());
+    let mut assembler = stream::Assembler::new(sink);
+    while let Some(bytes) = response.chunk().await.map_err(|e| e.is_timeout())? {
+        assembler.feed(&bytes).map_err(|e| {
+            tracing::warn!(error = %e, "the model stream could not be read");
+            false
+        })?;
+    }
+    assembler.finish().map_err(|e| {
+        tracing::warn!(error = %e, "the model stream could not be read");
+        false
+    })
 }
 
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
