@@ -249,3 +249,197 @@ async fn the_seed_scene_streams_in_order_and_builds_the_board() {
         assert_eq!(replica.view, live.view, "resumed from since={since}");
     }
 }
+
+/// Sends `text` as a turn and follows the socket until that turn finishes.
+async fn turn_over_socket(
+    app: &TestApp,
+    token: &str,
+    socket: &mut crate::helpers::Socket,
+    session: &str,
+    text: &str,
+    key: &str,
+) -> Vec<SessionEvent> {
+    let form = [
+        ("session_id", session),
+        ("text", text),
+        ("idempotency_key", key),
+    ];
+    let (code, body) = server_fn(app, token, "send_message", &form).await;
+    assert_eq!(code, 200, "{body}");
+    let ack: TurnAck = serde_json::from_str(&body).unwrap();
+    let mut events = Vec::new();
+    loop {
+        let msg = next_message(socket, Duration::from_secs(60))
+            .await
+            .expect("the turn finished before the stream went silent");
+        if let StreamMessage::Event { event, .. } = msg {
+            let done = matches!(&event, SessionEvent::TurnFinished(f) if f.turn_id == ack.turn_id);
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+}
+
+/// Resolves a card over the server function and returns the events it streamed.
+async fn resolve_over_socket(
+    app: &TestApp,
+    token: &str,
+    socket: &mut crate::helpers::Socket,
+    session: &str,
+    decision: &str,
+    endpoint: &str,
+    extra: &[(&str, &str)],
+) -> Vec<SessionEvent> {
+    let mut form = vec![("session_id", session), ("decision_id", decision)];
+    form.extend_from_slice(extra);
+    let (code, body) = server_fn(app, token, endpoint, &form).await;
+    assert_eq!(code, 200, "{body}");
+    let mut events = Vec::new();
+    loop {
+        let msg = next_message(socket, Duration::from_secs(30))
+            .await
+            .expect("the resolution streamed");
+        if let StreamMessage::Event { event, .. } = msg {
+            let done =
+                matches!(&event, SessionEvent::DecisionResolved(r) if r.decision_id == decision);
+            events.push(event);
+            if done {
+                return events;
+            }
+        }
+    }
+}
+
+fn pending_card(events: &[SessionEvent]) -> &luna_protocol::decision::DecisionCard {
+    events
+        .iter()
+        .find_map(|e| match e {
+            SessionEvent::DecisionProposed(p) => Some(&p.card),
+            _ => None,
+        })
+        .expect("the turn proposed a card")
+}
+
+/// The rest of the scene, still through the real server and the websocket: the person
+/// accepts the save card, asks for the contacts of the ten best (a priced card, charged
+/// only on the tap), then for a sequence of three emails (a draft and a card with one
+/// checkbox per step); the board a reconnecting client folds is the server's.
+#[tokio::test]
+async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_socket() {
+    let app = spawn_app().await;
+    app.engine.market.ensure_demo().await.unwrap();
+    luna_engine::crm::demo::seed(&app.engine.store)
+        .await
+        .unwrap();
+    let (token, caller) = app.login("ventas@demo.luna.mx").await;
+    let (_, body) = server_fn(&app, &token, "create_session", &[]).await;
+    let session: String = serde_json::from_str(&body).unwrap();
+    let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
+
+    let first = turn_over_socket(&app, &token, &mut socket, &session, SCENE, "e-1").await;
+    let save = pending_card(&first);
+    assert_eq!(save.kind, DecisionKind::GuardarEnCrm);
+    let saved = resolve_over_socket(
+        &app,
+        &token,
+        &mut socket,
+        &session,
+        &save.id.clone(),
+        "resolve_decision",
+        &[("resolution", "accept")],
+    )
+    .await;
+    assert!(
+        matches!(saved.last(), Some(SessionEvent::DecisionResolved(r))
+        if r.outcome == luna_protocol::decision::DecisionOutcome::Accepted)
+    );
+
+    let contacts = turn_over_socket(
+        &app,
+        &token,
+        &mut socket,
+        &session,
+        "consígueme el correo de los 10 mejores",
+        "e-2",
+    )
+    .await;
+    let labels: Vec<&str> = contacts
+        .iter()
+        .filter_map(|e| match e {
+            SessionEvent::ToolStarted(t) => Some(t.label.as_str()),
+            _ => None,
+        })
+        .collect();
+    assert!(
+        labels.iter().position(|l| l.contains("Cotizando"))
+            > labels.iter().position(|l| l.contains("Buscando personas")),
+        "quote after the people search: {labels:?}"
+    );
+    let reveal = pending_card(&contacts);
+    assert_eq!(reveal.kind, DecisionKind::RevelarContactos);
+    assert_eq!(reveal.preview.len(), 10);
+    let price = reveal.price.clone().expect("a reveal card has a price");
+    let balance = || async {
+        app.engine
+            .billing
+            .balance(&caller, luna_engine::billing::Ledger::Contact)
+            .await
+            .unwrap()
+            .left()
+    };
+    let balance_before = balance().await;
+    let revealed = resolve_over_socket(
+        &app,
+        &token,
+        &mut socket,
+        &session,
+        &reveal.id.clone(),
+        "resolve_decision",
+        &[("resolution", "accept")],
+    )
+    .await;
+    assert!(
+        matches!(revealed.last(), Some(SessionEvent::DecisionResolved(r))
+        if r.outcome == luna_protocol::decision::DecisionOutcome::Accepted)
+    );
+    assert_eq!(
+        balance().await,
+        balance_before - price.amount as i64,
+        "charged once, on the tap"
+    );
+
+    let sequence = turn_over_socket(
+        &app,
+        &token,
+        &mut socket,
+        &session,
+        "ármame una secuencia de tres correos",
+        "e-3",
+    )
+    .await;
+    let card = pending_card(&sequence);
+    assert_eq!(card.kind, DecisionKind::RevisarSecuencia);
+    assert_eq!(card.steps.len(), 3);
+
+    // A client that reconnects from the start folds the same board the server holds.
+    let snapshot = app
+        .engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap();
+    let mut replica = Replica::default();
+    let mut fresh = app.connect(Some(&token), &session, 0).await.unwrap();
+    for m in read_until(&mut fresh, snapshot.seq).await {
+        replica.receive(&m).unwrap();
+    }
+    assert_eq!(replica.view, snapshot.view);
+    let board = &replica.view.board;
+    assert_eq!(board.saved.as_ref().map(|s| s.total), Some(40));
+    assert_eq!(board.sequences.len(), 1);
+    assert_eq!(board.pending.len(), 1);
+    assert_eq!(board.pending[0].kind, DecisionKind::RevisarSecuencia);
+    assert!(board.selection.len() == 40);
+}
