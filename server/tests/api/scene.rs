@@ -380,7 +380,7 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
     let reveal = pending_card(&contacts);
     assert_eq!(reveal.kind, DecisionKind::RevelarContactos);
     assert_eq!(reveal.preview.len(), 10);
-    let price = reveal.price.clone().expect("a reveal card has a price");
+    let price = reveal.price.expect("a reveal card has a price");
     let balance = || async {
         app.engine
             .billing
