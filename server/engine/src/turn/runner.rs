@@ -320,6 +320,26 @@ pub async fn run_turn(
         },
     };
 
+    // Plan preflight: a plan with a daily search quota (Explorer) that used it up
+    // gets a typed refusal before any model runs, not a turn of failing searches.
+    if engine
+        .billing
+        .searches_left_today(caller, crate::clock::now_ms())
+        .await?
+        == Some(0)
+    {
+        return refuse(
+            engine,
+            model,
+            turn_id,
+            session_id,
+            luna_protocol::event::RefusalCode::Cap,
+            input,
+            0,
+        )
+        .await;
+    }
+
     let mut known = KnownRefs::new();
     let mut proposals: Vec<(String, Envelope)> = Vec::new();
     let mut stagnant = 0usize;
@@ -556,7 +576,7 @@ pub async fn run_turn(
     })
 }
 
-/// Ends a turn the model gates refused: `turn.refused {code}` closes it in the log
+/// Ends a turn the plan preflight or the model gates refused: `turn.refused {code}` closes it in the log
 /// (the chat shows the code's fixed sentence) and the outcome reports a `limite`.
 async fn refuse(
     engine: &Engine,

@@ -508,3 +508,51 @@ async fn three_searches_without_new_evidence_end_the_loop() {
         );
     }
 }
+
+#[tokio::test]
+async fn an_explorer_who_used_the_daily_searches_is_refused_before_any_model_step() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Explorer, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let now = crate::clock::now_ms();
+    // Four of the five searches used: the turn still runs.
+    for _ in 0..4 {
+        engine.billing.admit_search(&caller, now).await.unwrap();
+    }
+    let model = ScriptedModel::new([fin(TurnIntent::Responder {}, "Listo.")]);
+    let out = run_turn(&engine, &model, &caller, &session, "t1", "hola")
+        .await
+        .unwrap();
+    assert_eq!(out.intent.kind(), "responder");
+    // The fifth is gone: the next turn is refused with `cap` (429) and no model runs.
+    engine.billing.admit_search(&caller, now).await.unwrap();
+    let model = ScriptedModel::new([]);
+    let out = run_turn(&engine, &model, &caller, &session, "t2", "busca más")
+        .await
+        .unwrap();
+    assert_eq!(out.intent.kind(), "limite");
+    assert!(model.seen().is_empty(), "no model step after the preflight");
+    let events = engine
+        .sessions
+        .events_since(&caller, &session, 0)
+        .await
+        .unwrap();
+    let refused = events.iter().find_map(|e| match &e.event {
+        SessionEvent::TurnRefused(r) => Some(r.clone()),
+        _ => None,
+    });
+    let refused = refused.expect("the turn was refused in the log");
+    assert_eq!((refused.turn_id.as_str(), refused.http_status), ("t2", 429));
+    // A paid plan has no daily quota.
+    let (engine, founder, session) = setup().await;
+    for _ in 0..10 {
+        engine.billing.admit_search(&founder, now).await.unwrap();
+    }
+    let model = ScriptedModel::new([fin(TurnIntent::Responder {}, "Listo.")]);
+    let out = run_turn(&engine, &model, &founder, &session, "t1", "hola")
+        .await
+        .unwrap();
+    assert_eq!(out.intent.kind(), "responder");
+}
