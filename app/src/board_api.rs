@@ -33,14 +33,22 @@ pub async fn read_collection_board(collection_id: String) -> Result<CollectionBo
 /// Moves a card to another stage (`crm_record` update with the version read).
 #[server(prefix = "/api", endpoint = "move_record")]
 pub async fn move_record(
+    session_id: Option<String>,
     record_ref: String,
     version: i64,
     stage: String,
 ) -> Result<Moved, AppError> {
     let caller = caller()?;
-    luna_engine::screen::move_record(&engine()?, &caller, &record_ref, version, &stage)
-        .await
-        .map_err(fail)
+    luna_engine::screen::move_record(
+        &engine()?,
+        &caller,
+        session_id.as_deref(),
+        &record_ref,
+        version,
+        &stage,
+    )
+    .await
+    .map_err(fail)
 }
 
 /// "quitar": removes a company from the session's selection; returns how many remain.
@@ -57,9 +65,12 @@ pub async fn remove_from_selection(
 
 /// "deshacer" on a tool line that wrote.
 #[server(prefix = "/api", endpoint = "undo_write")]
-pub async fn undo_write(undo_token: String) -> Result<UndoReceipt, AppError> {
+pub async fn undo_write(
+    session_id: Option<String>,
+    undo_token: String,
+) -> Result<UndoReceipt, AppError> {
     let caller = caller()?;
-    luna_engine::screen::undo(&engine()?, &caller, &undo_token)
+    luna_engine::screen::undo(&engine()?, &caller, session_id.as_deref(), &undo_token)
         .await
         .map_err(fail)
 }

@@ -120,6 +120,13 @@ test('the saved list is a kanban: a card moved with the keyboard stays moved aft
   const record = await first.getAttribute('data-record');
   const before = Number(await contactado.getByTestId('kanban-count').innerText());
 
+  // A second tab on the same conversation follows the move without a reload.
+  const other = await page.context().newPage();
+  await other.setViewportSize({ width: 1440, height: 900 });
+  await other.goto('/');
+  await hydrated(other);
+  await expect(other.getByTestId('kanban')).toBeVisible();
+
   // The keyboard alternative to dragging: focus the card's select and pick a stage.
   const select = first.getByTestId('kanban-move');
   await select.focus();
@@ -127,6 +134,12 @@ test('the saved list is a kanban: a card moved with the keyboard stays moved aft
   const moved = contactado.locator(`[data-record="${record}"]`);
   await expect(moved).toHaveCount(1);
   await expect(contactado.getByTestId('kanban-count')).toHaveText(String(before + 1));
+  await expect(page.getByTestId('saved-stages')).toContainText(`Contactado ${before + 1}`);
+  await expect(
+    other.locator(`[data-testid="kanban-column"][data-stage="Contactado"] [data-record="${record}"]`),
+  ).toHaveCount(1);
+  await expect(other.getByTestId('saved-stages')).toContainText(`Contactado ${before + 1}`);
+  await other.close();
   await shot(page, 'kanban');
 
   await page.reload();
@@ -154,7 +167,7 @@ test('the saved list is a kanban: a card moved with the keyboard stays moved aft
   expect(names.slice(0, 5)).toEqual(sorted.slice(0, 5));
 });
 
-test('after the websocket drops mid-turn the chat ends with no duplicated and no missing messages', async ({ page }) => {
+test('after the websocket drops mid-turn the chat and the board end as an uninterrupted run would', async ({ page }) => {
   // Keep a handle on every socket the app opens, to drop them like a bad network would.
   await page.addInitScript(() => {
     const Native = window.WebSocket;
@@ -185,10 +198,13 @@ test('after the websocket drops mid-turn the chat ends with no duplicated and no
   await expect(page.getByText('Luna está trabajando…')).toHaveCount(0, { timeout: 30_000 });
   await expect(people).toHaveCount(before + 1);
   const live = await page.getByTestId('chat-log').innerText();
+  const board = await page.locator('#board-pane').innerText();
 
-  // A fresh load folds the log from scratch: it must read exactly the same.
+  // A fresh load folds the log from scratch: chat and board must read exactly the same.
   await page.reload();
   await hydrated(page);
   await expect(answers).toHaveCount(answered + 1);
   expect(await page.getByTestId('chat-log').innerText()).toBe(live);
+  await expect(page.getByTestId('selection-card').first()).toBeVisible();
+  expect(await page.locator('#board-pane').innerText()).toBe(board);
 });

@@ -68,6 +68,9 @@ pub struct ToolLine {
     pub reads_counted: u32,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub undo_token: Option<String>,
+    /// Set once the write was undone: what the undo restored.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub undone: Option<String>,
 }
 
 /// A piece of narration ready to render: plain text or a link to a ref.

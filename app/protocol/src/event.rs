@@ -38,6 +38,9 @@ pub enum SessionEvent {
     TurnFinished(TurnFinished),
     #[serde(rename = "turn.refused")]
     TurnRefused(TurnRefused),
+    /// The person tapped "deshacer" on a tool line and the write was undone.
+    #[serde(rename = "undo.applied")]
+    UndoApplied(UndoApplied),
 }
 
 impl SessionEvent {
@@ -55,6 +58,7 @@ impl SessionEvent {
             SessionEvent::RunProgress(_) => "run.progress",
             SessionEvent::TurnFinished(_) => "turn.finished",
             SessionEvent::TurnRefused(_) => "turn.refused",
+            SessionEvent::UndoApplied(_) => "undo.applied",
         }
     }
 }
@@ -129,6 +133,14 @@ pub struct ToolFinished {
 
 fn yes() -> bool {
     true
+}
+
+/// "deshacer" worked: the tool line holding `undo_token` shows `summary` instead of
+/// its button, for every tab and after any reload.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct UndoApplied {
+    pub undo_token: String,
+    pub summary: String,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -210,6 +210,7 @@ mod tests {
             refs: refs.iter().map(|r| (*r).to_owned()).collect(),
             reads_counted: 0,
             undo_token: None,
+            undone: None,
         })
     }
 

@@ -88,6 +88,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             refs: Vec::new(),
             reads_counted: 0,
             undo_token: None,
+            undone: None,
         })),
         SessionEvent::ToolFinished(t) => {
             let line = ToolLine {
@@ -103,6 +104,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
                 refs: t.refs.clone(),
                 reads_counted: t.reads_counted,
                 undo_token: t.undo_token.clone(),
+                undone: None,
             };
             match find_tool_line(&mut view.chat, &t.call_ref) {
                 Some(existing) => *existing = line,
@@ -167,6 +169,15 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             }
         }
         SessionEvent::TurnFinished(t) => end_turn(view, &t.turn_id),
+        SessionEvent::UndoApplied(u) => {
+            for m in view.chat.messages.iter_mut() {
+                if let ChatMessage::Tool(line) = m {
+                    if line.undo_token.as_deref() == Some(u.undo_token.as_str()) {
+                        line.undone = Some(u.summary.clone());
+                    }
+                }
+            }
+        }
         SessionEvent::TurnRefused(r) => {
             end_turn(view, &r.turn_id);
             view.chat.messages.push(ChatMessage::Refused {

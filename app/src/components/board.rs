@@ -125,8 +125,18 @@ pub fn SavedSection() -> impl IntoView {
     view! {
         <section aria-label="Lista guardada" class="space-y-2">
             <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Lista guardada"</h2>
-            {move || saved.get().map(|s| view! {
-                <p class="font-medium" data-testid="saved-summary">{s.name}" · "{s.total}" empresas"</p>
+            {move || saved.get().map(|s| {
+                let stages = s
+                    .stages
+                    .iter()
+                    .filter(|c| c.count > 0)
+                    .map(|c| format!("{} {}", c.stage, c.count))
+                    .collect::<Vec<_>>()
+                    .join(" · ");
+                view! {
+                    <p class="font-medium" data-testid="saved-summary">{s.name}" · "{s.total}" empresas"</p>
+                    <p class="text-xs text-slate-600 dark:text-slate-400" data-testid="saved-stages">{stages}</p>
+                }
             })}
             {move || match collection.get() {
                 None => view! { <Empty text="Al guardar la selección en tu CRM, aquí aparece la colección como tablero o tabla, con sus etapas." /> }.into_any(),

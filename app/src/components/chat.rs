@@ -201,13 +201,17 @@ fn tool_line(line: ToolLine) -> impl IntoView {
     let undo = line
         .undo_token
         .clone()
-        .filter(|_| line.status == ToolStatus::Done);
+        .filter(|_| line.status == ToolStatus::Done && line.undone.is_none());
     view! {
         <div class=format!("flex flex-wrap items-center gap-2 text-sm {tone}") data-testid="tool-line">
             <span aria-hidden="true">{icon}</span>
             <span>{line.label}</span>
             {line.summary.map(|s| view! { <span class="text-slate-500">"· "{s}</span> })}
             {undo.map(|token| view! { <UndoButton token /> })}
+            // Undone (in this tab or another, now or before a reload): the log says so.
+            {line.undone.map(|summary| view! {
+                <span class="text-slate-600 dark:text-slate-300" role="status" data-testid="undo-result">{summary}</span>
+            })}
         </div>
     }
 }
@@ -215,6 +219,7 @@ fn tool_line(line: ToolLine) -> impl IntoView {
 #[component]
 fn UndoButton(token: String) -> impl IntoView {
     let log = expect_context::<UndoLog>();
+    let session_id = expect_context::<Live>().session_id;
     let token = StoredValue::new(token);
     let state = move || token.with_value(|t| log.0.with(|m| m.get(t).cloned()));
     let run = move |_| {
@@ -226,8 +231,10 @@ fn UndoButton(token: String) -> impl IntoView {
             m.insert(t.clone(), UndoState::Running);
         });
         #[cfg(feature = "hydrate")]
+        let session_id = session_id.get_untracked();
+        #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let next = match crate::board_api::undo_write(t.clone()).await {
+            let next = match crate::board_api::undo_write(session_id, t.clone()).await {
                 Ok(receipt) => UndoState::Done(receipt.summary),
                 Err(e) => UndoState::Failed(e.message()),
             };
@@ -235,6 +242,8 @@ fn UndoButton(token: String) -> impl IntoView {
                 m.insert(t, next);
             });
         });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = session_id;
     };
     view! {
         {move || match state() {

@@ -19,6 +19,9 @@ enum Layout {
 /// Moves one card; shared by drag and drop and the select.
 #[derive(Clone, Copy)]
 struct Mover {
+    /// The session the board belongs to: its saved-list counts follow each move.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+    session_id: RwSignal<Option<String>>,
     reload: RwSignal<u32>,
     error: RwSignal<Option<String>>,
     busy: RwSignal<bool>,
@@ -37,8 +40,9 @@ impl Mover {
         {
             let (record_ref, version) = (record.record_ref.clone(), record.version);
             let title = record.title.clone();
+            let session_id = self.session_id.get_untracked();
             leptos::task::spawn_local(async move {
-                match crate::board_api::move_record(record_ref, version, stage).await {
+                match crate::board_api::move_record(session_id, record_ref, version, stage).await {
                     Ok(moved) => self.last.set(Some((title, moved.stage, moved.undo_token))),
                     Err(e) => self.error.set(Some(e.message())),
                 }
@@ -55,8 +59,10 @@ impl Mover {
         self.busy.set(true);
         self.error.set(None);
         #[cfg(feature = "hydrate")]
+        let session_id = self.session_id.get_untracked();
+        #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            match crate::board_api::undo_write(token).await {
+            match crate::board_api::undo_write(session_id, token).await {
                 Ok(_) => self.last.set(None),
                 Err(e) => self.error.set(Some(e.message())),
             }
@@ -73,6 +79,7 @@ pub fn SavedCollectionView(collection_id: String) -> impl IntoView {
     let live = expect_context::<Live>();
     let layout = RwSignal::new(Layout::Board);
     let mover = Mover {
+        session_id: live.session_id,
         reload: RwSignal::new(0),
         error: RwSignal::new(None),
         busy: RwSignal::new(false),

@@ -5,11 +5,16 @@
 //! Whatever is a tool goes through `registry::pipeline::call` as the `ui` surface, so
 //! the drawer's market read is metered and the writes leave the same receipts, history
 //! and undo tokens as when Luna makes them.
+//!
+//! Writes made from a session's screen are also told to that session's log: a move
+//! refreshes the saved list's stage counts on the board (`board.patched`), and
+//! "deshacer" appends `undo.applied`, so every tab and every reload shows the same.
 
 use std::collections::BTreeMap;
 
 use luna_protocol::crm::{BoardRecord, CollectionBoard, Column, Moved, UndoReceipt};
 use luna_protocol::error::ErrorCode;
+use luna_protocol::event::{SessionEvent, UndoApplied};
 use luna_protocol::evidence::{
     AmountBucket, AwardLine, CompanyFile, CrmEntry, CrmTimeline, MarkLine, PermitLine,
 };
@@ -337,14 +342,20 @@ pub async fn collection_board(
 }
 
 /// Moves a record to another stage through `crm_record` (level 0): history row,
-/// undo token, and `VERSION_CONFLICT` when it changed since `version` was read.
+/// undo token, and `VERSION_CONFLICT` when it changed since `version` was read. From
+/// a session, the board's saved-list counts follow.
 pub async fn move_record(
     engine: &Engine,
     caller: &Caller,
+    session_id: Option<&str>,
     record_ref: &str,
     version: i64,
     stage: &str,
 ) -> EngineResult<Moved> {
+    let session = match session_id {
+        Some(id) => Some(engine.sessions.get(caller, id).await?.id),
+        None => None,
+    };
     let env = call(
         engine,
         caller,
@@ -357,12 +368,37 @@ pub async fn move_record(
         .results
         .first()
         .ok_or_else(|| EngineError::Internal("crm_record returned no row".into()))?;
+    if let Some(session) = session {
+        tell_session(engine, caller, &session, None).await?;
+    }
     Ok(Moved {
         record_ref: row.ref_.clone(),
         stage: text(row, "stage").unwrap_or_else(|| stage.to_owned()),
         version: field(row, "version"),
         undo_token: text(row, "undo_token"),
     })
+}
+
+/// Appends to the session what a screen write changed: `undo.applied` when given,
+/// then the saved list's fresh stage counts if they moved. The CRM write already
+/// committed; the counts are derived and re-read on the next write if this fails.
+async fn tell_session(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    undone: Option<UndoApplied>,
+) -> EngineResult<()> {
+    let view = engine
+        .sessions
+        .snapshot_at_latest(caller, session_id)
+        .await?
+        .view;
+    let mut events: Vec<SessionEvent> = undone.into_iter().map(SessionEvent::UndoApplied).collect();
+    events.extend(crate::session_tools::saved_refresh(engine, caller, &view.board, None).await?);
+    if !events.is_empty() {
+        engine.sessions.append_all(session_id, &events).await?;
+    }
+    Ok(())
 }
 
 /// "quitar" on a selection card: `selection_update` with `op: remove` as the person,
@@ -391,8 +427,19 @@ pub async fn remove_from_selection(
 }
 
 /// "deshacer" on a tool line: restores the state before the write, or fails with
-/// `VERSION_CONFLICT` (said plainly, with what to do from the screen).
-pub async fn undo(engine: &Engine, caller: &Caller, token: &str) -> EngineResult<UndoReceipt> {
+/// `VERSION_CONFLICT` (said plainly, with what to do from the screen). From a session,
+/// the line shows what was undone for every tab (`undo.applied`) and the board's
+/// saved-list counts follow.
+pub async fn undo(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: Option<&str>,
+    token: &str,
+) -> EngineResult<UndoReceipt> {
+    let session = match session_id {
+        Some(id) => Some(engine.sessions.get(caller, id).await?.id),
+        None => None,
+    };
     let outcome = crate::crm::undo(engine, caller, token.trim())
         .await
         .map_err(|e| match e {
@@ -411,12 +458,20 @@ pub async fn undo(engine: &Engine, caller: &Caller, token: &str) -> EngineResult
         count(outcome.removed.len()),
         count(outcome.cancelled_activities.len()),
     );
-    Ok(UndoReceipt {
+    let receipt = UndoReceipt {
         restored,
         removed,
         cancelled,
         summary: undo_summary(restored, removed, cancelled),
-    })
+    };
+    if let Some(session) = session {
+        let applied = UndoApplied {
+            undo_token: token.trim().to_owned(),
+            summary: receipt.summary.clone(),
+        };
+        tell_session(engine, caller, &session, Some(applied)).await?;
+    }
+    Ok(receipt)
 }
 
 /// "Listo: …" in Spanish with what the undo put back.

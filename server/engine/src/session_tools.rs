@@ -2,6 +2,7 @@
 //! (argued cards: every item needs a `why`) and `board_read`. The board lives in the
 //! session log: `selection_update` reads the current projection and appends the new
 //! selection as a `board.patched` event; its result is a summary for the model.
+//! `saved_refresh` keeps the board's saved-list counts true after any CRM write.
 
 use luna_protocol::board::{Board, SelectionItem};
 use luna_protocol::error::ErrorCode;
@@ -259,4 +260,30 @@ async fn board_read(ctx: ToolCtx, args: BoardReadArgs) -> EngineResult<ToolOutpu
         }));
     }
     Ok(ToolOutput::from(Envelope::rows(rows)))
+}
+
+/// After a CRM write (Luna's, a drag on the board, a "deshacer"): the board's saved
+/// list with its exact stage counts as a `board.patched`, or `None` when nothing is
+/// saved in this session or the counts did not move.
+pub async fn saved_refresh(
+    engine: &crate::Engine,
+    caller: &crate::accounts::Caller,
+    board: &Board,
+    turn_id: Option<&str>,
+) -> EngineResult<Option<SessionEvent>> {
+    let Some(saved) = &board.saved else {
+        return Ok(None);
+    };
+    let fresh =
+        crate::decisions::saved_summary(engine, caller, &saved.collection_id, &saved.name).await?;
+    if &fresh == saved {
+        return Ok(None);
+    }
+    Ok(Some(SessionEvent::BoardPatched(BoardPatched {
+        turn_id: turn_id.map(str::to_owned),
+        patch: vec![PatchOp::replace(
+            Board::SAVED,
+            serde_json::to_value(&fresh).map_err(EngineError::internal)?,
+        )],
+    })))
 }

@@ -191,7 +191,7 @@ pub async fn execute(
 }
 
 /// The saved collection as the board shows it, counted exactly.
-async fn saved_summary(
+pub(crate) async fn saved_summary(
     engine: &Engine,
     caller: &Caller,
     collection_id: &str,

@@ -11,6 +11,7 @@
 pub mod auto;
 pub mod cards;
 mod execute;
+pub(crate) use execute::saved_summary;
 mod rows;
 #[cfg(test)]
 mod tests;

@@ -149,9 +149,16 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
     )
     .await
     .unwrap();
-    let moved = move_record(&engine, &caller, &added.record.ref_(), 1, "Contactado")
-        .await
-        .unwrap();
+    let moved = move_record(
+        &engine,
+        &caller,
+        None,
+        &added.record.ref_(),
+        1,
+        "Contactado",
+    )
+    .await
+    .unwrap();
     assert_eq!((moved.stage.as_str(), moved.version), ("Contactado", 2));
     let file = company_file(&engine, &caller, &company).await.unwrap();
     assert_eq!(file.crm.len(), 1);
@@ -202,6 +209,7 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     let moved = move_record(
         &engine,
         &caller,
+        None,
         &card.record_ref,
         card.version,
         "Propuesta",
@@ -214,33 +222,49 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     assert_eq!(board.in_stage("Propuesta").count(), 1);
 
     // A stale version is a conflict, not a silent overwrite.
-    let stale = move_record(&engine, &caller, &card.record_ref, card.version, "Ganado").await;
+    let stale = move_record(
+        &engine,
+        &caller,
+        None,
+        &card.record_ref,
+        card.version,
+        "Ganado",
+    )
+    .await;
     assert!(matches!(stale, Err(EngineError::Typed(b)) if b.code == ErrorCode::VersionConflict));
 
     let token = moved.undo_token.unwrap();
-    let receipt = undo(&engine, &caller, &token).await.unwrap();
+    let receipt = undo(&engine, &caller, None, &token).await.unwrap();
     assert_eq!(receipt.restored, 1);
     let board = collection_board(&engine, &caller, &collection)
         .await
         .unwrap();
     assert_eq!(board.in_stage("Nuevo").count(), 1);
-    assert!(undo(&engine, &caller, &token).await.is_err());
+    assert!(undo(&engine, &caller, None, &token).await.is_err());
 
     // Undoing a move that was followed by another change is VERSION_CONFLICT in Spanish.
     let card = &board.records[0];
     let first = move_record(
         &engine,
         &caller,
+        None,
         &card.record_ref,
         card.version,
         "Contactado",
     )
     .await
     .unwrap();
-    move_record(&engine, &caller, &card.record_ref, first.version, "Ganado")
-        .await
-        .unwrap();
-    let err = undo(&engine, &caller, &first.undo_token.unwrap()).await;
+    move_record(
+        &engine,
+        &caller,
+        None,
+        &card.record_ref,
+        first.version,
+        "Ganado",
+    )
+    .await
+    .unwrap();
+    let err = undo(&engine, &caller, None, &first.undo_token.unwrap()).await;
     match err {
         Err(EngineError::Typed(b)) => {
             assert_eq!(b.code, ErrorCode::VersionConflict);
@@ -304,4 +328,132 @@ async fn quitar_removes_one_company_from_the_session_selection() {
             .await
             .is_err()
     );
+}
+
+#[tokio::test]
+async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log() {
+    use crate::turn::gateway::{ModelStep, ScriptedModel, ToolCall};
+    use crate::turn::intent::{TurnIntent, TurnOutput};
+    use luna_protocol::chat::ChatMessage;
+    use luna_protocol::decision::Resolution;
+
+    let (engine, caller, _) = setup().await;
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let director = crate::director::planner::LocalDirector;
+    crate::turn::runner::run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t1",
+        "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos.",
+    )
+    .await
+    .unwrap();
+    let save = engine
+        .sessions
+        .view_of(&session)
+        .await
+        .unwrap()
+        .board
+        .pending[0]
+        .id
+        .clone();
+    crate::decisions::resolve(&engine, &caller, &session, &save, Resolution::Accept)
+        .await
+        .unwrap();
+    let saved = || async {
+        engine
+            .sessions
+            .view_of(&session)
+            .await
+            .unwrap()
+            .board
+            .saved
+            .unwrap()
+    };
+    let count = |s: &luna_protocol::board::SavedCollection, stage: &str| {
+        s.stages
+            .iter()
+            .find(|c| c.stage == stage)
+            .map_or(0, |c| c.count)
+    };
+    let before = saved().await;
+    let board = collection_board(&engine, &caller, &before.collection_id)
+        .await
+        .unwrap();
+    let (first, second) = (board.stages[0].clone(), board.stages[1].clone());
+    let card = board.in_stage(&first).next().unwrap().clone();
+
+    // The person drags a card: the board's counts follow, for every tab.
+    move_record(
+        &engine,
+        &caller,
+        Some(&session),
+        &card.record_ref,
+        card.version,
+        &second,
+    )
+    .await
+    .unwrap();
+    let after = saved().await;
+    assert_eq!(count(&after, &first), count(&before, &first) - 1);
+    assert_eq!(count(&after, &second), count(&before, &second) + 1);
+    assert_eq!(after.total, before.total);
+
+    // Luna moves it on: a tool line with "deshacer".
+    let model = ScriptedModel::new([
+        ModelStep::Tools(vec![ToolCall {
+            name: "crm_record".into(),
+            args: json!({"op": "update", "record_id": card.record_ref, "version": card.version + 1, "stage": first}),
+        }]),
+        ModelStep::Final(TurnOutput {
+            intent: TurnIntent::Responder {},
+            narracion: "Listo, la regresé.".into(),
+        }),
+    ]);
+    crate::turn::runner::run_turn(&engine, &model, &caller, &session, "t2", "regrésala")
+        .await
+        .unwrap();
+    let view = engine.sessions.view_of(&session).await.unwrap();
+    let token = view
+        .chat
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::Tool(l) if l.turn_id == "t2" => l.undo_token.clone(),
+            _ => None,
+        })
+        .expect("Luna's write left a deshacer");
+    assert_eq!(
+        count(&view.board.saved.unwrap(), &first),
+        count(&before, &first)
+    );
+
+    // "deshacer" from the chat: the line says so in the log, and the counts follow.
+    let receipt = undo(&engine, &caller, Some(&session), &token)
+        .await
+        .unwrap();
+    let view = engine.sessions.view_of(&session).await.unwrap();
+    let line = view
+        .chat
+        .messages
+        .iter()
+        .find_map(|m| match m {
+            ChatMessage::Tool(l) if l.undo_token.as_deref() == Some(token.as_str()) => Some(l),
+            _ => None,
+        })
+        .unwrap();
+    assert_eq!(line.undone.as_deref(), Some(receipt.summary.as_str()));
+    assert_eq!(
+        count(view.board.saved.as_ref().unwrap(), &second),
+        count(&after, &second)
+    );
+
+    // Another workspace cannot write into this session's log.
+    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let err = move_record(&engine, &other, Some(&session), &card.record_ref, 1, &first).await;
+    assert!(matches!(err, Err(EngineError::Typed(b)) if b.code == ErrorCode::NotFound));
 }

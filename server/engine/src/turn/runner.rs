@@ -416,7 +416,15 @@ pub async fn run_turn(
                             }
                         }
                     }
-                    let events = vec![SessionEvent::ToolFinished(ToolFinished {
+                    let undo_token = response
+                        .outcome
+                        .as_ref()
+                        .ok()
+                        .and_then(|env| env.results.first())
+                        .and_then(|r| r.fields.get("undo_token"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let mut events = vec![SessionEvent::ToolFinished(ToolFinished {
                         turn_id: turn_id.to_owned(),
                         call_ref: handle.clone(),
                         label,
@@ -426,15 +434,26 @@ pub async fn run_turn(
                             call.name.starts_with("market_") && response.is_ok(),
                         ),
                         ok: response.is_ok(),
-                        undo_token: response
-                            .outcome
-                            .as_ref()
-                            .ok()
-                            .and_then(|env| env.results.first())
-                            .and_then(|r| r.fields.get("undo_token"))
-                            .and_then(Value::as_str)
-                            .map(str::to_owned),
+                        undo_token: undo_token.clone(),
                     })];
+                    // A level-0 write (it can be undone) may have moved the saved
+                    // list: its counts follow in the same append.
+                    if undo_token.is_some() {
+                        let board = sessions
+                            .snapshot_at_latest(caller, session_id)
+                            .await?
+                            .view
+                            .board;
+                        events.extend(
+                            crate::session_tools::saved_refresh(
+                                engine,
+                                caller,
+                                &board,
+                                Some(turn_id),
+                            )
+                            .await?,
+                        );
+                    }
                     sessions.append_all(session_id, &events).await?;
                     if call.name == "market_search" {
                         stagnant = if new_objects == 0 { stagnant + 1 } else { 0 };

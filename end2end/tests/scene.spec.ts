@@ -1,0 +1,146 @@
+// The seed scene (004 §1) from start to finish, as the two people who use it most:
+// a salesperson at a desk (split view, evidence drawer, save card, priced contacts,
+// a sequence authorized step by step) and the same person on a phone (390×844,
+// through the Chat · Tablero · Decisiones tabs, with no horizontal scrolling).
+// Screenshots of every stage are kept in artifacts/ (CI keeps them).
+import { expect, Locator, Page, test } from '@playwright/test';
+import { MEMBER, hydrated, login, shot } from './helpers';
+
+const SCENE =
+  'Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.';
+
+async function freshConversation(page: Page) {
+  await login(page, MEMBER);
+  await expect(page).toHaveURL(/\/$/);
+  await hydrated(page);
+  // A new conversation: an empty chat and board, whatever earlier suites left.
+  await page.getByTestId('new-session').click();
+  await expect(page.getByTestId('person-message')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+}
+
+async function send(page: Page, text: string) {
+  await page.getByLabel('Mensaje para Luna').fill(text);
+  await page.getByRole('button', { name: 'Enviar' }).click();
+}
+
+/** Waits for Luna's answer to the n-th message of the conversation. */
+async function answered(page: Page, n: number) {
+  await expect(page.getByTestId('luna-message')).toHaveCount(n, { timeout: 45_000 });
+  await expect(page.getByText('Luna está trabajando…')).toHaveCount(0, { timeout: 30_000 });
+}
+
+async function noHorizontalScroll(page: Page) {
+  const overflow = await page.evaluate(
+    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
+  );
+  expect(overflow).toBeLessThanOrEqual(0);
+}
+
+async function authorizeFirstStep(card: Locator) {
+  await expect(card).toHaveAttribute('data-kind', 'revisar_secuencia');
+  const steps = card.getByTestId('sequence-steps').locator('input[type="checkbox"]');
+  await expect(steps).toHaveCount(3);
+  // With no step ticked there is nothing to authorize.
+  for (let i = 0; i < 3; i++) await steps.nth(i).uncheck();
+  await expect(card.getByRole('button', { name: 'Autorizar' })).toBeDisabled();
+  // The person authorizes the first email only; the other two stay drafts.
+  await steps.first().check();
+  await expect(card.getByRole('button', { name: 'Autorizar' })).toBeEnabled();
+  await card.getByRole('button', { name: 'Autorizar' }).click();
+}
+
+test('browser: the whole scene in the split view, with the drawer, the save card, contacts and a sequence', async ({ page }) => {
+  await page.setViewportSize({ width: 1440, height: 900 });
+  await freshConversation(page);
+
+  await send(page, SCENE);
+  await answered(page, 1);
+  const cards = page.getByTestId('decision-card');
+  await expect(cards).toHaveCount(1);
+  await expect(cards.first()).toHaveAttribute('data-kind', 'guardar_en_crm');
+  const selection = page.getByTestId('selection-card');
+  await expect(selection).toHaveCount(40);
+  await shot(page, 'browser-1-selection');
+
+  // The evidence behind a card, without leaving the page.
+  await selection.first().click();
+  const drawer = page.getByRole('dialog');
+  await expect(drawer).toBeVisible();
+  await expect(drawer).toContainText('Adjudicaciones');
+  await shot(page, 'browser-2-drawer');
+  await page.keyboard.press('Escape');
+  await expect(drawer).toHaveCount(0);
+
+  await cards.first().getByRole('button', { name: 'Guardar' }).click();
+  await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('40 empresas');
+  await shot(page, 'browser-3-saved');
+
+  await send(page, 'consígueme el correo de los 10 mejores');
+  await answered(page, 2);
+  await expect(cards.first()).toHaveAttribute('data-kind', 'revelar_contactos');
+  await expect(cards.first().getByTestId('decision-price')).toContainText('créditos de contacto');
+  await shot(page, 'browser-4-contacts-card');
+  await cards.first().getByRole('button', { name: 'Revelar' }).click();
+  await expect(page.getByTestId('decision-result').last()).toContainText('Revelé');
+
+  await send(page, 'ármame una secuencia de tres correos');
+  await answered(page, 3);
+  await authorizeFirstStep(cards.first());
+  await expect(cards).toHaveCount(0);
+  await expect(page.getByTestId('sequence-card')).toHaveCount(1);
+  await expect(page.getByTestId('sequence-status')).not.toHaveText('Borrador · nada se envía');
+  await shot(page, 'browser-5-sequence');
+
+  // What the person saw live is what a fresh load folds from the log.
+  const chat = await page.getByTestId('chat-log').innerText();
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId('luna-message')).toHaveCount(3);
+  expect(await page.getByTestId('chat-log').innerText()).toBe(chat);
+});
+
+test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones tabs', async ({ page }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await freshConversation(page);
+  const tab = (name: RegExp) => page.getByRole('tab', { name });
+
+  await send(page, SCENE);
+  await answered(page, 1);
+  await noHorizontalScroll(page);
+  await shot(page, 'mobile-1-chat');
+
+  // The board is a tab; its badge counts the new selection.
+  await tab(/Tablero/).click();
+  await expect(page.getByTestId('selection-card')).toHaveCount(40);
+  await noHorizontalScroll(page);
+  await shot(page, 'mobile-2-board');
+
+  await tab(/Decisiones/).click();
+  const card = page.getByTestId('decision-card');
+  await expect(card).toHaveCount(1);
+  await card.getByRole('button', { name: 'Guardar' }).click();
+  await expect(card).toHaveCount(0);
+  await shot(page, 'mobile-3-saved');
+
+  await tab(/Chat/).click();
+  await send(page, 'consígueme el correo de los 10 mejores');
+  await answered(page, 2);
+  await tab(/Decisiones/).click();
+  await expect(card).toHaveAttribute('data-kind', 'revelar_contactos');
+  await noHorizontalScroll(page);
+  await shot(page, 'mobile-4-contacts-card');
+  await card.getByRole('button', { name: 'Revelar' }).click();
+  await expect(card).toHaveCount(0);
+
+  await tab(/Chat/).click();
+  await send(page, 'ármame una secuencia de tres correos');
+  await answered(page, 3);
+  await tab(/Decisiones/).click();
+  await authorizeFirstStep(card);
+  await expect(card).toHaveCount(0);
+  await tab(/Tablero/).click();
+  await expect(page.getByTestId('sequence-card')).toHaveCount(1);
+  await noHorizontalScroll(page);
+  await shot(page, 'mobile-5-sequence');
+});
