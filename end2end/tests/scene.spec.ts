@@ -31,10 +31,17 @@ async function answered(page: Page, n: number) {
 }
 
 async function noHorizontalScroll(page: Page) {
-  const overflow = await page.evaluate(
-    () => document.documentElement.scrollWidth - document.documentElement.clientWidth,
-  );
-  expect(overflow).toBeLessThanOrEqual(0);
+  const { overflow, culprits } = await page.evaluate(() => {
+    const width = document.documentElement.clientWidth;
+    // The innermost visible elements that stick out past the viewport, to name the bug.
+    const culprits = [...document.querySelectorAll<HTMLElement>('body *')]
+      .filter((el) => el.getBoundingClientRect().right > width + 1 && el.offsetParent !== null)
+      .filter((el) => ![...el.children].some((c) => c.getBoundingClientRect().right > width + 1))
+      .slice(0, 5)
+      .map((el) => `${el.tagName.toLowerCase()}.${el.className} «${(el.textContent ?? '').slice(0, 60)}»`);
+    return { overflow: document.documentElement.scrollWidth - width, culprits };
+  });
+  expect(overflow, culprits.join('\n')).toBeLessThanOrEqual(0);
 }
 
 async function authorizeFirstStep(card: Locator) {
@@ -121,6 +128,9 @@ test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones t
   await expect(card).toHaveCount(1);
   await card.getByRole('button', { name: 'Guardar' }).click();
   await expect(card).toHaveCount(0);
+  await tab(/Tablero/).click();
+  await expect(page.getByTestId('kanban')).toBeVisible();
+  await noHorizontalScroll(page);
   await shot(page, 'mobile-3-saved');
 
   await tab(/Chat/).click();

@@ -32,8 +32,8 @@ fn sequence_card(card: SequenceCard) -> impl IntoView {
     view! {
         <li class="rounded-xl border border-slate-200 p-3 dark:border-slate-800" data-testid="sequence-card" data-ref=format!("sequence:{}", card.sequence_id)>
             <div class="flex items-start justify-between gap-2">
-                <p class="font-medium">{card.name}</p>
-                <span class="rounded-full bg-slate-100 px-2 text-xs dark:bg-slate-800" data-testid="sequence-status">{status_label(card.status)}</span>
+                <p class="min-w-0 break-words font-medium">{card.name}</p>
+                <span class="shrink-0 rounded-full bg-slate-100 px-2 text-xs dark:bg-slate-800" data-testid="sequence-status">{status_label(card.status)}</span>
             </div>
             <p class="mt-1 text-sm text-slate-600 dark:text-slate-400">
                 {format!("{} pasos · {} destinatarios", card.steps, card.recipients)}
@@ -41,7 +41,7 @@ fn sequence_card(card: SequenceCard) -> impl IntoView {
             {(!card.progress.is_empty()).then(|| view! {
                 <ul class="mt-2 space-y-0.5 text-xs text-slate-600 dark:text-slate-400" aria-label="Avance por destinatario">
                     {card.progress.into_iter().map(|p| view! {
-                        <li data-testid="sequence-progress">{format!("{} · {} enviados · {} pendientes", p.email, p.sent, p.pending)}</li>
+                        <li class="break-all" data-testid="sequence-progress">{format!("{} · {} enviados · {} pendientes", p.email, p.sent, p.pending)}</li>
                     }).collect_view()}
                 </ul>
             })}

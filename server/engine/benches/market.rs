@@ -121,6 +121,11 @@ async fn main() {
     let (s50, s95) = (pct(&mut search_t, 0.5), pct(&mut search_t, 0.95));
     let (c50, c95) = (pct(&mut count_t, 0.5), pct(&mut count_t, 0.95));
     let (a50, a95) = (pct(&mut agg_t, 0.5), pct(&mut agg_t, 0.95));
+    // The machine is shared: say how busy it was while measuring.
+    let load = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| l.split_whitespace().next().map(str::to_owned))
+        .unwrap_or_else(|| "unknown".into());
     let profile = if cfg!(debug_assertions) {
         "dev (deps opt-level 1)"
     } else {
@@ -129,7 +134,7 @@ async fn main() {
     let section = format!(
         "## Market data (SQLite)\n\n\
          Generated with `GeneratorConfig::bench({scale})` (seed {seed}): {sup} Proveedores, {aw} Adjudicaciones, {op} Licitaciones, {pe} Registros, {ri} marcas de riesgo. \
-         Profile: {profile}; machine: {cores} cores. {scale_note}\n\n\
+         Profile: {profile}; machine: {cores} cores, 1-minute load average {load} at the end of the run. {scale_note}\n\n\
          | metric | value |\n|---|---|\n\
          | build time (generate + indexes + FTS) | {build:.1} s |\n\
          | database size | {mb:.0} MB |\n\

@@ -734,3 +734,94 @@ async fn real_sat69b_sample_imports_with_quirks_and_reimport_is_a_noop() {
         .unwrap();
     assert_eq!(h.marks.len(), 1);
 }
+
+/// Free text + state is answered inside the full-text index (the `st` token of
+/// migration 0014): the same rows as testing each text match's state, a state token
+/// never matches as text, and a supplier whose state an import fills in moves with it.
+#[tokio::test]
+async fn text_and_state_intersect_inside_the_index_with_the_same_rows() {
+    let m = demo_market().await;
+    let pool = m.store().pool();
+    for (kind, table, text, state, code) in [
+        (MarketKind::Awards, "mk_awards", "cartón", "Jalisco", 14),
+        (
+            MarketKind::Suppliers,
+            "mk_suppliers",
+            "empaques",
+            "Nuevo León",
+            19,
+        ),
+    ] {
+        let (fts, id) = match kind {
+            MarketKind::Awards => ("mk_awards_fts", "id"),
+            _ => ("mk_suppliers_fts", "rowid"),
+        };
+        // The old shape: every text match, then its state.
+        let expected: i64 = sqlx::query_scalar(&format!(
+            "select count(*) from {table} where state_code = {code}
+               and {id} in (select rowid from {fts} where {fts} match '\"{}\"*')",
+            luna_engine::catalog::text::fold(text)
+        ))
+        .fetch_one(pool)
+        .await
+        .unwrap();
+        assert!(expected > 0, "{table}");
+        let mut args = search(kind, json!({"state": state}));
+        args.query = Some(text.to_owned());
+        args.limit = Some(50);
+        let mut seen = std::collections::HashSet::new();
+        loop {
+            let page = m.search(&args, None).await.unwrap();
+            for r in &page.results {
+                assert!(seen.insert(r.ref_str().to_string()));
+            }
+            match page.cursor {
+                Some(c) => args.cursor = Some(c),
+                None => break,
+            }
+        }
+        assert_eq!(seen.len() as i64, expected, "{table}");
+    }
+
+    // "e14" is Jalisco's token in the index, not a word anyone wrote.
+    let mut args = search(MarketKind::Awards, json!({}));
+    args.query = Some("e14".into());
+    assert_eq!(m.search(&args, None).await.unwrap().shown, 0);
+
+    // An import that fills in a supplier's state moves it in the index too.
+    let id: String =
+        sqlx::query_scalar("select id from mk_suppliers where state_code = 14 limit 1")
+            .fetch_one(pool)
+            .await
+            .unwrap();
+    let name: String = sqlx::query_scalar("select name from mk_suppliers where id = ?")
+        .bind(&id)
+        .fetch_one(pool)
+        .await
+        .unwrap();
+    sqlx::query("update mk_suppliers set state_code = 19 where id = ?")
+        .bind(&id)
+        .execute(pool)
+        .await
+        .unwrap();
+    let word = name.split_whitespace().next().unwrap().to_owned();
+    let found = |state: &'static str| {
+        let mut args = search(MarketKind::Suppliers, json!({"state": state}));
+        args.query = Some(word.clone());
+        args.limit = Some(50);
+        let m = &m;
+        async move {
+            let mut all = Vec::new();
+            loop {
+                let page = m.search(&args, None).await.unwrap();
+                all.extend(page.results.iter().map(|r| r.ref_str().to_string()));
+                match page.cursor {
+                    Some(c) => args.cursor = Some(c),
+                    None => return all,
+                }
+            }
+        }
+    };
+    assert!(found("Nuevo León").await.iter().any(|r| r.ends_with(&id)));
+    assert!(!found("Jalisco").await.iter().any(|r| r.ends_with(&id)));
+}

@@ -364,7 +364,7 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
             "select s.id, s.name from mk_suppliers_fts f join mk_suppliers s on s.rowid = f.rowid
              where mk_suppliers_fts match ? limit 20",
         )
-        .bind(fts)
+        .bind(crate::market::filters::with_state("{name}", &fts, None))
         .fetch_all(store.pool())
         .await?;
         for h in hits {

@@ -478,6 +478,16 @@ pub fn fts_query(query: &str) -> Option<String> {
     )
 }
 
+/// An FTS5 expression for Proveedores / Adjudicaciones: the text terms in the text
+/// `columns` only, and the state, when filtered, as the index's `st` token
+/// (migration 0014), so FTS5 intersects both before SQLite reads any row.
+pub fn with_state(columns: &str, terms: &str, state: Option<State>) -> String {
+    match state {
+        Some(s) => format!("{columns} : ({terms}) AND st : e{}", s.code()),
+        None => format!("{columns} : ({terms})"),
+    }
+}
+
 /// Builds the WHERE clause for `kind` over its table alias.
 pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
     let mut w = Where::default();
@@ -487,7 +497,7 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             if let Some(q) = fts {
                 w.push(
                     "s.rowid in (select rowid from mk_suppliers_fts where mk_suppliers_fts match ?)",
-                    [Val::Text(q)],
+                    [Val::Text(with_state("{name}", &q, r.state))],
                 );
             }
             if let Some(s) = r.state {
@@ -525,7 +535,7 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             if let Some(q) = fts {
                 w.push(
                     "a.id in (select rowid from mk_awards_fts where mk_awards_fts match ?)",
-                    [Val::Text(q)],
+                    [Val::Text(with_state("{title supplier_name}", &q, r.state))],
                 );
             }
             if let Some(s) = r.state {
