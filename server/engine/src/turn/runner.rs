@@ -346,6 +346,8 @@ pub async fn run_turn(
     let mut repaired = false;
     let mut steps = 0usize;
     let mut final_output: Option<(TurnIntent, ResolvedNarration, bool)> = None;
+    // Why the loop ended without an answer, for the sentence the person reads.
+    let mut stopped = "Me detuve antes de terminar: llegué al máximo de pasos de un turno. Dime si sigo desde aquí o ajusta lo que buscas.";
 
     while steps < MAX_STEPS {
         steps += 1;
@@ -356,6 +358,7 @@ pub async fn run_turn(
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model step failed");
+                stopped = "No pude terminar esta vez. Intenta de nuevo en un minuto.";
                 break;
             }
         };
@@ -466,6 +469,7 @@ pub async fn run_turn(
                 }
                 if stagnant >= STAGNATION_LIMIT {
                     tracing::info!("stagnation: ending the loop");
+                    stopped = "Me detuve antes de terminar: no encontré evidencia nueva con las búsquedas que hice. Ajusta el criterio y lo intento de nuevo.";
                     break;
                 }
                 // The board may have moved on (a selection now exists): project the
@@ -516,9 +520,12 @@ pub async fn run_turn(
 
     let (mut intent, mut narration, trimmed) = final_output.unwrap_or_else(|| {
         (
-            TurnIntent::Cierre { variante: CierreVariante::Parcial, salidas: Vec::new() },
+            TurnIntent::Cierre {
+                variante: CierreVariante::Parcial,
+                salidas: Vec::new(),
+            },
             ResolvedNarration {
-                text: "Me detuve antes de terminar: no encontré evidencia nueva con las búsquedas que hice. Ajusta el criterio y lo intento de nuevo.".to_owned(),
+                text: stopped.to_owned(),
                 anchors: Vec::new(),
             },
             false,

@@ -191,6 +191,36 @@ async fn the_loop_stops_at_the_step_cap() {
     assert_eq!(out.steps, MAX_STEPS);
     assert_eq!(out.transcript.len(), MAX_STEPS);
     assert!(matches!(out.intent, TurnIntent::Cierre { .. }));
+    // The person is told why: the step cap, not a lack of evidence.
+    assert!(
+        out.narration.text.contains("máximo de pasos"),
+        "{}",
+        out.narration.text
+    );
+}
+
+#[tokio::test]
+async fn a_model_that_stops_answering_ends_the_turn_with_a_plain_retry_message() {
+    let (engine, caller, session) = setup().await;
+    // One tool call, then the model is gone (the script runs out).
+    let model = ScriptedModel::new([tools("usage", json!({}))]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t",
+        "¿cuántos créditos?",
+    )
+    .await
+    .unwrap();
+    assert!(matches!(out.intent, TurnIntent::Cierre { .. }));
+    assert!(
+        out.narration.text.contains("Intenta de nuevo"),
+        "{}",
+        out.narration.text
+    );
+    assert!(!out.narration.text.contains("evidencia nueva"));
 }
 
 #[tokio::test]
