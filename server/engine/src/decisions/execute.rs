@@ -10,7 +10,7 @@ use serde_json::Value;
 use crate::accounts::Caller;
 use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort};
 use crate::error::{EngineError, EngineResult};
-use crate::people::{RevealRequest, RevealVia};
+use crate::people::RevealVia;
 use crate::Engine;
 
 use super::Target;
@@ -148,23 +148,14 @@ pub async fn execute(
             })
         }
         Target::Reveal { quote_id } => {
-            let state = engine.people.status(caller, quote_id).await?;
+            let via = RevealVia {
+                surface: if auto_policy.is_some() { "luna" } else { "ui" },
+                auto_policy,
+                call_ref: None,
+            };
             let out = engine
                 .people
-                .reveal(
-                    caller,
-                    &RevealRequest {
-                        quote_id: state.id,
-                        confirm: true,
-                        max_credits: state.price,
-                        idempotency_key: key.to_owned(),
-                    },
-                    RevealVia {
-                        surface: if auto_policy.is_some() { "luna" } else { "ui" },
-                        auto_policy,
-                        call_ref: None,
-                    },
-                )
+                .execute_reveal(caller, quote_id, key, via)
                 .await?;
             let revealed = out.people.iter().filter(|p| p.charged).count() as u32;
             let charged = u32::try_from(out.charged.max(0)).unwrap_or(u32::MAX);

@@ -418,14 +418,16 @@ impl People {
         })
     }
 
-    /// The decision card `revelar_contactos` once the person accepts it: reveals the
-    /// quote's people with the server-minted key, capped at the quote's current price
-    /// (which can only have gone down since the card was shown).
+    /// The decision card `revelar_contactos` once accepted (by the person, or inside
+    /// their auto budget): reveals the quote's people with the server-minted key,
+    /// capped at the quote's current price (which can only have gone down since the
+    /// card was shown).
     pub async fn execute_reveal(
         &self,
         caller: &Caller,
         quote_id: &str,
         server_minted_key: &str,
+        via: RevealVia<'_>,
     ) -> EngineResult<RevealOutcome> {
         let now = now_ms();
         let state = self.status_at(caller, quote_id, now).await?;
@@ -437,11 +439,7 @@ impl People {
                 max_credits: state.price,
                 idempotency_key: server_minted_key.to_owned(),
             },
-            RevealVia {
-                surface: "ui",
-                auto_policy: None,
-                call_ref: None,
-            },
+            via,
             now,
         )
         .await

@@ -303,12 +303,12 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
     let q2 = engine.people.quote(&caller, &hs2[..1]).await.unwrap();
     let d1 = engine
         .people
-        .execute_reveal(&caller, &q2.id, "dec_1:srv")
+        .execute_reveal(&caller, &q2.id, "dec_1:srv", VIA)
         .await
         .unwrap();
     let d2 = engine
         .people
-        .execute_reveal(&caller, &q2.id, "dec_1:srv")
+        .execute_reveal(&caller, &q2.id, "dec_1:srv", VIA)
         .await
         .unwrap();
     assert_eq!((d1.charged, d2.replayed), (2, true));
