@@ -18,7 +18,7 @@ pub fn SelectionSection() -> impl IntoView {
     let items = Memo::new(move |_| live.replica.with(|r| r.view.board.selection.clone()));
     view! {
         <section aria-label="Selección" class="space-y-2">
-            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Selección" {move || { let n = items.with(Vec::len); (n > 0).then(|| format!(" · {n}")) }}
             </h2>
             <Show
@@ -104,7 +104,7 @@ fn SelectionCard(item: SelectionItem) -> impl IntoView {
             </div>
             <p class="mt-1 text-sm text-slate-600 dark:text-slate-400">{item.why}</p>
             {(!item.evidence.is_empty()).then(|| view! {
-                <ul class="mt-2 space-y-0.5 text-xs text-slate-500" aria-label="Evidencia">
+                <ul class="mt-2 space-y-0.5 text-xs text-slate-500 dark:text-slate-400" aria-label="Evidencia">
                     {item.evidence.into_iter().map(|e| view! { <li data-ref=e.reference>{e.label}</li> }).collect_view()}
                 </ul>
             })}
@@ -124,7 +124,7 @@ pub fn SavedSection() -> impl IntoView {
         Memo::new(move |_| saved.with(|s| s.as_ref().map(|s| s.collection_id.clone())));
     view! {
         <section aria-label="Lista guardada" class="space-y-2">
-            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Lista guardada"</h2>
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Lista guardada"</h2>
             {move || saved.get().map(|s| {
                 let stages = s
                     .stages
@@ -153,7 +153,7 @@ pub fn PendingSection() -> impl IntoView {
     let pending = move || live.replica.with(|r| r.view.board.pending.clone());
     view! {
         <section aria-label="Decisiones pendientes" class="space-y-2">
-            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Decisiones pendientes"</h2>
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Decisiones pendientes"</h2>
             <Show
                 when=move || !pending().is_empty()
                 fallback=|| view! { <Empty text="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." /> }

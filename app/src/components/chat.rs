@@ -44,7 +44,7 @@ pub fn ChatPane() -> impl IntoView {
                 </ol>
             </Show>
             <Show when=running>
-                <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500" role="status">"Luna está trabajando…"</p>
+                <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500 dark:text-slate-400" role="status">"Luna está trabajando…"</p>
                 <Thinking />
             </Show>
         </div>
@@ -66,7 +66,7 @@ fn Thinking() -> impl IntoView {
     };
     view! {
         {move || text().map(|t| view! {
-            <p class="mx-auto mt-1 max-w-2xl whitespace-pre-wrap text-xs italic text-slate-400" data-testid="thinking">
+            <p class="mx-auto mt-1 max-w-2xl whitespace-pre-wrap text-xs italic text-slate-600 dark:text-slate-400" data-testid="thinking">
                 {t}
             </p>
         })}
@@ -164,7 +164,7 @@ fn message_view(message: ChatMessage) -> AnyView {
                 (outcome, _) => view! {
                     <div class="rounded-xl border border-slate-200 px-4 py-2 text-sm dark:border-slate-800" data-testid="decision-ref">
                         <span class="font-medium">{title}</span>
-                        {outcome.map(|o| view! { <span class="text-slate-500" data-testid="decision-outcome">" · "{outcome_label(o)}</span> })}
+                        {outcome.map(|o| view! { <span class="text-slate-500 dark:text-slate-400" data-testid="decision-outcome">" · "{outcome_label(o)}</span> })}
                         {result.map(|r| view! { <p class="mt-1 text-slate-700 dark:text-slate-300" data-testid="decision-result">{r.summary}</p> })}
                     </div>
                 }
@@ -194,7 +194,7 @@ fn refusal(code: RefusalCode, message: String) -> impl IntoView {
 /// One tool step; a finished write that left an undo token gets "deshacer".
 fn tool_line(line: ToolLine) -> impl IntoView {
     let (icon, tone) = match line.status {
-        ToolStatus::Running => ("…", "text-slate-500"),
+        ToolStatus::Running => ("…", "text-slate-500 dark:text-slate-400"),
         ToolStatus::Done => ("✓", "text-emerald-700 dark:text-emerald-400"),
         ToolStatus::Failed => ("!", "text-rose-700 dark:text-rose-400"),
     };
@@ -206,7 +206,7 @@ fn tool_line(line: ToolLine) -> impl IntoView {
         <div class=format!("flex flex-wrap items-center gap-2 text-sm {tone}") data-testid="tool-line">
             <span aria-hidden="true">{icon}</span>
             <span>{line.label}</span>
-            {line.summary.map(|s| view! { <span class="text-slate-500">"· "{s}</span> })}
+            {line.summary.map(|s| view! { <span class="text-slate-500 dark:text-slate-400">"· "{s}</span> })}
             {undo.map(|token| view! { <UndoButton token /> })}
             // Undone (in this tab or another, now or before a reload): the log says so.
             {line.undone.map(|summary| view! {
@@ -340,7 +340,7 @@ fn Composer() -> impl IntoView {
                     "Enviar"
                 </button>
             </div>
-            <p class="mt-1 min-h-4 text-xs text-slate-500" aria-live="polite">
+            <p class="mt-1 min-h-4 text-xs text-slate-500 dark:text-slate-400" aria-live="polite">
                 {move || match (error.get(), live.online.get(), live.error.get()) {
                     (Some(e), _, _) | (None, _, Some(e)) => e,
                     (None, false, None) if ready() => "Reconectando…".to_owned(),

@@ -115,7 +115,7 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
             })}
             <ul class="mt-1 space-y-0.5 text-sm text-slate-700 dark:text-slate-300">
                 {card.preview.into_iter().map(|p| view! {
-                    <li data-ref=p.reference>{p.label}{p.detail.map(|d| view! { <span class="text-slate-500">" · "{d}</span> })}</li>
+                    <li data-ref=p.reference>{p.label}{p.detail.map(|d| view! { <span class="text-slate-500 dark:text-slate-400">" · "{d}</span> })}</li>
                 }).collect_view()}
             </ul>
             {card.price.map(|p| view! {

@@ -123,7 +123,7 @@ pub fn EvidenceDrawer() -> impl IntoView {
             >
                 <header class="flex items-start justify-between gap-3 border-b border-slate-200 p-4 dark:border-slate-800">
                     <div class="min-w-0">
-                        <p class="text-xs font-semibold uppercase tracking-wide text-slate-500">"Expediente"</p>
+                        <p class="text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Expediente"</p>
                         <h2 id="drawer-title" class="truncate text-lg font-semibold">
                             {move || match file.get() {
                                 Some(Some(Ok(f))) => f.name,
@@ -148,7 +148,7 @@ pub fn EvidenceDrawer() -> impl IntoView {
                         Some(Some(Err(e))) => view! {
                             <p role="alert" class="rounded-xl bg-rose-50 p-3 text-sm text-rose-800 dark:bg-rose-950 dark:text-rose-200">{e.message()}</p>
                         }.into_any(),
-                        _ => view! { <p class="text-sm text-slate-500" role="status">"Cargando el expediente…"</p> }.into_any(),
+                        _ => view! { <p class="text-sm text-slate-500 dark:text-slate-400" role="status">"Cargando el expediente…"</p> }.into_any(),
                     }}
                 </div>
             </div>
@@ -171,7 +171,7 @@ fn file_view(f: CompanyFile) -> impl IntoView {
     view! {
         {(!facts.is_empty()).then(|| view! { <p class="text-sm text-slate-600 dark:text-slate-400">{facts.join(" · ")}</p> })}
         <section aria-labelledby="drawer-awards" class="space-y-3" data-testid="drawer-awards">
-            <h3 id="drawer-awards" class="text-sm font-semibold uppercase tracking-wide text-slate-500">
+            <h3 id="drawer-awards" class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                 "Adjudicaciones · "{f.awards_count}" por "{mxn(f.awards_total_mxn)}
             </h3>
             {if f.awards.is_empty() {
@@ -193,7 +193,7 @@ fn file_view(f: CompanyFile) -> impl IntoView {
                         }).collect_view()}
                     </ul>
                     {(shown > 10 || more > 0).then(|| view! {
-                        <p class="text-xs text-slate-500">
+                        <p class="text-xs text-slate-500 dark:text-slate-400">
                             {format!("Gráficas con las {shown} adjudicaciones más recientes de {}.", f.awards_count)}
                         </p>
                     })}
@@ -201,7 +201,7 @@ fn file_view(f: CompanyFile) -> impl IntoView {
             }}
         </section>
         <section aria-labelledby="drawer-marks" class="space-y-2" data-testid="drawer-marks">
-            <h3 id="drawer-marks" class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Marcas de riesgo"</h3>
+            <h3 id="drawer-marks" class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Marcas de riesgo"</h3>
             {if f.marks.is_empty() {
                 view! { <p class="text-sm text-emerald-800 dark:text-emerald-300">"Sin marcas de riesgo registradas."</p> }.into_any()
             } else {
@@ -223,7 +223,7 @@ fn file_view(f: CompanyFile) -> impl IntoView {
             }}
         </section>
         <section aria-labelledby="drawer-permits" class="space-y-2">
-            <h3 id="drawer-permits" class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Registros"</h3>
+            <h3 id="drawer-permits" class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Registros"</h3>
             {if f.permits.is_empty() {
                 view! { <p class="text-sm text-slate-600 dark:text-slate-400">"Sin registros ni permisos conocidos."</p> }.into_any()
             } else {
@@ -243,11 +243,11 @@ fn file_view(f: CompanyFile) -> impl IntoView {
         </section>
         {(!f.crm.is_empty()).then(|| view! {
             <section aria-labelledby="drawer-crm" class="space-y-2" data-testid="drawer-crm">
-                <h3 id="drawer-crm" class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Historial en tu CRM"</h3>
+                <h3 id="drawer-crm" class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Historial en tu CRM"</h3>
                 {f.crm.into_iter().map(timeline).collect_view()}
             </section>
         })}
-        <p class="text-xs text-slate-500">"Abrir un expediente cuenta 1 lectura y 1 crédito de inteligencia."</p>
+        <p class="text-xs text-slate-500 dark:text-slate-400">"Abrir un expediente cuenta 1 lectura y 1 crédito de inteligencia."</p>
     }
 }
 

@@ -139,13 +139,13 @@ pub fn SavedCollectionView(collection_id: String) -> impl IntoView {
                     })}
                 </p>
             })}
-            <Transition fallback=|| view! { <p class="text-sm text-slate-500" role="status">"Cargando la lista…"</p> }>
+            <Transition fallback=|| view! { <p class="text-sm text-slate-500 dark:text-slate-400" role="status">"Cargando la lista…"</p> }>
                 {move || board.get().map(|res| match res {
                     Ok(b) => match layout.get() {
                         Layout::Board => kanban(b, mover).into_any(),
                         Layout::Table => view! { <RecordTable board=b /> }.into_any(),
                     },
-                    Err(e) => view! { <p role="alert" class="text-sm text-rose-700">{e.message()}</p> }.into_any(),
+                    Err(e) => view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{e.message()}</p> }.into_any(),
                 })}
             </Transition>
         </div>
@@ -193,7 +193,7 @@ fn kanban(board: CollectionBoard, mover: Mover) -> impl IntoView {
                             dragging.set(None);
                         }
                     >
-                        <h3 class="px-1 text-xs font-semibold uppercase tracking-wide text-slate-500">
+                        <h3 class="px-1 text-xs font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">
                             {stage.clone()}" · "<span data-testid="kanban-count">{count}</span>
                         </h3>
                         <ul class="flex flex-col gap-2">
@@ -203,7 +203,7 @@ fn kanban(board: CollectionBoard, mover: Mover) -> impl IntoView {
                 }
             }).collect_view()}
         </div>
-        {truncated.then(|| view! { <p class="text-xs text-slate-500">"Se muestran los primeros 200 registros."</p> })}
+        {truncated.then(|| view! { <p class="text-xs text-slate-500 dark:text-slate-400">"Se muestran los primeros 200 registros."</p> })}
     }
 }
 

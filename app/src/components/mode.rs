@@ -77,7 +77,7 @@ pub fn ModeSelector() -> impl IntoView {
 
     view! {
         <div class="mb-2 flex flex-wrap items-center gap-2 text-xs">
-            <label for="mode" class="text-slate-500">"Modo"</label>
+            <label for="mode" class="text-slate-500 dark:text-slate-400">"Modo"</label>
             <select
                 id="mode"
                 data-testid="mode-select"
@@ -148,7 +148,7 @@ pub fn ModeSelector() -> impl IntoView {
                     disabled=move || busy.get()
                     on:click=move |_| apply(if fine.get_untracked() { SessionMode::AjusteFino } else { SessionMode::Automatico })
                 >"Activar"</button>
-                <p class="w-full text-slate-500">"Luna hará sola lo que quepa en este presupuesto y te dirá el costo de cada acción. Enviar correos y fusionar conocimiento siempre te preguntan."</p>
+                <p class="w-full text-slate-500 dark:text-slate-400">"Luna hará sola lo que quepa en este presupuesto y te dirá el costo de cada acción. Enviar correos y fusionar conocimiento siempre te preguntan."</p>
             </div>
         </Show>
         {move || error.get().map(|e| view! { <p role="alert" class="mb-1 text-xs text-rose-700 dark:text-rose-300">{e}</p> })}

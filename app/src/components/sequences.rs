@@ -21,7 +21,7 @@ pub fn SequencesSection() -> impl IntoView {
     view! {
         <Show when=move || !cards().is_empty()>
             <section aria-label="Secuencias" class="space-y-2">
-                <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Secuencias"</h2>
+                <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Secuencias"</h2>
                 <ul class="space-y-2">{move || cards().into_iter().map(sequence_card).collect_view()}</ul>
             </section>
         </Show>

@@ -46,7 +46,7 @@ pub fn KnowledgeReviewPage() -> impl IntoView {
                         <p role="alert" class="rounded-lg bg-rose-50 p-3 text-sm text-rose-900 dark:bg-rose-950 dark:text-rose-100">{m}</p>
                     }.into_any(),
                 })}
-                <Transition fallback=|| view! { <p class="text-slate-500">"Cargando…"</p> }>
+                <Transition fallback=|| view! { <p class="text-slate-500 dark:text-slate-400">"Cargando…"</p> }>
                     {move || Suspend::new(async move {
                         match data.await {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
@@ -114,11 +114,11 @@ fn PendingItem(
                 <span class="rounded-full bg-indigo-100 px-2 py-0.5 font-medium text-indigo-800 dark:bg-indigo-950 dark:text-indigo-200">
                     {item.kind.label()}
                 </span>
-                <span class="text-slate-500">"Área: " {item.area}</span>
+                <span class="text-slate-500 dark:text-slate-400">"Área: " {item.area}</span>
             </div>
             <h3 id=heading_id class="font-medium">{item.title}</h3>
             <p class="text-sm text-slate-700 dark:text-slate-300">{item.summary}</p>
-            <p class="text-xs text-slate-500">"Propuesta por " {item.proposed_by} " · " {item.proposed_ago}</p>
+            <p class="text-xs text-slate-500 dark:text-slate-400">"Propuesta por " {item.proposed_by} " · " {item.proposed_ago}</p>
             {content}
             <div class="flex gap-2">
                 <ActionForm action=merge>
@@ -131,7 +131,7 @@ fn PendingItem(
                 <ActionForm action=reject>
                     <input type="hidden" name="id" value=reject_id.clone() />
                     <button type="submit" aria-label=reject_label disabled=move || busy.get()
-                        class="rounded-lg border border-slate-300 px-4 py-2 text-sm text-rose-700 hover:bg-rose-50 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-rose-950">
+                        class="rounded-lg border border-slate-300 px-4 py-2 text-sm text-rose-700 hover:bg-rose-50 disabled:opacity-50 dark:border-slate-700 dark:hover:bg-rose-950 dark:text-rose-300">
                         "Rechazar"
                     </button>
                 </ActionForm>
@@ -148,7 +148,7 @@ fn Diff(diff: String) -> impl IntoView {
         .filter(|l| !l.starts_with("--- ") && !l.starts_with("+++ "))
         .map(|l| {
             let class = if l.starts_with("@@") {
-                "block text-slate-400"
+                "block text-slate-600 dark:text-slate-400"
             } else if l.starts_with('+') {
                 "block bg-emerald-50 text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100"
             } else if l.starts_with('-') {
@@ -174,14 +174,14 @@ fn RecentTopics(topics: Vec<TopicSummary>) -> impl IntoView {
         <section aria-labelledby="recent-title" class="space-y-2">
             <h2 id="recent-title" class="text-lg font-medium">"Knowledge actualizado recientemente"</h2>
             {if topics.is_empty() {
-                view! { <p class="text-sm text-slate-500">"Todavía no hay temas en Knowledge."</p> }.into_any()
+                view! { <p class="text-sm text-slate-500 dark:text-slate-400">"Todavía no hay temas en Knowledge."</p> }.into_any()
             } else {
                 view! {
                     <ul aria-label="Temas de Knowledge" class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">
                         {topics.into_iter().map(|t| view! {
                             <li class="flex items-center justify-between gap-4 px-4 py-2">
-                                <span>{t.title}" "<span class="text-sm text-slate-500">{t.area}</span></span>
-                                <span class="text-xs text-slate-500">{t.badge}</span>
+                                <span>{t.title}" "<span class="text-sm text-slate-500 dark:text-slate-400">{t.area}</span></span>
+                                <span class="text-xs text-slate-500 dark:text-slate-400">{t.badge}</span>
                             </li>
                         }).collect_view()}
                     </ul>

@@ -30,7 +30,7 @@ pub fn SettingsPage() -> impl IntoView {
             <TopBar />
             <main class="mx-auto w-full max-w-3xl space-y-8 p-4 md:p-8">
                 <h1 class="text-2xl font-semibold">"Ajustes del espacio de trabajo"</h1>
-                <Suspense fallback=|| view! { <p class="text-slate-500">"Cargando…"</p> }>
+                <Suspense fallback=|| view! { <p class="text-slate-500 dark:text-slate-400">"Cargando…"</p> }>
                     {move || Suspend::new(async move {
                         match data.await {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
@@ -58,9 +58,9 @@ pub fn SettingsPage() -> impl IntoView {
                                             "Copia la llave ahora; no se volverá a mostrar: " <code class="break-all font-mono">{s}</code>
                                         </p>
                                     })}
-                                    {move || create_error().map(|m| view! { <p role="alert" class="text-sm text-rose-700">{m}</p> })}
+                                    {move || create_error().map(|m| view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{m}</p> })}
                                     {if view.api_keys.is_empty() {
-                                        view! { <p class="text-sm text-slate-500">"Aún no hay llaves."</p> }.into_any()
+                                        view! { <p class="text-sm text-slate-500 dark:text-slate-400">"Aún no hay llaves."</p> }.into_any()
                                     } else {
                                         view! {
                                             <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">
@@ -68,14 +68,14 @@ pub fn SettingsPage() -> impl IntoView {
                                                     let id = k.id.clone();
                                                     view! {
                                                         <li class="flex items-center justify-between px-4 py-2">
-                                                            <span>{k.name}" "<code class="text-sm text-slate-500">{k.prefix}"…"</code></span>
+                                                            <span>{k.name}" "<code class="text-sm text-slate-500 dark:text-slate-400">{k.prefix}"…"</code></span>
                                                             {if k.revoked {
-                                                                view! { <span class="text-sm text-slate-500">"Revocada"</span> }.into_any()
+                                                                view! { <span class="text-sm text-slate-500 dark:text-slate-400">"Revocada"</span> }.into_any()
                                                             } else {
                                                                 view! {
                                                                     <ActionForm action=revoke>
                                                                         <input type="hidden" name="id" value=id />
-                                                                        <button type="submit" class="text-sm text-rose-700 underline">"Revocar"</button>
+                                                                        <button type="submit" class="text-sm text-rose-700 underline dark:text-rose-300">"Revocar"</button>
                                                                     </ActionForm>
                                                                 }.into_any()
                                                             }}
@@ -182,7 +182,7 @@ fn AutoPolicySection() -> impl IntoView {
                 on:click=save>"Guardar política"</button>
             {move || status.get().map(|s| match s {
                 Ok(m) => view! { <p role="status" class="text-sm text-emerald-700 dark:text-emerald-300">{m}</p> }.into_any(),
-                Err(m) => view! { <p role="alert" class="text-sm text-rose-700">{m}</p> }.into_any(),
+                Err(m) => view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{m}</p> }.into_any(),
             })}
         </section>
     }
@@ -218,7 +218,7 @@ fn MemberRow(member: MemberView) -> impl IntoView {
     let label = format!("Rol de {}", member.display_name);
     view! {
         <li class="flex flex-wrap items-center justify-between gap-2 px-4 py-2" data-testid="member-row">
-            <span>{member.display_name}" "<span class="text-sm text-slate-500">{member.email}</span></span>
+            <span>{member.display_name}" "<span class="text-sm text-slate-500 dark:text-slate-400">{member.email}</span></span>
             {if editable {
                 view! {
                     <select aria-label=label class="rounded-md border border-slate-300 bg-white px-2 py-1 text-sm dark:border-slate-700 dark:bg-slate-950"
@@ -231,7 +231,7 @@ fn MemberRow(member: MemberView) -> impl IntoView {
             } else {
                 view! { <span class="text-sm">{member.role.label()}</span> }.into_any()
             }}
-            {move || error.get().map(|e| view! { <p role="alert" class="w-full text-sm text-rose-700">{e}</p> })}
+            {move || error.get().map(|e| view! { <p role="alert" class="w-full text-sm text-rose-700 dark:text-rose-300">{e}</p> })}
         </li>
     }
 }

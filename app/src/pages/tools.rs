@@ -19,13 +19,13 @@ pub fn ToolsPage() -> impl IntoView {
                 <p class="text-sm text-slate-600 dark:text-slate-400">
                     "Lo que Luna y los agentes externos (por MCP) pueden hacer en tu espacio de trabajo. El nivel indica quién decide: 0 se hace y se narra, 1 pide un toque, 2 es una decisión pendiente."
                 </p>
-                <Suspense fallback=|| view! { <p class="text-slate-500">"Cargando…"</p> }>
+                <Suspense fallback=|| view! { <p class="text-slate-500 dark:text-slate-400">"Cargando…"</p> }>
                     {move || Suspend::new(async move {
                         match tools.await {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
                             Ok(list) => view! {
                                 <table class="w-full text-left text-sm" data-testid="tools-table">
-                                    <thead class="border-b border-slate-200 text-slate-500 dark:border-slate-800">
+                                    <thead class="border-b border-slate-200 text-slate-500 dark:border-slate-800 dark:text-slate-400">
                                         <tr>
                                             <th scope="col" class="py-2">"Herramienta"</th>
                                             <th scope="col">"Qué hace"</th>
