@@ -142,7 +142,8 @@ pub fn EvidenceDrawer() -> impl IntoView {
                         "Cerrar"
                     </button>
                 </header>
-                <div class="flex-1 space-y-6 overflow-y-auto p-4">
+                // Focusable so the file scrolls from the keyboard too.
+                <div class="flex-1 space-y-6 overflow-y-auto p-4 focus-visible:outline-2 focus-visible:outline-indigo-500" tabindex="0">
                     {move || match file.get() {
                         Some(Some(Ok(f))) => file_view(f).into_any(),
                         Some(Some(Err(e))) => view! {

@@ -158,7 +158,7 @@ fn kanban(board: CollectionBoard, mover: Mover) -> impl IntoView {
     let stages = board.stages.clone();
     let truncated = board.truncated;
     view! {
-        <div class="flex gap-3 overflow-x-auto pb-2" data-testid="kanban">
+        <div class="relative flex gap-3 overflow-x-auto pb-2" data-testid="kanban">
             {stages.iter().map(|stage| {
                 let stage = stage.to_owned();
                 let cards: Vec<BoardRecord> = board.in_stage(&stage).cloned().collect();
@@ -315,7 +315,7 @@ fn RecordTable(board: CollectionBoard) -> impl IntoView {
     };
     let columns = board.with_value(|b| b.columns.clone());
     view! {
-        <div class="overflow-x-auto">
+        <div class="relative overflow-x-auto">
             <table class="w-full text-sm" data-testid="record-table">
                 <thead class="border-b border-slate-200 text-xs text-slate-600 dark:border-slate-800 dark:text-slate-400">
                     <tr>

@@ -190,7 +190,7 @@ pub fn SplitView() -> impl IntoView {
                 aria-label="Tablero"
                 class=move || {
                     let shown = if tab.get() == Tab::Chat { "hidden md:flex" } else { "flex" };
-                    format!("{shown} min-h-0 min-w-0 flex-1 flex-col gap-4 overflow-y-auto bg-white p-4 dark:bg-slate-900")
+                    format!("{shown} relative min-h-0 min-w-0 flex-1 flex-col gap-4 overflow-y-auto bg-white p-4 dark:bg-slate-900")
                 }
             >
                 <div class=move || if tab.get() == Tab::Decisions { "hidden md:block space-y-4" } else { "block space-y-4" }>

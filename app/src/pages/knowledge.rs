@@ -161,7 +161,7 @@ fn Diff(diff: String) -> impl IntoView {
         .collect();
     view! {
         <pre aria-label="Diferencia propuesta"
-            class="overflow-x-auto whitespace-pre-wrap rounded-lg border border-slate-200 p-3 font-mono text-xs dark:border-slate-800">
+            class="relative overflow-x-auto whitespace-pre-wrap rounded-lg border border-slate-200 p-3 font-mono text-xs dark:border-slate-800">
             {lines.into_iter().map(|(l, class)| view! { <span class=class>{l}</span> }).collect_view()}
         </pre>
     }
