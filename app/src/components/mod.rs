@@ -6,6 +6,7 @@ mod chat;
 pub mod decision;
 pub mod drawer;
 mod kanban;
+pub mod kind_checks;
 pub mod live;
 mod mode;
 mod sequences;

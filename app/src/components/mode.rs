@@ -6,6 +6,7 @@ use leptos::prelude::*;
 use luna_protocol::decision::DecisionKind;
 use luna_protocol::session::{ModeRequest, SessionMode};
 
+use super::kind_checks::KindChecks;
 use super::live::Live;
 
 #[component]
@@ -125,23 +126,15 @@ pub fn ModeSelector() -> impl IntoView {
                         prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
                 </label>
                 <Show when=move || fine.get()>
-                    <fieldset class="flex w-full flex-wrap gap-3">
-                        <legend class="sr-only">"Acciones en automático"</legend>
-                        {move || allowed.get().into_iter().map(|k| view! {
-                            <label class="flex items-center gap-1">
-                                <input type="checkbox" data-kind=k.as_str()
-                                    prop:checked=move || chosen.with(|c| c.contains(&k))
-                                    on:change=move |ev| {
-                                        let on = event_target_checked(&ev);
-                                        set_chosen.update(|c| {
-                                            c.retain(|x| *x != k);
-                                            if on { c.push(k); }
-                                        });
-                                    } />
-                                {k.label()}
-                            </label>
-                        }).collect_view()}
-                    </fieldset>
+                    <KindChecks
+                        kinds=allowed
+                        chosen
+                        set_chosen
+                        legend="Acciones en automático"
+                        fieldset_class="flex w-full flex-wrap gap-3"
+                        legend_class="sr-only"
+                        label_class="flex items-center gap-1"
+                    />
                 </Show>
                 <button type="button" data-testid="auto-activate"
                     class="rounded-md bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 disabled:opacity-60"

@@ -5,6 +5,7 @@ use leptos::prelude::*;
 use leptos_meta::Title;
 
 use crate::api::{settings, CreateApiKey, MemberView, RevokeApiKey};
+use crate::components::kind_checks::KindChecks;
 use crate::components::{Forbidden, TopBar};
 
 #[component]
@@ -160,23 +161,15 @@ fn AutoPolicySection() -> impl IntoView {
                         prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
                 </label>
             </div>
-            <fieldset class="space-y-1 text-sm">
-                <legend class="font-medium">"Acciones que pueden correr en automático"</legend>
-                {DecisionKind::ALL.into_iter().filter(|k| k.auto_capable()).map(|k| view! {
-                    <label class="flex items-center gap-2">
-                        <input type="checkbox" data-kind=k.as_str()
-                            prop:checked=move || classes.with(|c| c.contains(&k))
-                            on:change=move |ev| {
-                                let on = event_target_checked(&ev);
-                                set_classes.update(|c| {
-                                    c.retain(|x| *x != k);
-                                    if on { c.push(k); }
-                                });
-                            } />
-                        {k.label()}
-                    </label>
-                }).collect_view()}
-            </fieldset>
+            <KindChecks
+                kinds=Signal::derive(|| DecisionKind::ALL.into_iter().filter(|k| k.auto_capable()).collect::<Vec<_>>())
+                chosen=classes
+                set_chosen=set_classes
+                legend="Acciones que pueden correr en automático"
+                fieldset_class="space-y-1 text-sm"
+                legend_class="font-medium"
+                label_class="flex items-center gap-2"
+            />
             <button type="button" data-testid="policy-save"
                 class="rounded-lg bg-indigo-600 px-4 py-2 text-white hover:bg-indigo-700"
                 on:click=save>"Guardar política"</button>
