@@ -8,6 +8,7 @@ pub mod drawer;
 mod kanban;
 pub mod live;
 mod mode;
+mod research;
 mod sequences;
 mod split;
 mod top_bar;
