@@ -108,6 +108,8 @@ fn RunCardView(card: RunCard) -> impl IntoView {
             }
             set_busy.set(false);
         });
+        #[cfg(not(feature = "hydrate"))]
+        let _ = run_id;
     };
     view! {
         <li

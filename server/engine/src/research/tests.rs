@@ -453,3 +453,34 @@ async fn the_local_director_turns_an_investiga_request_into_the_investigar_card(
     assert!(card.preview.len() > PHASES.len());
     let _: Value = serde_json::to_value(card).unwrap();
 }
+
+#[tokio::test]
+async fn steering_past_the_inference_cap_is_reported_and_not_applied() {
+    let (engine, caller, session, run) = started(Plan::Founder).await;
+    super::drive(&engine, &run, Some(1)).await.unwrap();
+    // Framing spent the run's only model step.
+    sqlx::query("update research_runs set inference_cap = 1 where id = ?")
+        .bind(&run)
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
+    assert!(
+        super::steer(&engine, &caller, &session, "mejor enfócate en Jalisco")
+            .await
+            .unwrap()
+            .is_some()
+    );
+    super::drive(&engine, &run, Some(1)).await.unwrap();
+    let r = super::get(&engine, &caller, &run).await.unwrap();
+    assert_eq!(r.inference_used, 1);
+    let phase = &r.checkpoints[1];
+    assert!(
+        phase.found.contains("tope de inferencia"),
+        "{}",
+        phase.found
+    );
+    assert_eq!(
+        phase.calls[0].args.pointer("/filters/state"),
+        Some(&json!("Nuevo León"))
+    );
+}
