@@ -74,3 +74,13 @@ pub async fn undo_write(
         .await
         .map_err(fail)
 }
+
+/// "Cancelar" on a research run card: stops the run at its next phase boundary.
+#[server(prefix = "/api", endpoint = "cancel_research_run")]
+pub async fn cancel_research_run(run_id: String) -> Result<(), AppError> {
+    let caller = caller()?;
+    luna_engine::research::cancel(&engine()?, &caller, &run_id)
+        .await
+        .map(|_| ())
+        .map_err(fail)
+}

@@ -178,6 +178,12 @@ pub async fn main_entry() -> i32 {
         }
     };
     let _dispatcher = crate::mail::start_dispatcher(&engine);
+    // Research runs left running by the previous process continue from their last
+    // checkpoint (or are failed and reported on their card).
+    match luna_engine::research::resume_all(&engine).await {
+        Ok(resumed) => tracing::info!(runs = resumed.len(), "research runs resumed"),
+        Err(e) => tracing::error!(error = %e, "could not resume research runs"),
+    }
 
     let mut leptos_options = leptos_conf.leptos_options;
     leptos_options.site_addr = config.bind;

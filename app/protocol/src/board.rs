@@ -6,6 +6,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::decision::DecisionCard;
+use crate::event::Anchor;
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 pub struct Board {
@@ -91,6 +92,48 @@ pub enum RunStatus {
     Running,
     Finished,
     Failed,
+    /// A person cancelled it (the board's "Cancelar").
+    Cancelled,
+}
+
+impl RunStatus {
+    /// Spanish label for the run card.
+    pub fn label(self) -> &'static str {
+        match self {
+            RunStatus::Running => "En curso",
+            RunStatus::Finished => "Terminada",
+            RunStatus::Failed => "No se pudo terminar",
+            RunStatus::Cancelled => "Cancelada",
+        }
+    }
+
+    pub fn is_done(self) -> bool {
+        !matches!(self, RunStatus::Running)
+    }
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum PhaseStatus {
+    Pending,
+    Running,
+    Done,
+    /// Not reached: the run was cancelled or failed first.
+    Skipped,
+}
+
+/// One real phase of a research run and what it found, anchored like narration.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RunPhase {
+    pub key: String,
+    /// Spanish name of the phase ("Buscando Proveedores").
+    pub label: String,
+    pub status: PhaseStatus,
+    /// What the phase found, resolved text (no raw `[[ ]]`); empty until done.
+    #[serde(default)]
+    pub found: String,
+    #[serde(default)]
+    pub anchors: Vec<Anchor>,
 }
 
 /// A long research run (SPEC §10) as the board shows it.
@@ -101,10 +144,17 @@ pub struct RunCard {
     /// The current real phase, in Spanish ("Leyendo adjudicaciones de 2024").
     pub phase: String,
     pub status: RunStatus,
+    /// The result once finished: resolved text whose figures are all anchors.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     #[serde(default)]
     pub refs: Vec<String>,
+    /// The real phases, in order, with what each found so far.
+    #[serde(default)]
+    pub phases: Vec<RunPhase>,
+    /// Anchors of `summary`.
+    #[serde(default)]
+    pub anchors: Vec<Anchor>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

@@ -4,6 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::board::RunStatus;
 use crate::decision::{DecisionKind, DecisionOutcome, DecisionResult};
 use crate::event::{Anchor, RefusalCode};
 
@@ -43,6 +44,12 @@ pub enum ChatMessage {
         turn_id: String,
         code: RefusalCode,
         message: String,
+    },
+    /// A link to a research run; the run card itself lives in `board.runs`.
+    Run {
+        run_id: String,
+        title: String,
+        status: RunStatus,
     },
 }
 

@@ -7,7 +7,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use crate::board::RunStatus;
+use crate::board::{RunPhase, RunStatus};
 use crate::decision::{DecisionCard, DecisionOutcome, DecisionResult};
 use crate::patch::PatchOp;
 use crate::session::Stage;
@@ -172,10 +172,17 @@ pub struct RunProgress {
     pub title: String,
     pub phase: String,
     pub status: RunStatus,
+    /// The result (finished) or why it stopped (failed, cancelled), resolved text.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub summary: Option<String>,
     #[serde(default)]
     pub refs: Vec<String>,
+    /// Every phase of the run, in order, with what each found so far.
+    #[serde(default)]
+    pub phases: Vec<RunPhase>,
+    /// Anchors of `summary` (every figure of a result is one).
+    #[serde(default)]
+    pub anchors: Vec<Anchor>,
 }
 
 /// The `TurnIntent` kinds of SPEC §7.2.
@@ -323,19 +330,12 @@ impl SessionEvent {
     /// fixed HTTP status. Writers call this before appending.
     pub fn validate(&self) -> Result<(), InvalidEvent> {
         match self {
-            SessionEvent::NarrationDelta(d) => {
-                if d.text.contains("[[") || d.text.contains("]]") {
-                    return Err(InvalidEvent("narration contains a raw [[ ]] reference"));
-                }
-                let mut pos = 0u32;
-                for a in &d.anchors {
-                    let ok = a.start >= pos
-                        && a.start < a.end
-                        && d.text.get(a.start as usize..a.end as usize) == Some(a.label.as_str());
-                    if !ok {
-                        return Err(InvalidEvent("anchor does not match the narration text"));
-                    }
-                    pos = a.end;
+            SessionEvent::NarrationDelta(d) => check_anchors(&d.text, &d.anchors),
+            SessionEvent::RunProgress(p) => {
+                let summary = p.summary.as_deref().unwrap_or("");
+                check_anchors(summary, &p.anchors)?;
+                for phase in &p.phases {
+                    check_anchors(&phase.found, &phase.anchors)?;
                 }
                 Ok(())
             }
@@ -345,6 +345,25 @@ impl SessionEvent {
             _ => Ok(()),
         }
     }
+}
+
+/// Text shown to a person with its anchors: no raw `[[`/`]]`, anchors in order and
+/// pointing at their labels.
+fn check_anchors(text: &str, anchors: &[Anchor]) -> Result<(), InvalidEvent> {
+    if text.contains("[[") || text.contains("]]") {
+        return Err(InvalidEvent("narration contains a raw [[ ]] reference"));
+    }
+    let mut pos = 0u32;
+    for a in anchors {
+        let ok = a.start >= pos
+            && a.start < a.end
+            && text.get(a.start as usize..a.end as usize) == Some(a.label.as_str());
+        if !ok {
+            return Err(InvalidEvent("anchor does not match the narration text"));
+        }
+        pos = a.end;
+    }
+    Ok(())
 }
 
 #[cfg(test)]

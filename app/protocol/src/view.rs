@@ -162,10 +162,25 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
                 status: p.status,
                 summary: p.summary.clone(),
                 refs: p.refs.clone(),
+                phases: p.phases.clone(),
+                anchors: p.anchors.clone(),
             };
             match view.board.runs.iter_mut().find(|r| r.run_id == p.run_id) {
                 Some(existing) => *existing = card,
                 None => view.board.runs.push(card),
+            }
+            // The chat links to the run once; the link follows its status.
+            let link = view.chat.messages.iter_mut().find_map(|m| match m {
+                ChatMessage::Run { run_id, status, .. } if *run_id == p.run_id => Some(status),
+                _ => None,
+            });
+            match link {
+                Some(status) => *status = p.status,
+                None => view.chat.messages.push(ChatMessage::Run {
+                    run_id: p.run_id.clone(),
+                    title: p.title.clone(),
+                    status: p.status,
+                }),
             }
         }
         SessionEvent::TurnFinished(t) => end_turn(view, &t.turn_id),

@@ -77,13 +77,14 @@ fn the_chat_merges_narration_and_pairs_tool_lines() {
             ChatMessage::Tool(_) => "tool",
             ChatMessage::Decision { .. } => "decision",
             ChatMessage::Refused { .. } => "refused",
+            ChatMessage::Run { .. } => "run",
         })
         .collect();
     assert_eq!(
         kinds,
         [
             "person", "tool", "tool", "steer", "luna", "decision", "person", "tool", "decision",
-            "luna", "person", "refused"
+            "luna", "run", "person", "refused"
         ]
     );
     let ChatMessage::Luna { text, anchors, .. } = &view.chat.messages[4] else {
@@ -115,7 +116,12 @@ fn the_chat_merges_narration_and_pairs_tool_lines() {
         panic!("expected a decision line");
     };
     assert_eq!(*outcome, Some(DecisionOutcome::Accepted));
-    let ChatMessage::Refused { code, .. } = &view.chat.messages[11] else {
+    // The run's progress left one link in the chat, following the run's status.
+    let ChatMessage::Run { status, .. } = &view.chat.messages[10] else {
+        panic!("expected a run link");
+    };
+    assert_eq!(*status, RunStatus::Finished);
+    let ChatMessage::Refused { code, .. } = &view.chat.messages[12] else {
         panic!("expected a refusal");
     };
     assert_eq!(*code, RefusalCode::Credits);

@@ -172,6 +172,23 @@ fn message_view(message: ChatMessage) -> AnyView {
             }
         }
         ChatMessage::Refused { code, message, .. } => refusal(code, message).into_any(),
+        ChatMessage::Run {
+            run_id,
+            title,
+            status,
+        } => view! {
+            <div class="rounded-xl border border-slate-200 px-4 py-2 text-sm dark:border-slate-800" data-testid="run-link">
+                <a
+                    href=format!("#run-{run_id}")
+                    class="font-medium text-indigo-700 underline decoration-dotted hover:decoration-solid focus-visible:outline-2 focus-visible:outline-indigo-500 dark:text-indigo-300"
+                    data-ref=format!("run:{run_id}")
+                >
+                    {title}
+                </a>
+                <span class="text-slate-500">" · "{status.label()}" · en el tablero"</span>
+            </div>
+        }
+        .into_any(),
     }
 }
 

@@ -9,6 +9,7 @@ mod kanban;
 pub mod kind_checks;
 pub mod live;
 mod mode;
+mod research;
 mod sequences;
 mod split;
 mod top_bar;

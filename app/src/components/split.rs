@@ -7,6 +7,7 @@ use super::board::{PendingSection, SavedSection, SelectionSection};
 use super::chat::ChatPane;
 use super::drawer::{Drawer, EvidenceDrawer};
 use super::live::Live;
+use super::research::RunsSection;
 use super::sequences::SequencesSection;
 
 const MIN_PCT: f64 = 25.0;
@@ -196,6 +197,7 @@ pub fn SplitView() -> impl IntoView {
                 <div class=move || if tab.get() == Tab::Decisions { "hidden md:block space-y-4" } else { "block space-y-4" }>
                     <SelectionSection />
                     <SavedSection />
+                    <RunsSection />
                     <SequencesSection />
                 </div>
                 <div

@@ -338,7 +338,12 @@ impl Accounts {
         Ok(())
     }
 
-    async fn caller_for(&self, user_id: &str, workspace_id: &str) -> EngineResult<Option<Caller>> {
+    /// The caller for a member of a workspace (background work acting for a person).
+    pub async fn caller_for(
+        &self,
+        user_id: &str,
+        workspace_id: &str,
+    ) -> EngineResult<Option<Caller>> {
         let row = sqlx::query(
             "select u.id, u.email, u.display_name, w.id as ws_id, w.name as ws_name, w.plan, m.role
                from memberships m

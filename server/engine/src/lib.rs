@@ -19,6 +19,7 @@ pub mod market;
 pub mod market_tools;
 pub mod people;
 pub mod registry;
+pub mod research;
 pub mod screen;
 pub mod sequences;
 pub mod session;
@@ -54,6 +55,8 @@ pub struct Engine {
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
     pub model: turn::gateway::ModelHandle,
+    /// Long research runs driven by this process.
+    pub research: research::Research,
 }
 
 impl Engine {
@@ -97,6 +100,7 @@ impl Engine {
             ))),
             registry: Arc::new(registry::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
+            research: research::Research::new(),
             store,
         }
     }

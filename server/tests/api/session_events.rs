@@ -144,3 +144,51 @@ async fn another_workspace_gets_404_and_no_cookie_gets_401() {
         .unwrap_err();
     assert_eq!(handshake_status(err), 404);
 }
+
+#[tokio::test]
+async fn a_research_run_streams_its_phases_in_order_over_the_websocket() {
+    use luna_protocol::board::{PhaseStatus, RunStatus};
+    use luna_protocol::event::SessionEvent;
+
+    let app = spawn_app().await;
+    assert!(app.engine.market.ensure_demo().await.unwrap());
+    let (token, owner) = app.login("duena@demo.luna.mx").await;
+    let session = app.engine.sessions.create(&owner).await.unwrap().id;
+    let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
+    let p = luna_engine::research::propose(
+        &app.engine,
+        &owner,
+        Some(&session),
+        "investiga quién domina las adjudicaciones de insumos médicos en Nuevo León",
+        &[],
+    )
+    .await
+    .unwrap();
+    // Accepting starts the run in the background (as the `investigar` card does).
+    luna_engine::research::start(&app.engine, &owner, &p.proposal_id)
+        .await
+        .unwrap();
+    let phases = luna_engine::research::PHASES.len() as u64;
+    let received = read_until(&mut socket, 1 + 2 * phases).await;
+    assert_eq!(seqs(&received), (1..=1 + 2 * phases).collect::<Vec<u64>>());
+    let progress: Vec<_> = received
+        .iter()
+        .filter_map(|m| match m {
+            StreamMessage::Event {
+                event: SessionEvent::RunProgress(p),
+                ..
+            } => Some(p.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(progress.len() as u64, 1 + 2 * phases);
+    // Phase k is running in event 1+2k and done in event 2+2k, in order.
+    for k in 0..phases as usize {
+        assert_eq!(progress[1 + 2 * k].phases[k].status, PhaseStatus::Running);
+        assert_eq!(progress[2 + 2 * k].phases[k].status, PhaseStatus::Done);
+        assert!(!progress[2 + 2 * k].phases[k].found.is_empty());
+    }
+    let last = progress.last().unwrap();
+    assert_eq!(last.status, RunStatus::Finished);
+    assert!(last.summary.as_deref().is_some_and(|s| !s.contains("[[")));
+}

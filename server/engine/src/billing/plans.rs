@@ -6,6 +6,14 @@
 //! | Founder | 2,000 | 100 | sin tope | sí | sí | sí (tope por sesión) |
 //! | Commercial | 10,000 | 500 | sin tope | sí | sí | sí, configurable |
 //!
+//! Long research runs (SPEC §10) consume capped inference, not credits:
+//!
+//! | plan | investigaciones a la vez | tope de inferencia por investigación (pasos del modelo) |
+//! |---|---|---|
+//! | Explorer | 0 (no incluidas) | 0 |
+//! | Founder | 1 | 4 |
+//! | Commercial | 3 | 8 |
+//!
 //! Every plan shares the hourly read ceiling of `READS_PER_HOUR`.
 
 use luna_protocol::account::Plan;
@@ -25,6 +33,10 @@ pub struct PlanLimits {
     pub contacts: bool,
     pub sequences: bool,
     pub auto: bool,
+    /// Research runs running at once in a workspace (0: the plan has none).
+    pub research_runs: u32,
+    /// Model steps one research run may spend (framing, steering, write-up).
+    pub research_inference: u32,
 }
 
 pub fn limits(plan: Plan) -> PlanLimits {
@@ -36,6 +48,8 @@ pub fn limits(plan: Plan) -> PlanLimits {
             contacts: false,
             sequences: false,
             auto: false,
+            research_runs: 0,
+            research_inference: 0,
         },
         Plan::Founder => PlanLimits {
             monthly_intelligence: 2_000,
@@ -44,6 +58,8 @@ pub fn limits(plan: Plan) -> PlanLimits {
             contacts: true,
             sequences: true,
             auto: true,
+            research_runs: 1,
+            research_inference: 4,
         },
         Plan::Commercial => PlanLimits {
             monthly_intelligence: 10_000,
@@ -52,6 +68,8 @@ pub fn limits(plan: Plan) -> PlanLimits {
             contacts: true,
             sequences: true,
             auto: true,
+            research_runs: 3,
+            research_inference: 8,
         },
     }
 }

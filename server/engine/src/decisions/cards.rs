@@ -20,14 +20,6 @@ use super::{Prepared, Target};
 /// Most people listed on a reveal card.
 const PREVIEW_LINES: usize = 12;
 
-fn not_available(what: &str) -> EngineError {
-    EngineError::typed(
-        ErrorCode::InvalidArgument,
-        format!("{what} todavía no está disponible en Luna."),
-        "Propón otra acción o explica a la persona lo que falta.",
-    )
-}
-
 fn card(kind: DecisionKind, title: &str, consequence: String) -> DecisionCard {
     DecisionCard {
         id: new_id("dec"),
@@ -253,11 +245,50 @@ pub async fn prepare(
             ))
         }
         DecisionDraft::RevelarContactos { quote_id } => reveal_card(engine, caller, quote_id).await,
-        DecisionDraft::Investigar { .. } => Err(not_available("Lanzar una investigación larga")),
+        DecisionDraft::Investigar { proposal_id } => {
+            research_card(engine, caller, proposal_id).await
+        }
         DecisionDraft::RevisarSecuencia { sequence_id } => {
             sequence_card(engine, caller, sequence_id).await
         }
     }
+}
+
+/// The `investigar` card: what the run will look at (its phases), the criterion, the
+/// inference cap and what its searches spend; accepting starts it.
+async fn research_card(
+    engine: &Engine,
+    caller: &Caller,
+    proposal_id: &str,
+) -> EngineResult<Prepared> {
+    let p = crate::research::proposal(engine, caller, proposal_id).await?;
+    if p.status != "propuesta" {
+        return Err(EngineError::typed(
+            ErrorCode::Conflict,
+            "Esa investigación ya se lanzó.",
+            "Consulta su avance con research_status.",
+        ));
+    }
+    let mut c = card(
+        DecisionKind::Investigar,
+        "Lanzar una investigación larga",
+        format!(
+            "Correrá en segundo plano con un tope de {} pasos del modelo; las búsquedas y conteos cuentan como en el chat (unos 2 créditos de inteligencia). Puedes cancelarla desde el tablero.",
+            p.inference_cap
+        ),
+    );
+    c.preview = vec![line(p.title.clone(), Some(p.brief.clone()), None)];
+    c.preview.extend(
+        crate::research::PHASES
+            .iter()
+            .map(|(_, label)| line(*label, None, None)),
+    );
+    Ok(Prepared::new(
+        c,
+        Target::Research {
+            proposal_id: p.proposal_id,
+        },
+    ))
 }
 
 /// The `revelar_contactos` card from the quote as it stands now: price, contact-credit

@@ -117,6 +117,19 @@ pub async fn execute(
                 ..Executed::default()
             })
         }
+        Target::Research { proposal_id } => {
+            let started = crate::research::start(engine, caller, proposal_id).await?;
+            Ok(Executed {
+                result: DecisionResult {
+                    summary: format!(
+                        "Lancé «{}»; cada fase aparece en su tarjeta del tablero y puedes cancelarla ahí.",
+                        started.title
+                    ),
+                    refs: vec![format!("run:{}", started.run_id)],
+                },
+                ..Executed::default()
+            })
+        }
         Target::Sequence {
             sequence_id,
             version,

@@ -53,6 +53,10 @@ pub enum Target {
     Reveal {
         quote_id: String,
     },
+    /// A research run to start (the proposal `research_start` stored).
+    Research {
+        proposal_id: String,
+    },
     /// The version the card showed and, once the person ticks them, the steps.
     Sequence {
         sequence_id: String,

@@ -12,6 +12,8 @@
 //! - «que le hayan vendido al IMSS» → a named buyer.
 //! - «revisa si tienen marcas de riesgo» → risk screening.
 //! - «mándalo a HubSpot» → a connector Luna does not have: ends in `limite`.
+//! - «investiga el mercado de insumos médicos en Nuevo León y dime quién domina» → a
+//!   long research run (`research_start`, then the `investigar` card).
 //!
 //! Giro and state are looked up through a `Vocabulary`, so the grammar stays independent
 //! of how catalogues are stored.
@@ -49,6 +51,9 @@ pub struct Request {
     pub connector: Option<String>,
     /// "send it now": sending is never a chat action.
     pub send_now: bool,
+    /// A long research run: «investiga…», «quién domina…».
+    #[serde(default)]
+    pub research: bool,
 }
 
 impl Request {
@@ -238,6 +243,16 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             .iter()
             .find(|(k, _)| words.contains(k))
             .map(|(_, v)| (*v).to_owned()),
+        research: has_any(
+            &text,
+            &[
+                "investiga",
+                "investigacion",
+                "quien domina",
+                "quienes dominan",
+                "a fondo",
+            ],
+        ),
         send_now: has_any(
             &text,
             &[
@@ -314,6 +329,11 @@ mod tests {
         assert_eq!(r.buyers, vec!["IMSS".to_string()]);
         assert_eq!(r.connector.as_deref(), Some("HubSpot"));
         let r = parse("hola, ¿qué puedes hacer?", &Fake);
-        assert!(!r.has_criterion() && r.quantity.is_none());
+        assert!(!r.has_criterion() && r.quantity.is_none() && !r.research);
+        let r = parse(
+            "Investiga el mercado de empaque en Jalisco y dime quién domina",
+            &Fake,
+        );
+        assert!(r.research && r.has_criterion());
     }
 }

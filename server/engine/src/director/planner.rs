@@ -295,6 +295,62 @@ impl LocalDirector {
         )
     }
 
+    /// «investiga … y dime quién domina»: preview a long research run and leave the
+    /// `investigar` card; nothing runs before the person accepts it.
+    fn research(&self, input: &ModelInput) -> ModelStep {
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("research_start") {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Lanzar una investigación larga".into(),
+                    },
+                },
+                "Todavía no puedo lanzar investigaciones largas desde aquí.",
+            );
+        }
+        let starts = calls_of(&input.transcript, "research_start");
+        let Some(ex) = starts.last() else {
+            let brief: String = input.turn.message.chars().take(2_000).collect();
+            return ModelStep::Tools(vec![call("research_start", json!({"brief": brief}))]);
+        };
+        if let Some(pid) = ok_rows(ex)
+            .first()
+            .and_then(|r| r.get("proposal_id"))
+            .and_then(Value::as_str)
+        {
+            return final_(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::Investigar {
+                        proposal_id: pid.to_owned(),
+                    },
+                },
+                "Te propongo una investigación larga: revisaré Proveedores, Adjudicaciones, marcas de riesgo y segmentos, y te dejaré el resultado con su evidencia. Te dejo la tarjeta para lanzarla.",
+            );
+        }
+        let code = ex
+            .result
+            .pointer("/error/code")
+            .and_then(Value::as_str)
+            .unwrap_or("");
+        if code == "PLAN_LIMIT" {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Permiso,
+                        detalle: "Investigaciones largas".into(),
+                    },
+                },
+                "Tu plan no permite lanzar esta investigación ahora: o no incluye investigaciones largas, o ya tienes las que permite en curso.",
+            );
+        }
+        final_(
+            TurnIntent::Responder {},
+            "No pude preparar la investigación; dime qué giro y qué estado quieres que revise.",
+        )
+    }
+
     fn plan(&self, input: &ModelInput) -> ModelStep {
         let req = parse(&input.turn.message, &CatalogVocabulary);
         let t = &input.transcript;
@@ -329,6 +385,9 @@ impl LocalDirector {
                 ),
                 _ => final_(TurnIntent::Responder {}, "No pude leer tus créditos en este momento; intenta de nuevo en un momento."),
             };
+        }
+        if req.research {
+            return self.research(input);
         }
         if !req.has_criterion() && !input.turn.board.selection.is_empty() {
             if let Some(top) = req.contacts_top {

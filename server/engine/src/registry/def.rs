@@ -170,6 +170,8 @@ pub enum Feature {
     Contacts,
     Sequences,
     Auto,
+    /// Long research runs (SPEC §10).
+    Research,
 }
 
 /// A worked example: what it answers (Spanish) and the arguments.

@@ -109,6 +109,7 @@ pub fn catalog() -> Registry {
     crate::account_tools::register(&mut reg);
     crate::session_tools::register(&mut reg);
     crate::sequences::tools::register(&mut reg);
+    crate::research::tools::register(&mut reg);
     reg
 }
 

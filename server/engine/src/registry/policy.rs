@@ -29,7 +29,7 @@ impl Decision {
     }
 }
 
-fn plan_refusal(what: &str) -> EngineError {
+pub fn plan_refusal(what: &str) -> EngineError {
     EngineError::typed(
         ErrorCode::PlanLimit,
         format!("Tu plan no incluye {what}."),
@@ -53,6 +53,7 @@ pub fn authorize(def: &ToolDef, caller: &Caller, surface: Surface) -> Decision {
             Feature::Contacts => (plan.contacts, "contactos"),
             Feature::Sequences => (plan.sequences, "secuencias"),
             Feature::Auto => (plan.auto, "el modo automático"),
+            Feature::Research => (plan.research_runs > 0, "investigaciones largas"),
         };
         if !allowed {
             return Decision::Refuse(plan_refusal(what));

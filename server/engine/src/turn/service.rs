@@ -1,5 +1,6 @@
 //! The turn API (SPEC §7): submit a message to a session. The same Idempotency-Key
-//! returns the same turn; a message while a turn runs is steering, not a second turn.
+//! returns the same turn; a message while a turn runs is steering, not a second turn,
+//! and so is a message while a research run runs (the run picks it up at its next phase).
 //! Accepted turns run in the background and report through the session log.
 
 use std::sync::Arc;
@@ -81,6 +82,25 @@ pub async fn submit(
             .await?;
         return Ok(TurnAck {
             turn_id: active,
+            steering: true,
+        });
+    }
+    // A message while a research run of this session runs is steering for its next
+    // phase (seed 004 §4.8), not a new turn.
+    if let Some(run_id) = crate::research::steer(engine, caller, &session.id, message).await? {
+        engine
+            .sessions
+            .append_one(
+                &session.id,
+                SessionEvent::UserMessage(UserMessage {
+                    turn_id: run_id.clone(),
+                    text: message.to_owned(),
+                    steering: true,
+                }),
+            )
+            .await?;
+        return Ok(TurnAck {
+            turn_id: run_id,
             steering: true,
         });
     }

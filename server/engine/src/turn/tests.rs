@@ -452,6 +452,7 @@ fn stage_projection_keeps_the_documented_tools() {
             "context_get",
             "context_retrieve",
             "market_count",
+            "research_status",
             "usage"
         ]
     );

@@ -1,0 +1,1295 @@
+//! Long research runs (SPEC §10, seed 004 §4.8).
+//!
+//! `research_start` (level 1) only previews: it frames the brief, stores a proposal
+//! and returns its `proposal_id`; the `investigar` card starts the run when a person
+//! accepts it ([`start`], guarded so a second acceptance starts nothing). A run then
+//! executes real phases in the background ([`drive`]): framing, Proveedores,
+//! Adjudicaciones, marcas de riesgo, segments and the write-up. Every tool call goes
+//! through `registry::pipeline::call` as Luna, keyed by run, phase and call so a retried
+//! call never charges twice. Each phase ends with one transaction that stores its
+//! checkpoint (the envelopes it read, what it found) and appends its `run.progress`
+//! event, only while the run is still `running`; a start-up resumes every unfinished
+//! run at its next phase ([`resume_all`]), so finished phases are never repeated.
+//!
+//! What a phase found and the final result are written with `[[kind:id]]` markers and
+//! resolved like narration (`turn::narration`) against the envelopes the run read: no
+//! figure reaches the person without its anchor. A person can cancel a run ([`cancel`])
+//! and steer it ([`steer`]): a message sent while it runs is stored and picked up at
+//! the next phase, which re-frames the criterion. Plans cap how many runs a workspace
+//! has at once and how many model steps one run spends (`billing::plans`).
+
+pub mod tools;
+
+#[cfg(test)]
+mod tests;
+
+use std::collections::HashSet;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex};
+
+use luna_protocol::board::{PhaseStatus, RunPhase, RunStatus};
+use luna_protocol::error::ErrorCode;
+use luna_protocol::event::{Anchor, RunProgress, SessionEvent};
+use luna_protocol::tool::Envelope;
+use serde::{Deserialize, Serialize};
+use serde_json::{json, Map, Value};
+use sqlx::Row;
+
+use crate::accounts::Caller;
+use crate::billing::limits;
+use crate::clock::now_ms;
+use crate::director::grammar::{self, Request};
+use crate::director::vocab::CatalogVocabulary;
+use crate::error::{EngineError, EngineResult};
+use crate::ids::new_id;
+use crate::registry::{Registry, Surface, ToolRequest};
+use crate::turn::narration::{self, KnownRefs, ResolvedNarration};
+use crate::turn::runner::harvest;
+use crate::Engine;
+
+/// The real phases of a run, in order: (key, Spanish label).
+pub const PHASES: [(&str, &str); 6] = [
+    ("encuadre", "Encuadre del criterio"),
+    ("proveedores", "Buscando Proveedores"),
+    ("adjudicaciones", "Leyendo Adjudicaciones"),
+    ("riesgos", "Revisando marcas de riesgo"),
+    ("segmentos", "Comparando segmentos"),
+    ("informe", "Escribiendo el resultado"),
+];
+
+/// Start-ups that may pick an interrupted run up again before it is failed.
+pub const MAX_RESUMES: i64 = 3;
+/// Longest brief, in characters.
+pub const MAX_BRIEF_CHARS: usize = 2_000;
+/// Most refs a brief may start from.
+pub const MAX_REFS: usize = 20;
+/// Proveedores a run names and screens.
+const TOP: usize = 5;
+
+/// The runs of this process: who drives which run, and whether accepting a card
+/// starts the driver (tests drive phases themselves).
+#[derive(Debug, Clone, Default)]
+pub struct Research {
+    manual: Arc<AtomicBool>,
+    active: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Research {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// With `true`, accepted runs wait for an explicit [`drive`] (tests).
+    pub fn set_manual(&self, manual: bool) {
+        self.manual.store(manual, Ordering::Relaxed);
+    }
+
+    fn is_manual(&self) -> bool {
+        self.manual.load(Ordering::Relaxed)
+    }
+
+    fn claim(&self, run_id: &str) -> bool {
+        self.active
+            .lock()
+            .map(|mut a| a.insert(run_id.to_owned()))
+            .unwrap_or(false)
+    }
+
+    fn release(&self, run_id: &str) {
+        if let Ok(mut a) = self.active.lock() {
+            a.remove(run_id);
+        }
+    }
+}
+
+// ---------------------------------------------------------------- the criterion
+
+/// What the run looks for, from the brief and later steering.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Frame {
+    /// (SCIAN prefix, display name).
+    pub giro: Option<(String, String)>,
+    /// (code, display name).
+    pub state: Option<(String, String)>,
+    pub buyers: Vec<String>,
+}
+
+impl Frame {
+    fn from_request(r: &Request) -> Frame {
+        Frame {
+            giro: r.giro.clone(),
+            state: r.state.clone(),
+            buyers: r.buyers.clone(),
+        }
+    }
+
+    /// Steering overrides what it names and keeps the rest.
+    fn steered(&self, r: &Request) -> Frame {
+        Frame {
+            giro: r.giro.clone().or_else(|| self.giro.clone()),
+            state: r.state.clone().or_else(|| self.state.clone()),
+            buyers: if r.buyers.is_empty() {
+                self.buyers.clone()
+            } else {
+                r.buyers.clone()
+            },
+        }
+    }
+
+    fn award_filters(&self) -> Map<String, Value> {
+        let mut f = Map::new();
+        if let Some((key, _)) = &self.giro {
+            f.insert("giro".into(), json!(key));
+        }
+        if let Some((_, name)) = &self.state {
+            f.insert("state".into(), json!(name));
+        }
+        if let Some(buyer) = self.buyers.first() {
+            f.insert("buyer".into(), json!(buyer));
+        }
+        f
+    }
+
+    fn supplier_filters(&self) -> Map<String, Value> {
+        let mut f = self.award_filters();
+        if !f.contains_key("buyer") {
+            f.insert("has_awards".into(), json!(true));
+        }
+        f
+    }
+
+    /// "Proveedores de insumos médicos en Nuevo León que le venden a gobierno" (no digits).
+    pub fn describe(&self) -> String {
+        let mut s = "Proveedores".to_owned();
+        if let Some((_, label)) = &self.giro {
+            s.push_str(&format!(" de {}", label.to_lowercase()));
+        }
+        if let Some((_, name)) = &self.state {
+            s.push_str(&format!(" en {name}"));
+        }
+        match self.buyers.first() {
+            Some(b) => s.push_str(&format!(" que le venden a {b}")),
+            None => s.push_str(" que le venden a gobierno"),
+        }
+        s
+    }
+}
+
+fn frame_of(text: &str) -> Frame {
+    Frame::from_request(&grammar::parse(text, &CatalogVocabulary))
+}
+
+// ---------------------------------------------------------------- checkpoints
+
+/// One tool call of a phase, as stored in its checkpoint.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StoredCall {
+    /// Run-local handle (`p1c1`), used in evidence markers.
+    pub call: String,
+    pub tool: String,
+    pub args: Value,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub envelope: Option<Envelope>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub error: Option<String>,
+}
+
+/// A finished phase: what it read and what it found (already resolved).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Checkpoint {
+    pub key: String,
+    pub found: String,
+    #[serde(default)]
+    pub anchors: Vec<Anchor>,
+    #[serde(default)]
+    pub calls: Vec<StoredCall>,
+    /// The criterion from this phase on, when the phase set or changed it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub frame: Option<Frame>,
+    /// Steering messages this phase applied.
+    #[serde(default)]
+    pub steering: Vec<String>,
+    /// The last steering row this phase read (rows after it wait for the next phase).
+    #[serde(default)]
+    pub steering_upto: i64,
+}
+
+/// The final result: resolved text, its anchors and every ref it cites.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RunResult {
+    pub text: String,
+    pub anchors: Vec<Anchor>,
+    pub refs: Vec<String>,
+}
+
+/// A run as stored.
+#[derive(Debug, Clone)]
+pub struct Run {
+    pub id: String,
+    pub proposal_id: String,
+    pub workspace_id: String,
+    pub session_id: Option<String>,
+    pub user_id: String,
+    pub brief: String,
+    pub refs: Vec<String>,
+    pub title: String,
+    /// `propuesta` | `running` | `finished` | `failed` | `cancelled`.
+    pub status: String,
+    pub inference_cap: i64,
+    pub inference_used: i64,
+    pub next_phase: usize,
+    pub checkpoints: Vec<Checkpoint>,
+    pub result: Option<RunResult>,
+    pub error: Option<String>,
+    pub resumes: i64,
+}
+
+impl Run {
+    pub fn run_status(&self) -> RunStatus {
+        match self.status.as_str() {
+            "finished" => RunStatus::Finished,
+            "failed" => RunStatus::Failed,
+            "cancelled" => RunStatus::Cancelled,
+            _ => RunStatus::Running,
+        }
+    }
+
+    fn frame(&self) -> Frame {
+        self.checkpoints
+            .iter()
+            .rev()
+            .find_map(|c| c.frame.clone())
+            .unwrap_or_else(|| frame_of(&self.brief))
+    }
+
+    /// Every phase with what it found; `current` is running, the rest pending (or
+    /// skipped once the run stopped).
+    pub fn phases(&self, current: Option<usize>) -> Vec<RunPhase> {
+        let stopped = self.run_status().is_done();
+        PHASES
+            .iter()
+            .enumerate()
+            .map(|(i, (key, label))| match self.checkpoints.get(i) {
+                Some(c) => RunPhase {
+                    key: (*key).to_owned(),
+                    label: (*label).to_owned(),
+                    status: PhaseStatus::Done,
+                    found: c.found.clone(),
+                    anchors: c.anchors.clone(),
+                },
+                None => RunPhase {
+                    key: (*key).to_owned(),
+                    label: (*label).to_owned(),
+                    status: if current == Some(i) {
+                        PhaseStatus::Running
+                    } else if stopped {
+                        PhaseStatus::Skipped
+                    } else {
+                        PhaseStatus::Pending
+                    },
+                    found: String::new(),
+                    anchors: Vec::new(),
+                },
+            })
+            .collect()
+    }
+
+    /// The `run.progress` event for the run's state (`current`: the phase starting).
+    pub fn progress(&self, current: Option<usize>) -> RunProgress {
+        let status = self.run_status();
+        let phase = match (status, current) {
+            (RunStatus::Running, Some(i)) => PHASES[i].1.to_owned(),
+            (RunStatus::Running, None) => PHASES
+                .get(self.next_phase)
+                .map(|p| p.1.to_owned())
+                .unwrap_or_else(|| "Resultado listo".to_owned()),
+            (RunStatus::Finished, _) => "Resultado listo".to_owned(),
+            (s, _) => s.label().to_owned(),
+        };
+        let (summary, anchors, refs) = match (&self.result, status) {
+            (Some(r), _) => (Some(r.text.clone()), r.anchors.clone(), r.refs.clone()),
+            (None, RunStatus::Failed | RunStatus::Cancelled) => {
+                (self.error.clone(), Vec::new(), Vec::new())
+            }
+            _ => (None, Vec::new(), Vec::new()),
+        };
+        RunProgress {
+            run_id: self.id.clone(),
+            title: self.title.clone(),
+            phase,
+            status,
+            summary,
+            refs,
+            phases: self.phases(current),
+            anchors,
+        }
+    }
+
+    /// Every object the run has read, for resolving markers.
+    fn known(&self, reg: &Registry, more: &[StoredCall]) -> KnownRefs {
+        let mut calls: Vec<StoredCall> = self.calls().cloned().collect();
+        calls.extend(more.iter().cloned());
+        let mut known = KnownRefs::new();
+        add_known(&mut known, reg, &calls);
+        known
+    }
+
+    fn calls(&self) -> impl Iterator<Item = &StoredCall> {
+        self.checkpoints.iter().flat_map(|c| c.calls.iter())
+    }
+}
+
+fn add_known(known: &mut KnownRefs, reg: &Registry, calls: &[StoredCall]) {
+    // Screens and comparisons label rows with their verdict ("RFC: con marcas…"); the
+    // names from searches and aggregates win, so they are harvested last.
+    let mut ordered: Vec<&StoredCall> = calls.iter().collect();
+    ordered.sort_by_key(|c| !matches!(c.tool.as_str(), "market_screen" | "market_compare"));
+    for c in ordered {
+        let Some(env) = &c.envelope else { continue };
+        let citations = reg
+            .get(&c.tool)
+            .map(|e| e.def.citations.clone())
+            .unwrap_or_default();
+        harvest(known, &c.call, &citations, env);
+        // Aggregate rows read "Nombre: N adjudicaciones por $X" and screen rows
+        // "RFC: nivel"; the name alone reads better where figures are anchored apart.
+        if matches!(c.tool.as_str(), "market_aggregate" | "market_screen") {
+            for row in &env.results {
+                if row.ref_.starts_with("company:") {
+                    if let Some((name, _)) = row.ref_label.split_once(": ") {
+                        known.insert(row.ref_.clone(), name.to_owned());
+                    }
+                }
+            }
+        }
+    }
+}
+
+fn to_anchors(r: &ResolvedNarration) -> Vec<Anchor> {
+    r.anchors
+        .iter()
+        .map(|a| Anchor {
+            start: a.start as u32,
+            end: a.end as u32,
+            label: r.text[a.start..a.end].to_owned(),
+            reference: a.reference.clone(),
+        })
+        .collect()
+}
+
+/// Resolves marked-up text against what the run read; a sentence that does not
+/// resolve is dropped (never shown with a bare figure).
+fn resolve_markup(markup: &str, known: &KnownRefs) -> (String, Vec<Anchor>) {
+    let resolved = match narration::resolve(markup, known) {
+        Ok(r) => r,
+        Err(_) => narration::trim_to_anchored(markup, known),
+    };
+    let anchors = to_anchors(&resolved);
+    (resolved.text, anchors)
+}
+
+// ---------------------------------------------------------------- rows
+
+fn decode<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
+    text.and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or_default()
+}
+
+fn run_from_row(row: &sqlx::sqlite::SqliteRow) -> EngineResult<Run> {
+    let result: Option<String> = row.try_get("result")?;
+    Ok(Run {
+        id: row.try_get("id")?,
+        proposal_id: row.try_get("proposal_id")?,
+        workspace_id: row.try_get("workspace_id")?,
+        session_id: row.try_get("session_id")?,
+        user_id: row.try_get("user_id")?,
+        brief: row.try_get("brief")?,
+        refs: decode(row.try_get("refs")?),
+        title: row.try_get("title")?,
+        status: row.try_get("status")?,
+        inference_cap: row.try_get("inference_cap")?,
+        inference_used: row.try_get("inference_used")?,
+        next_phase: usize::try_from(row.try_get::<i64, _>("next_phase")?).unwrap_or(0),
+        checkpoints: decode(row.try_get("checkpoints")?),
+        result: result.and_then(|t| serde_json::from_str(&t).ok()),
+        error: row.try_get("error")?,
+        resumes: row.try_get("resumes")?,
+    })
+}
+
+async fn load(
+    conn: &mut sqlx::SqliteConnection,
+    column: &str,
+    value: &str,
+) -> EngineResult<Option<Run>> {
+    let sql = format!("select * from research_runs where {column} = ?");
+    let row = sqlx::query(&sql)
+        .bind(value)
+        .fetch_optional(&mut *conn)
+        .await?;
+    row.as_ref().map(run_from_row).transpose()
+}
+
+async fn load_run(engine: &Engine, run_id: &str) -> EngineResult<Option<Run>> {
+    let mut conn = engine.store.pool().acquire().await?;
+    load(&mut conn, "id", run_id).await
+}
+
+/// A run of the caller's workspace, by run id (`run:` prefix allowed).
+pub async fn get(engine: &Engine, caller: &Caller, run_id: &str) -> EngineResult<Run> {
+    let id = run_id.trim().trim_start_matches("run:");
+    match load_run(engine, id).await? {
+        Some(r) if r.workspace_id == caller.workspace_id && r.status != "propuesta" => Ok(r),
+        _ => Err(EngineError::not_found("esa investigación")),
+    }
+}
+
+/// A proposal of the caller's workspace that has not started yet.
+pub async fn proposal(engine: &Engine, caller: &Caller, proposal_id: &str) -> EngineResult<Run> {
+    let mut conn = engine.store.pool().acquire().await?;
+    match load(&mut conn, "proposal_id", proposal_id.trim()).await? {
+        Some(r) if r.workspace_id == caller.workspace_id => Ok(r),
+        _ => Err(EngineError::not_found("esa propuesta de investigación")),
+    }
+}
+
+async fn running_in(conn: &mut sqlx::SqliteConnection, workspace_id: &str) -> EngineResult<i64> {
+    Ok(sqlx::query_scalar(
+        "select count(*) from research_runs where workspace_id = ? and status = 'running'",
+    )
+    .bind(workspace_id)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+fn concurrency_refusal(limit: u32) -> EngineError {
+    let (n, noun) = if limit == 1 {
+        (limit, "investigación")
+    } else {
+        (limit, "investigaciones")
+    };
+    EngineError::typed(
+        ErrorCode::PlanLimit,
+        format!("Tu plan permite {n} {noun} a la vez y ya están en curso."),
+        "Espera a que termine una o cancélala desde su tarjeta en el tablero.",
+    )
+}
+
+/// The plan's research limits, or the typed refusal of a plan without runs.
+fn plan_limits(caller: &Caller) -> EngineResult<(u32, u32)> {
+    let plan = limits(caller.plan);
+    if plan.research_runs == 0 {
+        return Err(crate::registry::policy::plan_refusal(
+            "investigaciones largas",
+        ));
+    }
+    Ok((plan.research_runs, plan.research_inference))
+}
+
+// ---------------------------------------------------------------- propose / start
+
+/// What `research_start` previews.
+#[derive(Debug, Clone)]
+pub struct Proposal {
+    pub proposal_id: String,
+    pub title: String,
+    pub criterion: String,
+    pub inference_cap: u32,
+    /// Tool calls the run will make (each counts like a chat call).
+    pub calls_estimate: u32,
+    /// Créditos de inteligencia the searches and counts spend.
+    pub credits_estimate: u32,
+}
+
+fn check_brief(brief: &str, refs: &[String]) -> EngineResult<()> {
+    let n = brief.trim().chars().count();
+    if !(10..=MAX_BRIEF_CHARS).contains(&n) {
+        return Err(EngineError::typed(
+            ErrorCode::InvalidArgument,
+            "El encargo de la investigación es demasiado corto o demasiado largo.",
+            format!(
+                "Escribe entre 10 y {MAX_BRIEF_CHARS} caracteres: qué quiere saber la persona."
+            ),
+        ));
+    }
+    let bad = refs.iter().find(|r| {
+        !r.split_once(':').is_some_and(|(k, id)| {
+            narration::REF_KINDS.contains(&k) && !id.is_empty() && !id.contains(char::is_whitespace)
+        })
+    });
+    if refs.len() > MAX_REFS || bad.is_some() {
+        return Err(EngineError::typed(
+            ErrorCode::InvalidArgument,
+            "Las referencias de la investigación no son válidas.",
+            format!("Usa hasta {MAX_REFS} refs como company:… o record:… tomados de resultados."),
+        ));
+    }
+    Ok(())
+}
+
+/// Frames the brief and stores a proposal (nothing runs, nothing is charged).
+pub async fn propose(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: Option<&str>,
+    brief: &str,
+    refs: &[String],
+) -> EngineResult<Proposal> {
+    let (max_runs, cap) = plan_limits(caller)?;
+    check_brief(brief, refs)?;
+    {
+        let mut conn = engine.store.pool().acquire().await?;
+        if running_in(&mut conn, &caller.workspace_id).await? >= i64::from(max_runs) {
+            return Err(concurrency_refusal(max_runs));
+        }
+    }
+    let frame = frame_of(brief);
+    let criterion = frame.describe();
+    let title: String = format!("Investigación: {criterion}")
+        .chars()
+        .take(120)
+        .collect();
+    let proposal_id = new_id("rsp");
+    let now = now_ms();
+    sqlx::query(
+        "insert into research_runs (id, proposal_id, workspace_id, session_id, user_id, brief, refs,
+             title, status, inference_cap, created_at, updated_at)
+         values (?, ?, ?, ?, ?, ?, ?, ?, 'propuesta', ?, ?, ?)",
+    )
+    .bind(new_id("run"))
+    .bind(&proposal_id)
+    .bind(&caller.workspace_id)
+    .bind(session_id)
+    .bind(&caller.user_id)
+    .bind(brief.trim())
+    .bind(serde_json::to_string(refs).map_err(EngineError::internal)?)
+    .bind(&title)
+    .bind(i64::from(cap))
+    .bind(now)
+    .bind(now)
+    .execute(engine.store.pool())
+    .await?;
+    Ok(Proposal {
+        proposal_id,
+        title,
+        criterion,
+        inference_cap: cap,
+        calls_estimate: 6,
+        credits_estimate: 2,
+    })
+}
+
+/// What accepting the card did.
+#[derive(Debug, Clone)]
+pub struct Started {
+    pub run_id: String,
+    pub title: String,
+    /// True when the proposal had already started (a second acceptance).
+    pub already: bool,
+}
+
+/// Starts the proposed run: one guarded update `propuesta → running` with the first
+/// `run.progress` in the same transaction, under the plan's concurrency limit. A second
+/// call returns the same run and starts nothing.
+pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> EngineResult<Started> {
+    let (max_runs, cap) = plan_limits(caller)?;
+    let mut tx = engine.sessions.begin().await?;
+    let run = match load(&mut tx, "proposal_id", proposal_id.trim()).await? {
+        Some(r) if r.workspace_id == caller.workspace_id => r,
+        _ => return Err(EngineError::not_found("esa propuesta de investigación")),
+    };
+    if run.status != "propuesta" {
+        tx.rollback().await?;
+        return Ok(Started {
+            run_id: run.id,
+            title: run.title,
+            already: true,
+        });
+    }
+    if running_in(&mut tx, &caller.workspace_id).await? >= i64::from(max_runs) {
+        tx.rollback().await?;
+        return Err(concurrency_refusal(max_runs));
+    }
+    let now = now_ms();
+    let moved = sqlx::query(
+        "update research_runs set status = 'running', user_id = ?, inference_cap = ?,
+             started_at = ?, updated_at = ?
+         where id = ? and status = 'propuesta'",
+    )
+    .bind(&caller.user_id)
+    .bind(i64::from(cap))
+    .bind(now)
+    .bind(now)
+    .bind(&run.id)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Ok(Started {
+            run_id: run.id,
+            title: run.title,
+            already: true,
+        });
+    }
+    let mut appended = Vec::new();
+    if let Some(session_id) = &run.session_id {
+        let fresh = load(&mut tx, "id", &run.id)
+            .await?
+            .ok_or_else(|| EngineError::internal("run vanished"))?;
+        let ev = SessionEvent::RunProgress(fresh.progress(None));
+        appended.push(engine.sessions.append(&mut tx, session_id, &ev).await?);
+    }
+    tx.commit().await?;
+    engine.sessions.publish(appended);
+    if !engine.research.is_manual() {
+        spawn(engine, &run.id);
+    }
+    Ok(Started {
+        run_id: run.id,
+        title: run.title,
+        already: false,
+    })
+}
+
+// ---------------------------------------------------------------- cancel / fail / steer
+
+async fn stop(engine: &Engine, run_id: &str, status: &str, why: &str) -> EngineResult<Option<Run>> {
+    let mut tx = engine.sessions.begin().await?;
+    let moved = sqlx::query(
+        "update research_runs set status = ?, error = ?, finished_at = ?, updated_at = ?
+         where id = ? and status = 'running'",
+    )
+    .bind(status)
+    .bind(why)
+    .bind(now_ms())
+    .bind(now_ms())
+    .bind(run_id)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Ok(None);
+    }
+    let run = load(&mut tx, "id", run_id)
+        .await?
+        .ok_or_else(|| EngineError::internal("run vanished"))?;
+    let mut appended = Vec::new();
+    if let Some(session_id) = &run.session_id {
+        let ev = SessionEvent::RunProgress(run.progress(None));
+        appended.push(engine.sessions.append(&mut tx, session_id, &ev).await?);
+    }
+    tx.commit().await?;
+    engine.sessions.publish(appended);
+    Ok(Some(run))
+}
+
+/// A person cancels a run (the board's "Cancelar"). The phase in flight finishes its
+/// calls but never writes its checkpoint; what earlier phases found stays on the card.
+/// Cancelling a run that already ended returns it as it is.
+pub async fn cancel(engine: &Engine, caller: &Caller, run_id: &str) -> EngineResult<Run> {
+    let run = get(engine, caller, run_id).await?;
+    match stop(
+        engine,
+        &run.id,
+        "cancelled",
+        "La cancelaste; lo que encontraron las fases terminadas queda en la tarjeta.",
+    )
+    .await?
+    {
+        Some(r) => Ok(r),
+        None => get(engine, caller, &run.id).await,
+    }
+}
+
+/// Fails a run cleanly: the board shows why; nothing else is written.
+pub async fn fail(engine: &Engine, run_id: &str, why: &str) -> EngineResult<()> {
+    stop(engine, run_id, "failed", why).await?;
+    Ok(())
+}
+
+/// A message sent while a run of this session is running: stored as steering for the
+/// next phase. Returns the run it went to, or `None` when no run is running.
+pub async fn steer(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    text: &str,
+) -> EngineResult<Option<String>> {
+    let mut tx = engine.sessions.begin().await?;
+    let run_id: Option<String> = sqlx::query_scalar(
+        "select id from research_runs
+         where workspace_id = ? and session_id = ? and status = 'running'
+         order by started_at desc limit 1",
+    )
+    .bind(&caller.workspace_id)
+    .bind(session_id)
+    .fetch_optional(&mut *tx)
+    .await?;
+    let Some(run_id) = run_id else {
+        tx.rollback().await?;
+        return Ok(None);
+    };
+    sqlx::query("insert into research_steering (run_id, text, created_at) values (?, ?, ?)")
+        .bind(&run_id)
+        .bind(text.trim())
+        .bind(now_ms())
+        .execute(&mut *tx)
+        .await?;
+    tx.commit().await?;
+    Ok(Some(run_id))
+}
+
+async fn pending_steering(engine: &Engine, run_id: &str) -> EngineResult<Vec<(i64, String)>> {
+    let rows = sqlx::query(
+        "select id, text from research_steering where run_id = ? and applied_phase is null order by id",
+    )
+    .bind(run_id)
+    .fetch_all(engine.store.pool())
+    .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("id")?, r.try_get("text")?)))
+        .collect()
+}
+
+// ---------------------------------------------------------------- driving
+
+/// Starts a background driver for `run_id` unless one already drives it here.
+pub fn spawn(engine: &Engine, run_id: &str) -> Option<tokio::task::JoinHandle<()>> {
+    if !engine.research.claim(run_id) {
+        return None;
+    }
+    let (engine, run_id) = (engine.clone(), run_id.to_owned());
+    Some(tokio::spawn(async move {
+        if let Err(e) = drive(&engine, &run_id, None).await {
+            tracing::error!(run = %run_id, error = %e, "research run failed");
+            if let Err(e) = fail(
+                &engine,
+                &run_id,
+                "Algo falló de nuestro lado y la investigación no pudo terminar; lo encontrado hasta aquí queda en la tarjeta.",
+            )
+            .await
+            {
+                tracing::error!(run = %run_id, error = %e, "could not fail a research run");
+            }
+        }
+        engine.research.release(&run_id);
+    }))
+}
+
+/// On start-up: every run left `running` is picked up at its next phase, or failed
+/// (and reported on its card) once it was interrupted `MAX_RESUMES` times or the
+/// person who started it no longer belongs to the workspace.
+pub async fn resume_all(engine: &Engine) -> EngineResult<Vec<tokio::task::JoinHandle<()>>> {
+    let rows =
+        sqlx::query("select id from research_runs where status = 'running' order by started_at")
+            .fetch_all(engine.store.pool())
+            .await?;
+    let mut handles = Vec::new();
+    for row in rows {
+        let id: String = row.try_get("id")?;
+        let resumes: i64 = sqlx::query_scalar(
+            "update research_runs set resumes = resumes + 1, updated_at = ? where id = ? returning resumes",
+        )
+        .bind(now_ms())
+        .bind(&id)
+        .fetch_one(engine.store.pool())
+        .await?;
+        if resumes > MAX_RESUMES {
+            fail(
+                engine,
+                &id,
+                "La investigación se interrumpió varias veces y no se retomó; lo encontrado hasta aquí queda en la tarjeta.",
+            )
+            .await?;
+            continue;
+        }
+        tracing::info!(run = %id, resumes, "resuming research run");
+        if let Some(h) = spawn(engine, &id) {
+            handles.push(h);
+        }
+    }
+    Ok(handles)
+}
+
+/// Runs the next phases of `run_id` (at most `max_phases`, all if `None`), each
+/// committed with its checkpoint and `run.progress`. Stops as soon as the run is no
+/// longer running (cancelled, failed, finished).
+pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> EngineResult<()> {
+    let mut done = 0usize;
+    loop {
+        if max_phases.is_some_and(|m| done >= m) {
+            return Ok(());
+        }
+        let Some(run) = load_run(engine, run_id).await? else {
+            return Ok(());
+        };
+        if run.status != "running" || run.next_phase >= PHASES.len() {
+            return Ok(());
+        }
+        let Some(caller) = engine
+            .accounts
+            .caller_for(&run.user_id, &run.workspace_id)
+            .await?
+        else {
+            fail(
+                engine,
+                run_id,
+                "Quien lanzó la investigación ya no pertenece al espacio de trabajo; se detuvo.",
+            )
+            .await?;
+            return Ok(());
+        };
+        if limits(caller.plan).research_runs == 0 {
+            fail(
+                engine,
+                run_id,
+                "El plan del espacio de trabajo ya no incluye investigaciones largas; se detuvo.",
+            )
+            .await?;
+            return Ok(());
+        }
+        announce(engine, &run).await?;
+        let k = run.next_phase;
+        let (checkpoint, used) = run_phase(engine, &caller, &run, k).await?;
+        if !commit_phase(engine, &run, k, checkpoint, used).await? {
+            return Ok(());
+        }
+        done += 1;
+    }
+}
+
+/// `run.progress` for the phase that starts now (only while the run is running).
+async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
+    let Some(session_id) = &run.session_id else {
+        return Ok(());
+    };
+    let mut tx = engine.sessions.begin().await?;
+    let status: Option<String> =
+        sqlx::query_scalar("select status from research_runs where id = ?")
+            .bind(&run.id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    if status.as_deref() != Some("running") {
+        tx.rollback().await?;
+        return Ok(());
+    }
+    let ev = SessionEvent::RunProgress(run.progress(Some(run.next_phase)));
+    let appended = engine.sessions.append(&mut tx, session_id, &ev).await?;
+    tx.commit().await?;
+    engine.sessions.publish([appended]);
+    Ok(())
+}
+
+/// Stores phase `k`'s checkpoint and appends its `run.progress` in one transaction,
+/// only if the run is still running at phase `k`. The last phase also stores the
+/// result and finishes the run. False when the run moved on without us.
+async fn commit_phase(
+    engine: &Engine,
+    run: &Run,
+    k: usize,
+    checkpoint: Checkpoint,
+    used: i64,
+) -> EngineResult<bool> {
+    let mut next = run.clone();
+    next.checkpoints.push(checkpoint);
+    next.next_phase = k + 1;
+    next.inference_used = used;
+    let last = k + 1 == PHASES.len();
+    if last {
+        next.result = Some(result_of(&next, &engine.registry));
+        next.status = "finished".to_owned();
+    }
+    let mut tx = engine.sessions.begin().await?;
+    let now = now_ms();
+    let moved = sqlx::query(
+        "update research_runs set next_phase = ?, checkpoints = ?, inference_used = ?,
+             status = ?, result = ?, finished_at = case when ? then ? else finished_at end,
+             updated_at = ?
+         where id = ? and status = 'running' and next_phase = ?",
+    )
+    .bind(next.next_phase as i64)
+    .bind(serde_json::to_string(&next.checkpoints).map_err(EngineError::internal)?)
+    .bind(used)
+    .bind(&next.status)
+    .bind(
+        next.result
+            .as_ref()
+            .map(serde_json::to_string)
+            .transpose()
+            .map_err(EngineError::internal)?,
+    )
+    .bind(last)
+    .bind(now)
+    .bind(now)
+    .bind(&run.id)
+    .bind(k as i64)
+    .execute(&mut *tx)
+    .await?;
+    if moved.rows_affected() == 0 {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let upto = next.checkpoints[k].steering_upto;
+    if upto > 0 {
+        sqlx::query(
+            "update research_steering set applied_phase = ?
+             where run_id = ? and applied_phase is null and id <= ?",
+        )
+        .bind(k as i64)
+        .bind(&run.id)
+        .bind(upto)
+        .execute(&mut *tx)
+        .await?;
+    }
+    let mut appended = Vec::new();
+    if let Some(session_id) = &run.session_id {
+        let ev = SessionEvent::RunProgress(next.progress(None));
+        appended.push(engine.sessions.append(&mut tx, session_id, &ev).await?);
+    }
+    tx.commit().await?;
+    engine.sessions.publish(appended);
+    Ok(true)
+}
+
+/// One phase's work: its tool calls (through the pipeline, as Luna) and what it found.
+/// Returns the checkpoint and the run's inference spend after it.
+async fn run_phase(
+    engine: &Engine,
+    caller: &Caller,
+    run: &Run,
+    k: usize,
+) -> EngineResult<(Checkpoint, i64)> {
+    let mut used = run.inference_used;
+    let mut frame = run.frame();
+    let mut changed = None;
+    let mut applied = Vec::new();
+    let mut notes = String::new();
+    let mut upto = 0;
+    // Steering is picked up by the next phase that searches (never by the write-up).
+    if (1..PHASES.len() - 1).contains(&k) {
+        let steering = pending_steering(engine, &run.id).await?;
+        if !steering.is_empty() {
+            applied = steering.iter().map(|(_, t)| t.clone()).collect();
+            upto = steering.iter().map(|(id, _)| *id).max().unwrap_or(0);
+            if used < run.inference_cap {
+                used += 1;
+                for (_, text) in &steering {
+                    frame = frame.steered(&grammar::parse(text, &CatalogVocabulary));
+                }
+                changed = Some(frame.clone());
+                notes = format!("Ajusté el criterio con tu mensaje: {}. ", frame.describe());
+            } else {
+                notes = "Recibí tu mensaje, pero esta investigación ya usó su tope de inferencia y sigue con el criterio original. ".to_owned();
+            }
+        }
+    }
+    let mut calls = Vec::new();
+    let mut call = |tool: &str, args: Value| {
+        let handle = format!("p{k}c{}", calls.len() + 1);
+        calls.push(StoredCall {
+            call: handle,
+            tool: tool.to_owned(),
+            args,
+            envelope: None,
+            error: None,
+        });
+    };
+    let key = PHASES[k].0;
+    match key {
+        "encuadre" => {
+            // Framing is the run's first model step (the local director's reading).
+            if used < run.inference_cap {
+                used += 1;
+            }
+            changed = Some(frame.clone());
+        }
+        "proveedores" => {
+            call(
+                "market_count",
+                json!({"kind": "suppliers", "filters": frame.supplier_filters()}),
+            );
+            call(
+                "market_search",
+                json!({"kind": "suppliers", "filters": frame.supplier_filters(), "limit": TOP}),
+            );
+        }
+        "adjudicaciones" => call(
+            "market_aggregate",
+            json!({"filters": frame.award_filters(), "group_by": "supplier", "limit": TOP}),
+        ),
+        "riesgos" => {
+            let rfcs = top_rfcs(run);
+            if !rfcs.is_empty() {
+                call("market_screen", json!({"rfcs": rfcs}));
+            }
+        }
+        "segmentos" => match &frame.state {
+            Some((_, state)) => {
+                let mut national = frame.award_filters();
+                national.remove("state");
+                call(
+                    "market_compare",
+                    json!({"segments": [
+                        {"label": state, "filters": frame.award_filters()},
+                        {"label": "Todo el país", "filters": national},
+                    ]}),
+                );
+            }
+            None => call(
+                "market_aggregate",
+                json!({"filters": frame.award_filters(), "group_by": "state", "limit": 3}),
+            ),
+        },
+        _ => {
+            // The write-up is the run's last model step.
+            if used < run.inference_cap {
+                used += 1;
+            }
+        }
+    }
+    for c in calls.iter_mut() {
+        let mut req = ToolRequest::new(c.tool.clone(), c.args.clone(), Surface::Luna);
+        req.session_id = run.session_id.clone();
+        // A phase interrupted after a call and re-run after a restart reuses the key:
+        // the charge is not made twice.
+        req.idempotency_key = Some(format!("{}:{}:{}", run.id, key, c.call));
+        let response = engine.call_tool(caller, req).await;
+        match response.outcome {
+            Ok(env) => c.envelope = Some(env),
+            Err(e) => c.error = Some(e.message),
+        }
+    }
+    let known = run.known(&engine.registry, &calls);
+    let markup = format!("{notes}{}", found_markup(key, &frame, &calls, run));
+    let (found, anchors) = resolve_markup(&markup, &known);
+    Ok((
+        Checkpoint {
+            key: key.to_owned(),
+            found,
+            anchors,
+            calls,
+            frame: changed,
+            steering: applied,
+            steering_upto: upto,
+        },
+        used,
+    ))
+}
+
+fn rows_of(c: &StoredCall) -> &[luna_protocol::tool::ResultRow] {
+    c.envelope
+        .as_ref()
+        .map(|e| e.results.as_slice())
+        .unwrap_or(&[])
+}
+
+/// The RFCs of the Proveedores the run found on top (by Adjudicaciones, else by search).
+fn top_rfcs(run: &Run) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for c in run.calls() {
+        let from_agg = c.tool == "market_aggregate"
+            && c.args.get("group_by").and_then(Value::as_str) == Some("supplier");
+        let rows = rows_of(c);
+        let ids: Vec<String> = if from_agg {
+            rows.iter()
+                .filter_map(|r| r.fields.get("key").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        } else if c.tool == "market_search" {
+            rows.iter()
+                .filter_map(|r| r.fields.get("rfc").and_then(Value::as_str))
+                .map(str::to_owned)
+                .collect()
+        } else {
+            continue;
+        };
+        for id in ids {
+            if !out.contains(&id) && out.len() < TOP {
+                out.push(id);
+            }
+        }
+    }
+    out
+}
+
+fn failed_line(c: &StoredCall) -> String {
+    match &c.error {
+        Some(e) => format!("No pude completar esta fase: {e} "),
+        None => String::new(),
+    }
+}
+
+/// What a phase found, with `[[kind:id]]` markers for every name and figure.
+fn found_markup(key: &str, frame: &Frame, calls: &[StoredCall], run: &Run) -> String {
+    let first = calls.first();
+    match key {
+        "encuadre" => {
+            let mut s = format!("Voy a revisar {}.", frame.describe());
+            if !run.refs.is_empty() {
+                let refs: Vec<String> = run.refs.iter().map(|r| format!("[[{r}]]")).collect();
+                s.push_str(&format!(" Parto de {}.", refs.join(", ")));
+            }
+            s
+        }
+        "proveedores" => {
+            let mut s = String::new();
+            if let Some(count) = calls.first() {
+                if count.envelope.is_some() {
+                    s.push_str(&format!(
+                        "Hay [[evidence:{}.0.total]] {}.",
+                        count.call,
+                        frame.describe()
+                    ));
+                } else {
+                    s.push_str(&failed_line(count));
+                }
+            }
+            if let Some(search) = calls.get(1) {
+                let names: Vec<String> = rows_of(search)
+                    .iter()
+                    .take(3)
+                    .map(|r| format!("[[{}]]", r.ref_))
+                    .collect();
+                if !names.is_empty() {
+                    s.push_str(&format!(" Entre ellos: {}.", names.join(", ")));
+                } else if search.error.is_some() {
+                    s.push_str(&failed_line(search));
+                }
+            }
+            s
+        }
+        "adjudicaciones" => match first {
+            Some(c) if !rows_of(c).is_empty() => {
+                let rows = rows_of(c);
+                let mut s = format!(
+                    "Por monto, quien más le vende a gobierno es [[{}]]: [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]].",
+                    rows[0].ref_,
+                    c = c.call
+                );
+                if rows.len() > 1 {
+                    s.push_str(&format!(
+                        " Le sigue [[{}]]: [[evidence:{c}.1.awards]] por [[evidence:{c}.1.amount_mxn]].",
+                        rows[1].ref_,
+                        c = c.call
+                    ));
+                }
+                s
+            }
+            Some(c) if c.error.is_some() => failed_line(c),
+            _ => "No encontré Adjudicaciones con ese criterio en la cobertura cargada.".to_owned(),
+        },
+        "riesgos" => match first {
+            Some(c) if c.envelope.is_some() => {
+                let flagged: Vec<String> = rows_of(c)
+                    .iter()
+                    .filter(|r| {
+                        r.fields.get("risk_level").and_then(Value::as_str) == Some("con_marcas")
+                    })
+                    .map(|r| format!("[[{}]]", r.ref_))
+                    .collect();
+                if flagged.is_empty() {
+                    format!(
+                        "Revisé [[evidence:{}.shown]] de los principales: ninguno tiene marcas de riesgo vigentes.",
+                        c.call
+                    )
+                } else {
+                    format!(
+                        "Revisé [[evidence:{}.shown]] de los principales; con marcas de riesgo vigentes: {}.",
+                        c.call,
+                        flagged.join(", ")
+                    )
+                }
+            }
+            Some(c) => failed_line(c),
+            None => "No hubo Proveedores que revisar.".to_owned(),
+        },
+        "segmentos" => match first {
+            Some(c) if c.tool == "market_compare" && rows_of(c).len() >= 2 => {
+                let state = frame.state.as_ref().map(|s| s.1.as_str()).unwrap_or("");
+                format!(
+                    "En {state} hubo [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]], contra [[evidence:{c}.1.awards]] en todo el país.",
+                    c = c.call
+                )
+            }
+            Some(c) if c.tool == "market_aggregate" && !rows_of(c).is_empty() => format!(
+                "Donde más se adjudica: [[{}]] con [[evidence:{}.0.awards]] Adjudicaciones.",
+                rows_of(c)[0].ref_,
+                c.call
+            ),
+            Some(c) => failed_line(c),
+            None => String::new(),
+        },
+        _ => "El resultado está listo, con la evidencia de cada cifra.".to_owned(),
+    }
+}
+
+/// The result: who leads, how big the field is, risks and segments, each figure an
+/// anchor into what the run read. Sentences that do not resolve are dropped.
+fn result_of(run: &Run, reg: &Registry) -> RunResult {
+    let known = run.known(reg, &[]);
+    let frame = run.frame();
+    let find = |tool: &str, group_by: Option<&str>| {
+        run.calls().find(|c| {
+            c.tool == tool
+                && c.envelope.is_some()
+                && group_by
+                    .is_none_or(|g| c.args.get("group_by").and_then(Value::as_str) == Some(g))
+        })
+    };
+    let mut markup = String::new();
+    if let Some(agg) = find("market_aggregate", Some("supplier")).filter(|c| !rows_of(c).is_empty())
+    {
+        let rows = rows_of(agg);
+        markup.push_str(&format!(
+            "Por monto, domina [[{}]]: [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]].",
+            rows[0].ref_,
+            c = agg.call
+        ));
+        let others: Vec<String> = rows
+            .iter()
+            .skip(1)
+            .take(2)
+            .map(|r| format!("[[{}]]", r.ref_))
+            .collect();
+        if !others.is_empty() {
+            markup.push_str(&format!(" Le siguen {}.", others.join(" y ")));
+        }
+    } else {
+        markup.push_str(&format!(
+            "No encontré Adjudicaciones de {} en la cobertura cargada.",
+            frame.describe().to_lowercase()
+        ));
+    }
+    if let Some(count) = find("market_count", None) {
+        markup.push_str(&format!(
+            " En total hay [[evidence:{}.0.total]] {}.",
+            count.call,
+            frame.describe()
+        ));
+    }
+    for c in run
+        .checkpoints
+        .iter()
+        .filter(|c| c.key == "riesgos" || c.key == "segmentos")
+    {
+        for call in &c.calls {
+            let f = found_markup(&c.key, &frame, std::slice::from_ref(call), run);
+            if !f.is_empty() && call.envelope.is_some() {
+                markup.push(' ');
+                markup.push_str(&f);
+            }
+        }
+    }
+    let (text, anchors) = resolve_markup(markup.trim(), &known);
+    let mut refs: Vec<String> = Vec::new();
+    for a in &anchors {
+        if !a.reference.starts_with("evidence:") && !refs.contains(&a.reference) {
+            refs.push(a.reference.clone());
+        }
+    }
+    RunResult {
+        text,
+        anchors,
+        refs,
+    }
+}
