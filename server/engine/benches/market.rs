@@ -141,7 +141,7 @@ async fn main() {
          | `market_search` p50 / p95 ({n} calls, 4 query shapes, limit 20–50) | {s50:.2} ms / {s95:.2} ms |\n\
          | `market_count` p50 / p95 ({n} calls) | {c50:.2} ms / {c95:.2} ms |\n\
          | `market_aggregate` p50 / p95 ({na} calls, by supplier/buyer/state/year in one state) | {a50:.2} ms / {a95:.2} ms |\n\n\
-         Goals (issue 4): search p95 ≤ 25 ms, count p95 ≤ 50 ms.\n",
+         Goals (issue 4): search p95 ≤ 25 ms, count p95 ≤ 50 ms.\n\n",
         seed = cfg.seed,
         sup = report.suppliers,
         aw = report.awards,
