@@ -80,6 +80,8 @@ async fn main() {
     eprintln!("built in {build:?}, {} MB", size / 1_000_000);
 
     let mut search_t = Vec::new();
+    // Per query shape, to see which one drives the tail.
+    let mut shape_t: [Vec<Duration>; 4] = Default::default();
     let mut count_t = Vec::new();
     let mut agg_t = Vec::new();
     for i in 0..iterations {
@@ -96,6 +98,7 @@ async fn main() {
         let t = Instant::now();
         let page = market.search(&args, None).await.expect("search");
         search_t.push(t.elapsed());
+        shape_t[i % 4].push(t.elapsed());
         std::hint::black_box(page);
 
         let count: CountArgs = match i % 3 {
@@ -120,6 +123,23 @@ async fn main() {
     }
     let (s50, s95) = (pct(&mut search_t, 0.5), pct(&mut search_t, 0.95));
     let (c50, c95) = (pct(&mut count_t, 0.5), pct(&mut count_t, 0.95));
+    let shapes = [
+        "Proveedores by state + giro + with awards",
+        "Adjudicaciones by state + buyer + since a year",
+        "Adjudicaciones by free text + state",
+        "Proveedores by free text + state",
+    ];
+    let by_shape: String = shapes
+        .iter()
+        .zip(shape_t.iter_mut())
+        .map(|(name, t)| {
+            format!(
+                "| `market_search` {name} p50 / p95 | {:.2} ms / {:.2} ms |\n",
+                pct(t, 0.5),
+                pct(t, 0.95)
+            )
+        })
+        .collect();
     let (a50, a95) = (pct(&mut agg_t, 0.5), pct(&mut agg_t, 0.95));
     // The machine is shared: say how busy it was while measuring.
     let load = std::fs::read_to_string("/proc/loadavg")
@@ -139,6 +159,7 @@ async fn main() {
          | build time (generate + indexes + FTS) | {build:.1} s |\n\
          | database size | {mb:.0} MB |\n\
          | `market_search` p50 / p95 ({n} calls, 4 query shapes, limit 20–50) | {s50:.2} ms / {s95:.2} ms |\n\
+         {by_shape}\
          | `market_count` p50 / p95 ({n} calls) | {c50:.2} ms / {c95:.2} ms |\n\
          | `market_aggregate` p50 / p95 ({na} calls, by supplier/buyer/state/year in one state) | {a50:.2} ms / {a95:.2} ms |\n\n\
          Goals (issue 4): search p95 ≤ 25 ms, count p95 ≤ 50 ms.\n\n",
