@@ -12,6 +12,7 @@ pub mod crm;
 pub mod decisions;
 pub mod demo;
 pub mod director;
+pub mod evals;
 pub mod error;
 pub mod ids;
 pub mod knowledge;
