@@ -397,7 +397,7 @@ impl LocalDirector {
         let sentence = if rows.is_empty() {
             "No pude revisar las marcas de riesgo de esas empresas.".to_owned()
         } else if flagged.is_empty() {
-            format!("Revisé las marcas de riesgo de [[evidence:{c}.shown]] empresas: ninguna tiene marcas vigentes del SAT (69-B) ni sanciones.")
+            format!("Revisé las marcas de riesgo de [[evidence:{c}.shown]] empresas: ninguna tiene marcas de riesgo vigentes (listas del SAT o proveedores sancionados).")
         } else {
             format!(
                 "Revisé las marcas de riesgo de [[evidence:{c}.shown]] empresas; con marcas vigentes: {}. Puedes quitarlas de la selección.",

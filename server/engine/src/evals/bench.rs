@@ -116,6 +116,8 @@ pub struct TurnReport {
     pub intent: String,
     pub tools: Vec<String>,
     pub cards: Vec<String>,
+    /// What the person read.
+    pub narration: String,
     /// Expectations that did not hold.
     pub failures: Vec<String>,
 }
@@ -280,6 +282,32 @@ pub fn expectations(expect: &Expect, t: &Trajectory) -> Vec<String> {
     if !expect.charge && charged > 0 {
         failures.push(format!("charged {charged} credits, expected no charge"));
     }
+    // The director anchors every figure itself: a repaired or trimmed answer is a
+    // director bug even when the delivered turn is valid.
+    if let Some(Step::Finished {
+        repaired, trimmed, ..
+    }) = t.steps.iter().rev().find(|s| matches!(s, Step::Finished { .. }))
+    {
+        if *repaired || *trimmed {
+            let problems: Vec<&str> = t
+                .steps
+                .iter()
+                .filter_map(|s| match s {
+                    Step::ModelAnswer {
+                        accepted: false,
+                        problems,
+                        ..
+                    } => Some(problems.iter().map(String::as_str)),
+                    _ => None,
+                })
+                .flatten()
+                .collect();
+            failures.push(format!(
+                "the answer needed a repair ({})",
+                problems.join("; ")
+            ));
+        }
+    }
     let narration = t.narration().map(|(n, _)| fold(n)).unwrap_or_default();
     for needle in &expect.narration_has {
         if !narration.contains(&fold(needle)) {
@@ -382,6 +410,10 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                     .iter()
                     .map(|s| (*s).to_owned())
                     .collect(),
+                narration: t
+                    .narration()
+                    .map(|(n, _)| n.to_owned())
+                    .unwrap_or_default(),
                 failures,
             });
             all.push(t);
@@ -461,7 +493,7 @@ pub fn markdown(report: &Report) -> String {
             reason.replace('|', "\\|")
         ));
     }
-    md.push_str("\n## Briefs\n\n| brief | topic | result | turn | intent | cards | tools | reason |\n|---|---|---|---|---|---|---|---|\n");
+    md.push_str("\n## Briefs\n\n| brief | topic | result | turn | intent | cards | tools | narration | reason |\n|---|---|---|---|---|---|---|---|---|\n");
     for b in &report.briefs {
         for (i, t) in b.turns.iter().enumerate() {
             let mut reason = t.failures.join("; ");
@@ -471,7 +503,7 @@ pub fn markdown(report: &Report) -> String {
                 }
             }
             md.push_str(&format!(
-                "| {} | {} | {} | {} «{}» | {} | {} | {} | {} |\n",
+                "| {} | {} | {} | {} «{}» | {} | {} | {} | {} | {} |\n",
                 if i == 0 { b.id.as_str() } else { "" },
                 if i == 0 { b.topic.as_str() } else { "" },
                 if i == 0 { status_word(&b.status) } else { "" },
@@ -484,6 +516,7 @@ pub fn markdown(report: &Report) -> String {
                     t.cards.join(", ")
                 },
                 t.tools.join(", "),
+                t.narration.replace('|', "\\|").replace('\n', " "),
                 reason.replace('|', "\\|").trim()
             ));
         }

@@ -133,8 +133,9 @@ fn group_thousands(value: f64, decimals: usize) -> String {
     }
 }
 
-/// Records every citable object of a tool result under its ref, and every citable
-/// field as `evidence:<call>.<row>.<field>`. Returns how many refs were new.
+/// Records every citable object of a tool result under its ref (keeping the first
+/// label seen), and every citable field as `evidence:<call>.<row>.<field>`. Returns how
+/// many refs were new.
 pub fn harvest(
     known: &mut KnownRefs,
     call: &str,
@@ -145,7 +146,9 @@ pub fn harvest(
     known.insert(format!("evidence:{call}.shown"), envelope.shown.to_string());
     for (i, row) in envelope.results.iter().enumerate() {
         if let Some((kind, _)) = row.ref_.split_once(':') {
-            if REF_KINDS.contains(&kind) {
+            // The first label an object had in this turn stays (a company found by a
+            // search keeps its name when a later screening row labels it by RFC).
+            if REF_KINDS.contains(&kind) && known.label(&row.ref_).is_none() {
                 known.insert(row.ref_.clone(), row.ref_label.clone());
             }
         }
