@@ -555,7 +555,15 @@ pub async fn run_turn(
                         input.repair = Some(problems.join("; "));
                     }
                     (_, _) => {
-                        let trimmed = narration::trim_to_anchored(&narracion, &known);
+                        let mut trimmed = narration::trim_to_anchored(&narracion, &known);
+                        // A question the governor refused twice must not reach the
+                        // person in prose either.
+                        if problems.iter().any(|p| p.starts_with("AsksKnownField")) {
+                            trimmed = ResolvedNarration {
+                                text: "Sigo con lo que ya me dijiste; si quieres cambiar algún criterio, dímelo.".to_owned(),
+                                anchors: Vec::new(),
+                            };
+                        }
                         final_output = Some((TurnIntent::Responder {}, trimmed, true));
                         break;
                     }
