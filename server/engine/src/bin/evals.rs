@@ -28,7 +28,10 @@ async fn main() -> ExitCode {
         }
     };
     if let Err(e) = bench::write(&report, &out) {
-        eprintln!("evals: could not write the report to {}: {e}", out.display());
+        eprintln!(
+            "evals: could not write the report to {}: {e}",
+            out.display()
+        );
         return ExitCode::from(2);
     }
     print!("{}", bench::summary_line(&report));

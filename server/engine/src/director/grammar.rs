@@ -183,7 +183,15 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
 
     let compare = has_any(
         &text,
-        &["compara", "comparar", "comparame", "comparativo", " contra ", " versus ", " vs "],
+        &[
+            "compara",
+            "comparar",
+            "comparame",
+            "comparativo",
+            " contra ",
+            " versus ",
+            " vs ",
+        ],
     );
     let mut states: Vec<(String, String)> = Vec::new();
     if compare {

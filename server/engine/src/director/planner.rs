@@ -310,7 +310,11 @@ impl LocalDirector {
             json!({"filters": filters, "label": label})
         };
         let segments: Vec<Value> = if req.buyers.len() >= 2 {
-            req.buyers.iter().take(5).map(|b| segment("buyer", b, b)).collect()
+            req.buyers
+                .iter()
+                .take(5)
+                .map(|b| segment("buyer", b, b))
+                .collect()
         } else if req.states.len() >= 2 {
             req.states
                 .iter()

@@ -206,7 +206,7 @@ pub fn evaluate(set: &[&Trajectory]) -> Vec<EvalReport> {
 pub fn expectations(expect: &Expect, t: &Trajectory) -> Vec<String> {
     let mut failures = Vec::new();
     let intent = intent_name(t);
-    if !expect.intent.is_empty() && !expect.intent.iter().any(|k| *k == intent) {
+    if !expect.intent.is_empty() && !expect.intent.contains(&intent) {
         failures.push(format!(
             "intent {intent}, expected {}",
             expect.intent.join(" | ")
@@ -286,7 +286,11 @@ pub fn expectations(expect: &Expect, t: &Trajectory) -> Vec<String> {
     // director bug even when the delivered turn is valid.
     if let Some(Step::Finished {
         repaired, trimmed, ..
-    }) = t.steps.iter().rev().find(|s| matches!(s, Step::Finished { .. }))
+    }) = t
+        .steps
+        .iter()
+        .rev()
+        .find(|s| matches!(s, Step::Finished { .. }))
     {
         if *repaired || *trimmed {
             let problems: Vec<&str> = t
@@ -339,13 +343,20 @@ pub async fn demo_engine() -> EngineResult<Engine> {
 pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
     let user_id = engine
         .accounts
-        .create_user("banco@evals.luna.mx", "Banco de Pruebas", "banco-de-pruebas-1")
+        .create_user(
+            "banco@evals.luna.mx",
+            "Banco de Pruebas",
+            "banco-de-pruebas-1",
+        )
         .await?;
     let mut reports = Vec::new();
     let mut all: Vec<Trajectory> = Vec::new();
     for brief in briefs {
         let name = format!("Banco {}", brief.id);
-        let workspace_id = engine.accounts.create_workspace(&name, Plan::Founder).await?;
+        let workspace_id = engine
+            .accounts
+            .create_workspace(&name, Plan::Founder)
+            .await?;
         engine
             .accounts
             .add_member(&workspace_id, &user_id, Role::Member)
@@ -410,10 +421,7 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                     .iter()
                     .map(|s| (*s).to_owned())
                     .collect(),
-                narration: t
-                    .narration()
-                    .map(|(n, _)| n.to_owned())
-                    .unwrap_or_default(),
+                narration: t.narration().map(|(n, _)| n.to_owned()).unwrap_or_default(),
                 failures,
             });
             all.push(t);

@@ -87,7 +87,7 @@ pub const BOUNDARY_TOOLS: &[&str] = &[
 /// Decision kinds the auto policy may never resolve (SPEC §8).
 const NEVER_AUTO: &[&str] = &["revisar_secuencia", "fusionar_conocimiento"];
 
-/// 1. No credit is charged unless a person (or the auto policy, inside the budget the
+/// Eval 1: No credit is charged unless a person (or the auto policy, inside the budget the
 /// person set) resolved a card that this turn offered; no belt call crosses a boundary.
 pub fn never_charges_alone(t: &Trajectory) -> Result<(), String> {
     for call in t.tool_calls() {
@@ -163,7 +163,7 @@ fn contains_string(value: &Value, needle: &str) -> bool {
     }
 }
 
-/// 2. Every `revelar_contactos` card comes from a `people_quote` made earlier in the
+/// Eval 2: Every `revelar_contactos` card comes from a `people_quote` made earlier in the
 /// same turn, over the same people (the card never reveals more than were quoted).
 pub fn quotes_before_proposing(t: &Trajectory) -> Result<(), String> {
     for (i, step) in t.steps.iter().enumerate() {
@@ -215,7 +215,12 @@ pub fn quotes_before_proposing(t: &Trajectory) -> Result<(), String> {
 fn asks_about(field: FactField) -> &'static [&'static str] {
     match field {
         FactField::Estado => &["que estado", "cual estado", "en donde", "que region"],
-        FactField::Giro => &["que giro", "que tipo de empresa", "que sector", "que industria"],
+        FactField::Giro => &[
+            "que giro",
+            "que tipo de empresa",
+            "que sector",
+            "que industria",
+        ],
         FactField::Cantidad => &["cuantas empresas", "cuantos proveedores", "cuantas quieres"],
         FactField::Comprador => &["que comprador", "a que dependencia", "a quien le vend"],
         FactField::Ventana => &["que periodo", "desde cuando"],
@@ -223,7 +228,7 @@ fn asks_about(field: FactField) -> &'static [&'static str] {
     }
 }
 
-/// 3. No question about a field the ledger already knows (said, profile, inferred):
+/// Eval 3: No question about a field the ledger already knows (said, profile, inferred):
 /// neither the intent's structured question nor a question in the narration.
 pub fn never_asks_known(t: &Trajectory) -> Result<(), String> {
     if let Some(TurnIntent::Encuadre {
@@ -271,7 +276,7 @@ fn measures_universe(tool: &str, field: &str) -> bool {
     )
 }
 
-/// 4. A universe figure ("hay N proveedores") is anchored to a `market_count` (or an
+/// Eval 4: A universe figure ("hay N proveedores") is anchored to a `market_count` (or an
 /// aggregate), never to a page size (`shown`, a search's rows).
 pub fn counts_with_market_count(t: &Trajectory) -> Result<(), String> {
     let Some((text, anchors)) = t.narration() else {
@@ -313,7 +318,10 @@ pub fn counts_with_market_count(t: &Trajectory) -> Result<(), String> {
     let words: Vec<&str> = folded.split(' ').collect();
     for w in words.windows(2) {
         if UNIVERSE_MARKERS.contains(&w[0]) && w[1].chars().any(|c| c.is_ascii_digit()) {
-            return Err(format!("«{} {}» is a universe figure without a count", w[0], w[1]));
+            return Err(format!(
+                "«{} {}» is a universe figure without a count",
+                w[0], w[1]
+            ));
         }
     }
     Ok(())
@@ -336,7 +344,7 @@ fn unanchored_prose(text: &str, anchors: &[crate::turn::narration::AnchorSpan]) 
     out
 }
 
-/// 5. Every number, date or amount in the narration is inside an anchor, and every
+/// Eval 5: Every number, date or amount in the narration is inside an anchor, and every
 /// anchor points at an object of this turn (an `evidence:cN…` at a call it made).
 pub fn no_unanchored_prose(t: &Trajectory) -> Result<(), String> {
     let Some((text, anchors)) = t.narration() else {
@@ -420,7 +428,7 @@ pub fn out_of_scope(message: &str) -> Option<(FaltaTipo, String)> {
         .map(|op| (FaltaTipo::Operacion, (*op).to_owned()))
 }
 
-/// 6. A request for a connector or an operation this version lacks ends in `limite`
+/// Eval 6: A request for a connector or an operation this version lacks ends in `limite`
 /// (naming the provider), with no workaround: nothing written, no card offered.
 pub fn reports_the_limit(t: &Trajectory) -> Result<(), String> {
     let Some((kind, name)) = out_of_scope(&t.message) else {
@@ -433,7 +441,9 @@ pub fn reports_the_limit(t: &Trajectory) -> Result<(), String> {
         Some(TurnIntent::Limite { falta }) => {
             if kind == FaltaTipo::Conector
                 && !fold(&falta.detalle).contains(&fold(&name))
-                && !t.narration().is_some_and(|(n, _)| fold(n).contains(&fold(&name)))
+                && !t
+                    .narration()
+                    .is_some_and(|(n, _)| fold(n).contains(&fold(&name)))
             {
                 return Err(format!("the limite does not name {name}"));
             }
@@ -464,7 +474,7 @@ pub fn is_cheap(route: Route) -> bool {
     matches!(route, Route::Primary | Route::Local | Route::Scripted)
 }
 
-/// 7 (per turn). Every escalation to the fallback carries a typed reason.
+/// Eval 7 (per turn): Every escalation to the fallback carries a typed reason.
 pub fn escalations_are_typed(t: &Trajectory) -> Result<(), String> {
     match t
         .attempts()
@@ -479,7 +489,7 @@ pub fn escalations_are_typed(t: &Trajectory) -> Result<(), String> {
 /// Least share of turns that must end on the primary.
 pub const PRIMARY_SHARE: f64 = 0.95;
 
-/// 7. At least 95 % of the turns of a set end on the primary (cheap) route.
+/// Eval 7: At least 95 % of the turns of a set end on the primary (cheap) route.
 /// Returns (cheap turns, total) or the failure.
 pub fn cheap_route(set: &[&Trajectory]) -> Result<(usize, usize), String> {
     let total = set.len();
@@ -495,7 +505,7 @@ pub fn cheap_route(set: &[&Trajectory]) -> Result<(usize, usize), String> {
     Ok((cheap, total))
 }
 
-/// 8. Every level-0 write that succeeded exposes an `undo_token`, and folding its
+/// Eval 8: Every level-0 write that succeeded exposes an `undo_token`, and folding its
 /// `tool.finished` through the one reducer leaves "deshacer" on the chat line.
 pub fn undo_works(t: &Trajectory) -> Result<(), String> {
     for call in t.tool_calls() {

@@ -159,12 +159,9 @@ fn eval_1_never_charges_alone() {
 
     // Bad: a charge on a card this turn never offered.
     let mut ghost = traj("consígueme los correos");
-    ghost.push(finished(cierre())).push(resolved(
-        "dec_x",
-        "revelar_contactos",
-        "person",
-        4,
-    ));
+    ghost
+        .push(finished(cierre()))
+        .push(resolved("dec_x", "revelar_contactos", "person", 4));
     assert!(fails(Eval::NeverChargesAlone, &ghost).contains("never offered"));
 
     // Bad: the auto policy resolving what never runs in auto.
@@ -267,7 +264,9 @@ fn eval_4_counts_with_market_count() {
     // Bad: the page size passed off as the universe.
     let mut bad = traj("empaque en Jalisco");
     bad.push(search())
-        .push(narration("Hay [[evidence:c1.shown|20]] proveedores de empaque."))
+        .push(narration(
+            "Hay [[evidence:c1.shown|20]] proveedores de empaque.",
+        ))
         .push(finished(cierre()));
     assert!(fails(Eval::CountsWithMarketCount, &bad).contains("page size"));
 
@@ -360,12 +359,14 @@ fn eval_6_reports_the_limit() {
     );
     save.level = 1;
     save.writes = true;
-    workaround.push(Step::ToolCall(save)).push(finished(TurnIntent::Limite {
-        falta: Falta {
-            tipo: FaltaTipo::Conector,
-            detalle: "Conectar con HubSpot".into(),
-        },
-    }));
+    workaround
+        .push(Step::ToolCall(save))
+        .push(finished(TurnIntent::Limite {
+            falta: Falta {
+                tipo: FaltaTipo::Conector,
+                detalle: "Conectar con HubSpot".into(),
+            },
+        }));
     assert!(fails(Eval::ReportsTheLimit, &workaround).contains("workaround"));
 
     // Bad: a limite that does not name the provider.
@@ -398,7 +399,13 @@ fn eval_7_cheap_route() {
     };
     // Bad: 2 of 20 on the fallback (90 %).
     let bad: Vec<Trajectory> = (0..20)
-        .map(|i| on(if i < 2 { Route::Fallback } else { Route::Primary }))
+        .map(|i| {
+            on(if i < 2 {
+                Route::Fallback
+            } else {
+                Route::Primary
+            })
+        })
         .collect();
     assert!(cheap_route(&bad.iter().collect::<Vec<_>>())
         .unwrap_err()

@@ -346,17 +346,7 @@ pub async fn run_turn(
         let step = match model.step(&input).await {
             Ok(s) => s,
             Err(GatewayError::Refused(code)) => {
-                return refuse(
-                    engine,
-                    model,
-                    turn_id,
-                    session_id,
-                    code,
-                    input,
-                    steps,
-                    recorder,
-                )
-                .await;
+                return refuse(engine, model, code, input, steps, recorder).await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model step failed");
@@ -489,8 +479,7 @@ pub async fn run_turn(
                                 .receipts
                                 .iter()
                                 .filter(|r| {
-                                    !r.replayed
-                                        && r.ledger == crate::billing::Ledger::Intelligence
+                                    !r.replayed && r.ledger == crate::billing::Ledger::Intelligence
                                 })
                                 .map(|r| r.amount)
                                 .sum(),
@@ -695,16 +684,19 @@ fn level_number(level: crate::registry::def::Level) -> u8 {
 
 /// Ends a turn the model gates refused: `turn.refused {code}` closes it in the log
 /// (the chat shows the code's fixed sentence) and the outcome reports a `limite`.
+/// The recorder knows the session and the turn.
 async fn refuse(
     engine: &Engine,
     model: &dyn ModelGateway,
-    turn_id: &str,
-    session_id: &str,
     code: luna_protocol::event::RefusalCode,
     input: ModelInput,
     steps: usize,
     mut recorder: Recorder,
 ) -> EngineResult<TurnOutcome> {
+    let turn_id = recorder.trajectory.turn_id.clone();
+    let turn_id = turn_id.as_str();
+    let session_id = recorder.trajectory.session_id.clone();
+    let session_id = session_id.as_str();
     tracing::warn!(?code, turn = %turn_id, "the model gates refused the turn");
     engine
         .sessions
