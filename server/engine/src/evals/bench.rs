@@ -42,7 +42,17 @@ pub struct Brief {
     /// Set when the expected behaviour is not built yet: reported, not blocking.
     #[serde(default)]
     pub pending: Option<String>,
+    /// Runs the session in *Automático con presupuesto* with these caps.
+    #[serde(default)]
+    pub auto: Option<AutoBudget>,
     pub turns: Vec<BriefTurn>,
+}
+
+#[derive(Debug, Clone, Copy, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct AutoBudget {
+    pub credit_cap: u32,
+    pub contact_cap: u32,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -90,6 +100,9 @@ pub struct Expect {
     /// Whether credits are charged in this turn (after its cards are resolved).
     #[serde(default)]
     pub charge: bool,
+    /// Who resolved this turn's cards (`person` or `auto`): at least one, all by it.
+    #[serde(default)]
+    pub resolved_via: Option<String>,
     /// Folded substrings the narration must contain.
     #[serde(default)]
     pub narration_has: Vec<String>,
@@ -312,6 +325,22 @@ pub fn expectations(expect: &Expect, t: &Trajectory) -> Vec<String> {
             ));
         }
     }
+    if let Some(via) = &expect.resolved_via {
+        let vias: Vec<&str> = t
+            .steps
+            .iter()
+            .filter_map(|s| match s {
+                Step::DecisionResolved { via, .. } => Some(via.as_str()),
+                _ => None,
+            })
+            .collect();
+        if vias.is_empty() || vias.iter().any(|v| v != via) {
+            failures.push(format!(
+                "cards resolved by [{}], expected {via}",
+                vias.join(", ")
+            ));
+        }
+    }
     let narration = t.narration().map(|(n, _)| fold(n)).unwrap_or_default();
     for needle in &expect.narration_has {
         if !narration.contains(&fold(needle)) {
@@ -373,6 +402,20 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
             api_key_id: None,
         };
         let session = engine.sessions.create(&caller).await?.id;
+        if let Some(budget) = brief.auto {
+            decisions::auto::set_mode(
+                engine,
+                &caller,
+                &session,
+                &luna_protocol::session::ModeRequest {
+                    mode: luna_protocol::session::SessionMode::Automatico,
+                    credit_cap: Some(budget.credit_cap),
+                    contact_cap: Some(budget.contact_cap),
+                    classes: None,
+                },
+            )
+            .await?;
+        }
         let mut turn_ids = Vec::new();
         for (i, turn) in brief.turns.iter().enumerate() {
             let turn_id = format!("{}-t{}", brief.id, i + 1);
