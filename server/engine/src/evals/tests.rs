@@ -711,3 +711,96 @@ async fn the_bench_is_green_on_the_local_director_and_reproducible() {
         .unwrap();
     assert_eq!(md, bench::markdown(&second));
 }
+
+#[tokio::test]
+async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
+    let engine = bench::demo_engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let director = crate::director::planner::LocalDirector;
+    run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t1",
+        "Quiero 5 fabricantes de empaque en Jalisco. Guárdamelos.",
+    )
+    .await
+    .unwrap();
+    let view = |engine: &crate::Engine| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            engine
+                .sessions
+                .snapshot_at_latest(&caller, &session)
+                .await
+                .unwrap()
+                .view
+        }
+    };
+    let card = view(&engine).await.board.pending[0].id.clone();
+    crate::decisions::resolve(
+        &engine,
+        &caller,
+        &session,
+        &card,
+        crate::decisions::Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let (id, version): (String, i64) = sqlx::query_as(
+        "select id, version from crm_records where workspace_id = ? and deleted_at is null order by id limit 1",
+    )
+    .bind(&caller.workspace_id)
+    .fetch_one(engine.store.pool())
+    .await
+    .unwrap();
+    let model = ScriptedModel::new([
+        tools(
+            "crm_record",
+            json!({"op": "update", "record_id": format!("record:{id}"), "stage": "Contactado", "version": version}),
+        ),
+        fin(TurnIntent::Responder {}, "Listo, lo pasé de etapa."),
+    ]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &caller,
+        &session,
+        "t2",
+        "pásalo a Contactado",
+    )
+    .await
+    .unwrap();
+    let t = trajectory::load(engine.store.pool(), &session, "t2")
+        .await
+        .unwrap()
+        .unwrap();
+    let write = t.tool_calls().next().unwrap();
+    assert!(
+        write.ok && write.writes && write.level == 0,
+        "{write:?} {:?}",
+        out.transcript
+    );
+    let token = write.undo_token.clone().expect("an undo_token");
+    passes(Eval::UndoWorks, &t);
+    // The real session log, folded by the one reducer, offers "deshacer" on that line.
+    let shown = view(&engine).await.chat.messages.iter().any(|m| {
+        matches!(m, luna_protocol::chat::ChatMessage::Tool(line)
+            if line.turn_id == "t2" && line.undo_token.as_deref() == Some(token.as_str()))
+    });
+    assert!(shown);
+    // And the save (t1) and its resolution by the person are in t1's trajectory.
+    let t1 = trajectory::load(engine.store.pool(), &session, "t1")
+        .await
+        .unwrap()
+        .unwrap();
+    assert!(t1.steps.iter().any(|s| matches!(s,
+        Step::DecisionResolved { via, outcome, .. } if via == "person" && outcome == "accepted")));
+}
