@@ -13,6 +13,7 @@ pub mod decisions;
 pub mod demo;
 pub mod director;
 pub mod error;
+pub mod evals;
 pub mod ids;
 pub mod knowledge;
 pub mod market;

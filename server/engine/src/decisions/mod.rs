@@ -66,6 +66,21 @@ pub enum Target {
     },
 }
 
+impl Target {
+    /// The proposal, quote or sequence id the card was prepared from.
+    pub fn source_id(&self) -> Option<&str> {
+        match self {
+            Target::CrmSave { proposal_id }
+            | Target::CrmBulk { proposal_id }
+            | Target::KnowledgeDraft { proposal_id }
+            | Target::KnowledgeMerge { proposal_id } => Some(proposal_id),
+            Target::Reveal { quote_id } => Some(quote_id),
+            Target::Sequence { sequence_id, .. } => Some(sequence_id),
+            Target::Research { proposal_id } => Some(proposal_id),
+        }
+    }
+}
+
 /// A card ready to offer, with its target and what accepting it would spend.
 #[derive(Debug, Clone)]
 pub struct Prepared {
@@ -424,6 +439,23 @@ async fn finish(
     let mut appended = Vec::new();
     for ev in &events {
         appended.push(engine.sessions.append(&mut tx, &row.session_id, ev).await?);
+    }
+    if let Some(turn_id) = &row.turn_id {
+        crate::turn::trajectory::append_in(
+            &mut tx,
+            &row.session_id,
+            turn_id,
+            &crate::turn::trajectory::Step::DecisionResolved {
+                decision_id: row.id.clone(),
+                decision: row.kind.as_str().to_owned(),
+                outcome: f.status.to_owned(),
+                via: f.via.to_owned(),
+                credits: f.credits,
+                contacts: f.contacts,
+                receipt: f.receipt.clone(),
+            },
+        )
+        .await?;
     }
     audit_in(
         &mut tx,

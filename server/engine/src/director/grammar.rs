@@ -14,6 +14,8 @@
 //! - «mándalo a HubSpot» → a connector Luna does not have: ends in `limite`.
 //! - «investiga el mercado de insumos médicos en Nuevo León y dime quién domina» → a
 //!   long research run (`research_start`, then the `investigar` card).
+//! - «compara empaque en Jalisco contra Nuevo León» → a comparison of two segments
+//!   (states, or buyers: «lo que le compran el IMSS y el ISSSTE»).
 //!
 //! Giro and state are looked up through a `Vocabulary`, so the grammar stays independent
 //! of how catalogues are stored.
@@ -54,6 +56,10 @@ pub struct Request {
     /// A long research run: «investiga…», «quién domina…».
     #[serde(default)]
     pub research: bool,
+    /// «compara…», «… contra …»: segments side by side.
+    pub compare: bool,
+    /// Every state named, in order (the segments of a comparison).
+    pub states: Vec<(String, String)>,
 }
 
 impl Request {
@@ -180,7 +186,38 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             (!rest.is_empty()).then_some(rest)
         });
 
+    let compare = has_any(
+        &text,
+        &[
+            "compara",
+            "comparar",
+            "comparame",
+            "comparativo",
+            " contra ",
+            " versus ",
+            " vs ",
+        ],
+    );
+    let mut states: Vec<(String, String)> = Vec::new();
+    if compare {
+        for part in text
+            .split([',', ';'])
+            .flat_map(|p| p.split(" contra "))
+            .flat_map(|p| p.split(" versus "))
+            .flat_map(|p| p.split(" vs "))
+            .flat_map(|p| p.split(" y "))
+        {
+            if let Some(state) = vocab.find_state(part.trim()) {
+                if !states.contains(&state) {
+                    states.push(state);
+                }
+            }
+        }
+    }
+
     Request {
+        compare,
+        states,
         quantity: number_before(
             &words,
             &[

@@ -351,6 +351,158 @@ impl LocalDirector {
         )
     }
 
+    /// «compara empaque en Jalisco contra Nuevo León»: one `market_compare` over the
+    /// segments named (two or more buyers, else two or more states), narrated from the
+    /// segment rows.
+    fn compare(&self, input: &ModelInput, req: &Request) -> ModelStep {
+        let t = &input.transcript;
+        let giro = req.giro.as_ref().map(|(key, _)| key.clone());
+        let segment = |key: &str, value: &str, label: &str| {
+            let mut filters = Map::new();
+            if let Some(g) = &giro {
+                filters.insert("giro".into(), json!(g));
+            }
+            filters.insert(key.into(), json!(value));
+            json!({"filters": filters, "label": label})
+        };
+        let segments: Vec<Value> = if req.buyers.len() >= 2 {
+            req.buyers
+                .iter()
+                .take(5)
+                .map(|b| segment("buyer", b, b))
+                .collect()
+        } else if req.states.len() >= 2 {
+            req.states
+                .iter()
+                .take(5)
+                .map(|(key, name)| segment("state", key, name))
+                .collect()
+        } else {
+            return final_(
+                TurnIntent::Encuadre {
+                    criterio: describe(req),
+                    pregunta: None,
+                },
+                "Dime qué quieres poner lado a lado: dos estados (Jalisco contra Nuevo León) o dos compradores (el IMSS y el ISSSTE).",
+            );
+        };
+        let Some(done) = calls_of(t, "market_compare").last().copied() else {
+            if !input.tools.iter().any(|tool| tool.name == "market_compare") {
+                return final_(
+                    TurnIntent::Limite {
+                        falta: Falta {
+                            tipo: FaltaTipo::Operacion,
+                            detalle: "Comparar segmentos".into(),
+                        },
+                    },
+                    "En este momento no puedo comparar segmentos desde el chat.",
+                );
+            }
+            return ModelStep::Tools(vec![call("market_compare", json!({"segments": segments}))]);
+        };
+        let rows = ok_rows(done);
+        if rows.len() < 2 {
+            return final_(
+                TurnIntent::Responder {},
+                "No pude comparar esos segmentos con la cobertura que tengo.",
+            );
+        }
+        let c = &done.call;
+        let sides: Vec<String> = rows
+            .iter()
+            .filter_map(|r| r.get("ref").and_then(Value::as_str))
+            .map(|r| format!("[[{r}]]"))
+            .collect();
+        let suppliers: Vec<String> = (0..rows.len())
+            .map(|i| format!("[[evidence:{c}.{i}.suppliers]]"))
+            .collect();
+        final_(
+            TurnIntent::Responder {},
+            format!(
+                "Lado a lado, en Adjudicaciones: {}. Compiten {} Proveedores distintos, respectivamente.",
+                sides.join("; "),
+                suppliers.join(" y ")
+            ),
+        )
+    }
+
+    /// Risk screening (`market_screen`) of `refs` (`company:<id>`): the call, then the
+    /// answer (which a search appends to its own narration).
+    fn screen(&self, input: &ModelInput, refs: &[&str]) -> ModelStep {
+        let t = &input.transcript;
+        let Some(done) = calls_of(t, "market_screen").last().copied() else {
+            let rfcs: Vec<&str> = refs
+                .iter()
+                .filter_map(|r| r.strip_prefix("company:"))
+                .take(50)
+                .collect();
+            if rfcs.is_empty() || !input.tools.iter().any(|tool| tool.name == "market_screen") {
+                return final_(
+                    TurnIntent::Responder {},
+                    "No tengo empresas que revisar todavía: primero armemos una selección.",
+                );
+            }
+            return ModelStep::Tools(vec![call("market_screen", json!({"rfcs": rfcs}))]);
+        };
+        let rows = ok_rows(done);
+        let flagged: Vec<String> = rows
+            .iter()
+            .filter(|r| r.get("risk_level").and_then(Value::as_str) == Some("con_marcas"))
+            .filter_map(|r| r.get("ref").and_then(Value::as_str))
+            .filter(|r| r.starts_with("company:"))
+            .take(3)
+            .map(|r| format!("[[{r}]]"))
+            .collect();
+        let c = &done.call;
+        let sentence = if rows.is_empty() {
+            "No pude revisar las marcas de riesgo de esas empresas.".to_owned()
+        } else if flagged.is_empty() {
+            format!("Revisé las marcas de riesgo de [[evidence:{c}.shown]] empresas: ninguna tiene marcas de riesgo vigentes (listas del SAT o proveedores sancionados).")
+        } else {
+            format!(
+                "Revisé las marcas de riesgo de [[evidence:{c}.shown]] empresas; con marcas vigentes: {}. Puedes quitarlas de la selección.",
+                flagged.join(", ")
+            )
+        };
+        final_(TurnIntent::Responder {}, sentence)
+    }
+
+    /// «guárdalos» with a selection already on the board: look up the collection, then
+    /// preview the save (a level-1 card; nothing is written before the tap).
+    fn save_selection(&self, input: &ModelInput) -> Option<ModelStep> {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("crm_collections") || !visible("crm_save_companies") {
+            return None;
+        }
+        let Some(lookup) = calls_of(t, "crm_collections").last().copied() else {
+            return Some(ModelStep::Tools(vec![call("crm_collections", json!({}))]));
+        };
+        let rows = ok_rows(lookup);
+        let collection = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
+            .or_else(|| rows.first())
+            .and_then(|r| r.get("ref").and_then(Value::as_str))?;
+        let Some(save) = calls_of(t, "crm_save_companies").last().copied() else {
+            return Some(ModelStep::Tools(vec![call(
+                "crm_save_companies",
+                json!({"collection_id": collection, "source": "selection", "conflict_policy": "skip"}),
+            )]));
+        };
+        let pid = ok_rows(save)
+            .iter()
+            .find_map(|r| r.get("proposal_id").and_then(Value::as_str))?;
+        Some(final_(
+            TurnIntent::ProponerDecision {
+                decision: DecisionDraft::GuardarEnCrm {
+                    proposal_id: pid.to_owned(),
+                },
+            },
+            "Te dejo la tarjeta para guardar tu selección en el CRM; nada se escribe hasta que la confirmes.",
+        ))
+    }
+
     fn plan(&self, input: &ModelInput) -> ModelStep {
         let req = parse(&input.turn.message, &CatalogVocabulary);
         let t = &input.transcript;
@@ -373,6 +525,17 @@ impl LocalDirector {
                 "No envío correos por mi cuenta: cada paso de una secuencia lo autorizas tú en su tarjeta de revisión.",
             );
         }
+        // A note is about what the person says, even when it names a giro or a state:
+        // it is never a search.
+        if let Some(note) = &req.note {
+            return final_(
+                TurnIntent::ProponerDecision { decision: DecisionDraft::DejarNota { draft: note.clone() } },
+                "Te propongo dejar esta nota para el equipo; queda en revisión hasta que la apruebes.",
+            );
+        }
+        if req.compare {
+            return self.compare(input, &req);
+        }
         if req.asks_usage {
             return match calls_of(t, "usage").first() {
                 None if visible("usage") => ModelStep::Tools(vec![call("usage", json!({}))]),
@@ -390,6 +553,21 @@ impl LocalDirector {
             return self.research(input);
         }
         if !req.has_criterion() && !input.turn.board.selection.is_empty() {
+            if req.risk_screen {
+                let refs: Vec<&str> = input
+                    .turn
+                    .board
+                    .selection
+                    .iter()
+                    .map(|i| i.reference.as_str())
+                    .collect();
+                return self.screen(input, &refs);
+            }
+            if req.save && input.turn.board.saved_collection.is_none() {
+                if let Some(step) = self.save_selection(input) {
+                    return step;
+                }
+            }
             if let Some(top) = req.contacts_top {
                 return self.contacts(input, top);
             }
@@ -398,12 +576,6 @@ impl LocalDirector {
             }
         }
         if !req.has_criterion() && input.turn.board.selection.is_empty() {
-            if let Some(note) = &req.note {
-                return final_(
-                    TurnIntent::ProponerDecision { decision: DecisionDraft::DejarNota { draft: note.clone() } },
-                    "Te propongo dejar esta nota para el equipo; queda en revisión hasta que la apruebes.",
-                );
-            }
             return final_(
                 TurnIntent::Encuadre {
                     criterio: String::new(),
@@ -558,6 +730,21 @@ impl LocalDirector {
             }
         }
 
+        // Screening asked with the search: over the companies found, before narrating.
+        let screen_sentence = if req.risk_screen && visible("market_screen") {
+            let refs: Vec<&str> = found
+                .iter()
+                .take(wanted.min(50))
+                .filter_map(|r| r.get("ref").and_then(Value::as_str))
+                .collect();
+            match self.screen(input, &refs) {
+                ModelStep::Tools(calls) => return ModelStep::Tools(calls),
+                ModelStep::Final(out) => Some(out.narracion),
+            }
+        } else {
+            None
+        };
+
         let mut narration = String::new();
         match &count_ref {
             Some(r) => narration.push_str(&format!("Hay {r} {}.", describe(&req))),
@@ -596,6 +783,10 @@ impl LocalDirector {
                     narration,
                 );
             }
+        }
+        if let Some(sentence) = screen_sentence {
+            narration.push(' ');
+            narration.push_str(&sentence);
         }
         let mut missing = Vec::new();
         if req.save && !(visible("crm_save_companies") && visible("crm_collections")) {

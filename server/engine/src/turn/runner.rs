@@ -33,6 +33,7 @@ use super::intent::{
     TurnOutput,
 };
 use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
+use super::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
 
 /// Most model steps in one turn.
 pub const MAX_STEPS: usize = 8;
@@ -52,6 +53,8 @@ pub struct TurnOutcome {
     pub transcript: Vec<Exchange>,
     pub route: Route,
     pub steps: usize,
+    /// Every step of the turn, as persisted in `trajectory_steps`.
+    pub trajectory: Trajectory,
 }
 
 /// The stage of a turn, derived from the board and the message (SPEC §7.4). A message
@@ -131,8 +134,9 @@ fn group_thousands(value: f64, decimals: usize) -> String {
     }
 }
 
-/// Records every citable object of a tool result under its ref, and every citable
-/// field as `evidence:<call>.<row>.<field>`. Returns how many refs were new.
+/// Records every citable object of a tool result under its ref (keeping the first
+/// label seen), and every citable field as `evidence:<call>.<row>.<field>`. Returns how
+/// many refs were new.
 pub fn harvest(
     known: &mut KnownRefs,
     call: &str,
@@ -143,7 +147,9 @@ pub fn harvest(
     known.insert(format!("evidence:{call}.shown"), envelope.shown.to_string());
     for (i, row) in envelope.results.iter().enumerate() {
         if let Some((kind, _)) = row.ref_.split_once(':') {
-            if REF_KINDS.contains(&kind) {
+            // The first label an object had in this turn stays (a company found by a
+            // search keeps its name when a later screening row labels it by RFC).
+            if REF_KINDS.contains(&kind) && known.label(&row.ref_).is_none() {
                 known.insert(row.ref_.clone(), row.ref_label.clone());
             }
         }
@@ -299,6 +305,16 @@ pub async fn run_turn(
         )
         .await?;
 
+    let mut recorder = Recorder::start(
+        engine.store.pool(),
+        &caller.workspace_id,
+        Trajectory {
+            facts: ledger.clone(),
+            ..Trajectory::new(session_id, turn_id, message, stage)
+        },
+    )
+    .await?;
+
     let (mut visible_names, tools) = project(engine, stage);
 
     let mut input = ModelInput {
@@ -331,11 +347,10 @@ pub async fn run_turn(
         return refuse(
             engine,
             model,
-            turn_id,
-            session_id,
             luna_protocol::event::RefusalCode::Cap,
             input,
             0,
+            recorder,
         )
         .await;
     }
@@ -354,7 +369,7 @@ pub async fn run_turn(
         let step = match model.step(&input).await {
             Ok(s) => s,
             Err(GatewayError::Refused(code)) => {
-                return refuse(engine, model, turn_id, session_id, code, input, steps).await;
+                return refuse(engine, model, code, input, steps, recorder).await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model step failed");
@@ -366,15 +381,33 @@ pub async fn run_turn(
             ModelStep::Tools(calls) => {
                 for call in calls {
                     let handle = format!("c{}", input.transcript.len() + 1);
+                    let def = engine.registry.get(&call.name).map(|e| &e.def);
                     if !visible_names.contains(call.name.as_str()) {
+                        let result = json!({"error": {"code": "UNKNOWN_TOOL", "message": "Esa herramienta no está disponible en este momento de la conversación.", "hint": "Usa una de las herramientas visibles."}});
+                        recorder
+                            .push(Step::ToolCall(ToolStep {
+                                call: handle.clone(),
+                                tool: call.name.clone(),
+                                args: call.args.clone(),
+                                level: def.map_or(0, |d| level_number(d.level)),
+                                writes: def.is_some_and(|d| {
+                                    d.side_effect != crate::registry::def::SideEffect::None
+                                }),
+                                ok: false,
+                                error_code: Some("UNKNOWN_TOOL".into()),
+                                result: result.clone(),
+                                charged: 0,
+                                metered: 0,
+                                undo_token: None,
+                            }))
+                            .await?;
                         input.transcript.push(Exchange {
                             call: handle,
-                            result: json!({"error": {"code": "UNKNOWN_TOOL", "message": "Esa herramienta no está disponible en este momento de la conversación.", "hint": "Usa una de las herramientas visibles."}}),
+                            result,
                             tool: call,
                         });
                         continue;
                     }
-                    let def = engine.registry.get(&call.name).map(|e| &e.def);
                     let label = label_for(
                         &call.name,
                         def.map(|d| d.label).unwrap_or_default(),
@@ -458,13 +491,50 @@ pub async fn run_turn(
                         );
                     }
                     sessions.append_all(session_id, &events).await?;
+                    let result = response.to_json();
+                    recorder
+                        .push(Step::ToolCall(ToolStep {
+                            call: handle.clone(),
+                            tool: call.name.clone(),
+                            args: call.args.clone(),
+                            level: def.map_or(0, |d| level_number(d.level)),
+                            writes: def.is_some_and(|d| {
+                                d.side_effect != crate::registry::def::SideEffect::None
+                            }),
+                            ok: response.is_ok(),
+                            error_code: response
+                                .outcome
+                                .as_ref()
+                                .err()
+                                .and_then(|e| serde_json::to_value(e.code).ok())
+                                .and_then(|v| v.as_str().map(str::to_owned)),
+                            result: result.clone(),
+                            charged: response
+                                .receipts
+                                .iter()
+                                .filter(|r| {
+                                    !r.replayed && r.ledger == crate::billing::Ledger::Contact
+                                })
+                                .map(|r| r.amount)
+                                .sum(),
+                            metered: response
+                                .receipts
+                                .iter()
+                                .filter(|r| {
+                                    !r.replayed && r.ledger == crate::billing::Ledger::Intelligence
+                                })
+                                .map(|r| r.amount)
+                                .sum(),
+                            undo_token,
+                        }))
+                        .await?;
                     if call.name == "market_search" {
                         stagnant = if new_objects == 0 { stagnant + 1 } else { 0 };
                     }
                     input.transcript.push(Exchange {
                         call: handle,
                         tool: call,
-                        result: response.to_json(),
+                        result,
                     });
                 }
                 if stagnant >= STAGNATION_LIMIT {
@@ -492,24 +562,40 @@ pub async fn run_turn(
                 let ids: Vec<String> = proposals.iter().map(|(id, _)| id.clone()).collect();
                 let checked = check_intent(&intent, &ledger, &ids);
                 let resolved = narration::resolve(&narracion, &known);
+                let mut problems = Vec::new();
+                if let Err(p) = &checked {
+                    problems.push(format!("{p:?}"));
+                }
+                if let Err(ps) = &resolved {
+                    problems.extend(ps.iter().map(|p| format!("{p:?}")));
+                }
+                recorder
+                    .push(Step::ModelAnswer {
+                        intent: intent.clone(),
+                        narracion: narracion.clone(),
+                        accepted: problems.is_empty(),
+                        problems: problems.clone(),
+                    })
+                    .await?;
                 match (checked, resolved) {
                     (Ok(()), Ok(r)) => {
                         final_output = Some((intent, r, false));
                         break;
                     }
-                    (checked, resolved) if !repaired => {
+                    (_, _) if !repaired => {
                         repaired = true;
-                        let mut problems = Vec::new();
-                        if let Err(p) = checked {
-                            problems.push(format!("{p:?}"));
-                        }
-                        if let Err(ps) = resolved {
-                            problems.extend(ps.iter().map(|p| format!("{p:?}")));
-                        }
                         input.repair = Some(problems.join("; "));
                     }
                     (_, _) => {
-                        let trimmed = narration::trim_to_anchored(&narracion, &known);
+                        let mut trimmed = narration::trim_to_anchored(&narracion, &known);
+                        // A question the governor refused twice must not reach the
+                        // person in prose either.
+                        if problems.iter().any(|p| p.starts_with("AsksKnownField")) {
+                            trimmed = ResolvedNarration {
+                                text: "Sigo con lo que ya me dijiste; si quieres cambiar algún criterio, dímelo.".to_owned(),
+                                anchors: Vec::new(),
+                            };
+                        }
                         final_output = Some((TurnIntent::Responder {}, trimmed, true));
                         break;
                     }
@@ -576,8 +662,26 @@ pub async fn run_turn(
                 }),
             )
             .await?;
+        recorder
+            .push(Step::Narration {
+                text: narration.text.clone(),
+                anchors: narration.anchors.clone(),
+            })
+            .await?;
     }
     if let Some(p) = prepared {
+        // Recorded before the offer, so an auto resolution (written by `offer`)
+        // follows it in the trajectory.
+        recorder
+            .push(Step::DecisionProposed {
+                decision_id: p.card.id.clone(),
+                decision: p.card.kind.as_str().to_owned(),
+                level: p.card.kind.level(),
+                source: p.target.source_id().map(str::to_owned),
+                credits: p.credits,
+                contacts: p.contacts,
+            })
+            .await?;
         decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
     }
     sessions
@@ -589,6 +693,17 @@ pub async fn run_turn(
             }),
         )
         .await?;
+    let route = model.route_taken(turn_id);
+    recorder
+        .push(Step::Finished {
+            intent: intent.clone(),
+            route,
+            attempts: attempts_of(engine.store.pool(), turn_id).await?,
+            repaired,
+            trimmed,
+            model_steps: steps,
+        })
+        .await?;
 
     Ok(TurnOutcome {
         turn_id: turn_id.to_owned(),
@@ -597,22 +712,37 @@ pub async fn run_turn(
         repaired,
         trimmed,
         transcript: input.transcript,
-        route: model.route_taken(turn_id),
+        route,
         steps,
+        trajectory: recorder.trajectory,
     })
+}
+
+fn level_number(level: crate::registry::def::Level) -> u8 {
+    use crate::registry::def::Level;
+    match level {
+        Level::L0 => 0,
+        Level::L1 => 1,
+        Level::L2 => 2,
+        Level::Never => 3,
+    }
 }
 
 /// Ends a turn the plan preflight or the model gates refused: `turn.refused {code}` closes it in the log
 /// (the chat shows the code's fixed sentence) and the outcome reports a `limite`.
+/// The recorder knows the session and the turn.
 async fn refuse(
     engine: &Engine,
     model: &dyn ModelGateway,
-    turn_id: &str,
-    session_id: &str,
     code: luna_protocol::event::RefusalCode,
     input: ModelInput,
     steps: usize,
+    mut recorder: Recorder,
 ) -> EngineResult<TurnOutcome> {
+    let turn_id = recorder.trajectory.turn_id.clone();
+    let turn_id = turn_id.as_str();
+    let session_id = recorder.trajectory.session_id.clone();
+    let session_id = session_id.as_str();
     tracing::warn!(?code, turn = %turn_id, "the model gates refused the turn");
     engine
         .sessions
@@ -620,6 +750,14 @@ async fn refuse(
             session_id,
             SessionEvent::TurnRefused(luna_protocol::event::TurnRefused::new(turn_id, code)),
         )
+        .await?;
+    let route = model.route_taken(turn_id);
+    recorder
+        .push(Step::Refused {
+            code: format!("{code:?}"),
+            route,
+            attempts: attempts_of(engine.store.pool(), turn_id).await?,
+        })
         .await?;
     Ok(TurnOutcome {
         turn_id: turn_id.to_owned(),
@@ -636,8 +774,9 @@ async fn refuse(
         repaired: false,
         trimmed: false,
         transcript: input.transcript,
-        route: model.route_taken(turn_id),
+        route,
         steps,
+        trajectory: recorder.trajectory,
     })
 }
 
