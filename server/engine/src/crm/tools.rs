@@ -255,7 +255,7 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .budget(3_000)
             .surfaces(&[Surface::Luna, Surface::Ui])
-            .stage(Stage::ConListaGuardada, 60)
+            .stage(Stage::ConListaGuardada, 45)
             .citations(&["ref", "proposal_id", "will_change"])
             .handler(crm_bulk_update),
     );

@@ -349,6 +349,15 @@ async fn resolve_as(
     };
     let mut result = executed.result;
     let mut patch = executed.patch;
+    // A bulk change may move records between stages: the saved list's counts follow.
+    if matches!(row.target, Target::CrmBulk { .. }) {
+        let board = engine.sessions.view_of(&row.session_id).await?.board;
+        if let Some(luna_protocol::event::SessionEvent::BoardPatched(p)) =
+            crate::session_tools::saved_refresh(engine, caller, &board, None).await?
+        {
+            patch.extend(p.patch);
+        }
+    }
     if let Via::Auto(counter) = &via {
         let next = AutoCounter {
             credits_spent: counter.credits_spent.saturating_add(executed.credits),

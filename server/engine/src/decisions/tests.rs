@@ -1390,3 +1390,105 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
         "nothing changes before the merge"
     );
 }
+
+async fn say(fx: &Fx, turn: &str, message: &str) -> crate::turn::runner::TurnOutcome {
+    let director = crate::director::planner::LocalDirector;
+    crate::turn::runner::run_turn(
+        &fx.engine,
+        &director,
+        &fx.caller,
+        &fx.session,
+        turn,
+        message,
+    )
+    .await
+    .unwrap()
+}
+
+#[tokio::test]
+async fn after_saving_the_director_moves_the_best_to_a_stage_one_with_deshacer_several_with_a_card()
+{
+    let fx = fx_with(Plan::Founder, Role::Member, false).await;
+    let save = scene(&fx).await;
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &save,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let count = |b: &luna_protocol::board::Board, stage: &str| {
+        b.saved
+            .as_ref()
+            .unwrap()
+            .stages
+            .iter()
+            .find(|s| s.stage == stage)
+            .map_or(0, |s| s.count)
+    };
+    let before = board(&fx).await;
+
+    // Several: a card of one tap that says how many will change; nothing moves yet.
+    let out = say(&fx, "t2", "mueve los 5 mejores a Contactado").await;
+    assert!(
+        matches!(
+            out.intent,
+            crate::turn::intent::TurnIntent::ProponerDecision {
+                decision: DecisionDraft::CambiosMasivos { .. }
+            }
+        ),
+        "{:?} {}",
+        out.intent,
+        out.narration.text
+    );
+    assert!(
+        out.narration.text.contains("Te propongo pasar 5 empresas"),
+        "{}",
+        out.narration.text
+    );
+    let b = board(&fx).await;
+    assert_eq!(count(&b, "Contactado"), count(&before, "Contactado"));
+    let card = b.pending[0].id.clone();
+    resolve(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &card,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
+    let after = board(&fx).await;
+    assert_eq!(
+        count(&after, "Contactado"),
+        count(&before, "Contactado") + 5
+    );
+
+    // One: moved at once (level 0) with «deshacer» on its line, and the counts follow.
+    let out = say(&fx, "t3", "mueve la mejor a Propuesta").await;
+    assert_eq!(out.intent.kind(), "responder", "{}", out.narration.text);
+    assert!(
+        out.narration.text.starts_with("Moví "),
+        "{}",
+        out.narration.text
+    );
+    assert!(!out.narration.text.contains("[["));
+    let b = board(&fx).await;
+    assert_eq!(count(&b, "Propuesta"), count(&after, "Propuesta") + 1);
+    assert_eq!(count(&b, "Contactado"), count(&after, "Contactado") - 1);
+    let view = fx.engine.sessions.view_of(&fx.session).await.unwrap();
+    assert!(view.chat.messages.iter().any(|m| matches!(
+        m,
+        luna_protocol::chat::ChatMessage::Tool(l) if l.turn_id == "t3" && l.undo_token.is_some()
+    )));
+
+    // A stage the list does not have is said plainly, with the ones it has.
+    let out = say(&fx, "t4", "mueve los 2 mejores a Facturado").await;
+    assert!(
+        out.narration.text.contains("no hay una etapa"),
+        "{}",
+        out.narration.text
+    );
+}

@@ -12,6 +12,8 @@
 //! - «que le hayan vendido al IMSS» → a named buyer.
 //! - «revisa si tienen marcas de riesgo» → risk screening.
 //! - «mándalo a HubSpot» → a connector Luna does not have: ends in `limite`.
+//! - «mueve los 5 mejores a Contactado» / «mueve la mejor a Propuesta» → a stage move in
+//!   the saved list (several: a bulk card; one: a level-0 move with «deshacer»).
 //! - «investiga el mercado de insumos médicos en Nuevo León y dime quién domina» → a
 //!   long research run (`research_start`, then the `investigar` card).
 //! - «compara empaque en Jalisco contra Nuevo León» → a comparison of two segments
@@ -56,10 +58,70 @@ pub struct Request {
     /// A long research run: «investiga…», «quién domina…».
     #[serde(default)]
     pub research: bool,
+    /// «mueve los 5 mejores a Contactado»: a stage move in the saved list.
+    #[serde(default)]
+    pub stage_move: Option<StageMove>,
     /// «compara…», «… contra …»: segments side by side.
     pub compare: bool,
     /// Every state named, in order (the segments of a comparison).
     pub states: Vec<(String, String)>,
+}
+
+/// Which companies of the selection go to which stage of the saved list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageMove {
+    /// The stage as the person wrote it (folded); matched against the list's stages.
+    pub stage: String,
+    /// «los 5 mejores»: the first N (priorities first). `None` with `all` false: the
+    /// priorities.
+    pub top: Option<u32>,
+    /// «muévelos», «todos»: every company of the selection.
+    pub all: bool,
+}
+
+/// «mueve los 5 mejores a Contactado», «pasa los prioritarios a Propuesta»,
+/// «muévelos todos a En conversación». Only moves of the selection's companies
+/// (the best N, the priorities, or all of them) are understood: a move of one named
+/// company is left to a model.
+fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
+    const VERBS: &[&str] = &[
+        "mueve",
+        "muevelos",
+        "muevelas",
+        "mover",
+        "pasa",
+        "pasalos",
+        "pasalas",
+        "cambia",
+        "cambialos",
+        "cambialas",
+    ];
+    let verb_at = words.iter().position(|w| VERBS.contains(w))?;
+    let (before, stage) = text.rsplit_once(" a ")?;
+    let stage = stage
+        .trim()
+        .trim_end_matches(['.', '!', '?', ','])
+        .trim_start_matches("la etapa de ")
+        .trim_start_matches("la etapa ")
+        .trim_start_matches("etapa ")
+        .trim();
+    if stage.is_empty() || stage.split(' ').count() > 4 {
+        return None;
+    }
+    let pronoun = words[verb_at].ends_with("los") || words[verb_at].ends_with("las");
+    let all = pronoun || before.contains("todos") || before.contains("todas");
+    let top = number_before(words, &["mejor", "primer", "prioritari", "empresa"]).or_else(|| {
+        ["la mejor", "el mejor", "la primera", "el primero"]
+            .iter()
+            .any(|one| before.contains(one))
+            .then_some(1)
+    });
+    let priorities = before.contains("prioritari");
+    (all || top.is_some() || priorities).then(|| StageMove {
+        stage: stage.to_owned(),
+        top,
+        all: all && top.is_none(),
+    })
 }
 
 impl Request {
@@ -216,6 +278,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     }
 
     Request {
+        stage_move: stage_move(&text, &words),
         compare,
         states,
         quantity: number_before(
@@ -326,6 +389,36 @@ mod tests {
                 vec![]
             }
         }
+    }
+
+    #[test]
+    fn stage_moves_of_the_selection_are_understood() {
+        let r = parse("Mueve los 5 mejores a Contactado", &Fake);
+        let mv = r.stage_move.unwrap();
+        assert_eq!(
+            (mv.stage.as_str(), mv.top, mv.all),
+            ("contactado", Some(5), false)
+        );
+        let r = parse("pasa los prioritarios a la etapa En conversación.", &Fake);
+        let mv = r.stage_move.unwrap();
+        assert_eq!(
+            (mv.stage.as_str(), mv.top, mv.all),
+            ("en conversacion", None, false)
+        );
+        let r = parse("mueve la mejor a Propuesta", &Fake);
+        assert_eq!(r.stage_move.unwrap().top, Some(1));
+        let r = parse("muévelos todos a Propuesta", &Fake);
+        assert!(r.stage_move.unwrap().all);
+        // Not a move of the selection: a named company, or no move at all.
+        assert!(parse("pasa a Envases Azteca a Propuesta", &Fake)
+            .stage_move
+            .is_none());
+        assert!(parse("Quiero 40 fabricantes de empaque en Jalisco", &Fake)
+            .stage_move
+            .is_none());
+        assert!(parse("consígueme el correo de los 10 mejores", &Fake)
+            .stage_move
+            .is_none());
     }
 
     #[test]

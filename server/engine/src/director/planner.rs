@@ -12,8 +12,9 @@ use crate::turn::intent::{
     CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
 };
 
-use super::grammar::{parse, Request};
+use super::grammar::{parse, Request, StageMove};
 use super::vocab::CatalogVocabulary;
+use crate::catalog::text::fold;
 
 /// Result pages the director reads before selecting (each page fits Luna's output budget).
 pub const MAX_SEARCH_PAGES: usize = 6;
@@ -134,6 +135,163 @@ impl LocalDirector {
     /// people of the priority companies, quote the most senior one of each, and leave
     /// the `revelar_contactos` card (nothing is charged before the person accepts, or
     /// the auto budget covers it).
+    /// «mueve los 5 mejores a Contactado»: finds the saved list and the stage, reads
+    /// the chosen companies' records, then moves one with `crm_record` (level 0, with
+    /// «deshacer») or several with `crm_bulk_update` (a card of one tap).
+    fn move_stage(&self, input: &ModelInput, mv: &StageMove) -> ModelStep {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if ![
+            "crm_collections",
+            "collection_query",
+            "crm_record",
+            "crm_bulk_update",
+        ]
+        .iter()
+        .all(|n| visible(n))
+        {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Mover empresas de etapa".into(),
+                    },
+                },
+                "Todavía no puedo mover empresas de etapa desde aquí; hazlo desde el tablero.",
+            );
+        }
+        let Some(lookup) = calls_of(t, "crm_collections").last().copied() else {
+            return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
+        };
+        let rows = ok_rows(lookup);
+        let saved = input.turn.board.saved_collection.as_deref();
+        let Some(collection) = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == saved)
+            .or_else(|| rows.first())
+        else {
+            return final_(
+                TurnIntent::Responder {},
+                "No encontré la lista guardada; guárdala primero y luego la muevo.",
+            );
+        };
+        let collection_ref = collection
+            .get("ref")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = collection
+            .get("ref_label")
+            .and_then(Value::as_str)
+            .unwrap_or("tu lista");
+        let stages: Vec<&str> = collection
+            .get("stages")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let Some(stage) = stages
+            .iter()
+            .find(|s| fold(s) == mv.stage)
+            .or_else(|| stages.iter().find(|s| fold(s).starts_with(&mv.stage)))
+        else {
+            return final_(
+                TurnIntent::Responder {},
+                format!(
+                    "En «{name}» no hay una etapa «{}». Sus etapas son: {}.",
+                    mv.stage,
+                    stages.join(", ")
+                ),
+            );
+        };
+
+        // The chosen companies: priorities first, in the selection's order.
+        let selection = &input.turn.board.selection;
+        let ordered = selection
+            .iter()
+            .filter(|i| i.priority)
+            .chain(selection.iter().filter(|i| !i.priority));
+        let wanted = match (mv.top, mv.all) {
+            (Some(n), _) => n as usize,
+            (None, true) => selection.len(),
+            (None, false) => selection.iter().filter(|i| i.priority).count().max(1),
+        };
+        let chosen: Vec<&str> = ordered
+            .take(wanted)
+            .filter_map(|i| i.reference.strip_prefix("company:"))
+            .collect();
+        let queries = calls_of(t, "collection_query");
+        if queries.is_empty() {
+            return ModelStep::Tools(
+                chosen
+                    .iter()
+                    .map(|entity| {
+                        call(
+                            "collection_query",
+                            json!({"collection_id": collection_ref, "op": "query", "filter": {"entity_id": entity}, "limit": 1}),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        let records: Vec<(&str, i64)> = queries
+            .iter()
+            .filter_map(|ex| ok_rows(ex).first())
+            .filter_map(|r| Some((r.get("ref")?.as_str()?, r.get("version")?.as_i64()?)))
+            .collect();
+        if records.is_empty() {
+            return final_(
+                TurnIntent::Responder {},
+                format!("No encontré esas empresas en «{name}»."),
+            );
+        }
+        if let [(record, version)] = records.as_slice() {
+            return match calls_of(t, "crm_record").last() {
+                None => ModelStep::Tools(vec![call(
+                    "crm_record",
+                    json!({"op": "update", "record_id": record, "version": version, "stage": stage}),
+                )]),
+                Some(ex) if !ok_rows(ex).is_empty() => final_(
+                    TurnIntent::Responder {},
+                    format!("Moví [[{record}]] a «{stage}». Si no era así, toca «deshacer»."),
+                ),
+                Some(_) => final_(
+                    TurnIntent::Responder {},
+                    "No pude moverla: alguien la cambió hace un momento. Revisa el tablero y dime de nuevo.",
+                ),
+            };
+        }
+        let Some(bulk) = calls_of(t, "crm_bulk_update").last().copied() else {
+            let changes: Vec<Value> = records
+                .iter()
+                .map(|(record, version)| json!({"record_id": record, "version": version, "stage": stage}))
+                .collect();
+            return ModelStep::Tools(vec![call(
+                "crm_bulk_update",
+                json!({"collection_id": collection_ref, "changes": changes}),
+            )]);
+        };
+        match ok_rows(bulk)
+            .first()
+            .and_then(|r| r.get("proposal_id"))
+            .and_then(Value::as_str)
+        {
+            Some(pid) => final_(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::CambiosMasivos {
+                        proposal_id: pid.to_owned(),
+                    },
+                },
+                format!(
+                    "Te propongo pasar [[evidence:{c}.0.will_change]] empresas de «{name}» a «{stage}». Confírmalo en la tarjeta.",
+                    c = bulk.call
+                ),
+            ),
+            None => final_(
+                TurnIntent::Responder {},
+                "No pude preparar el cambio de etapa; revisa el tablero y dime de nuevo.",
+            ),
+        }
+    }
+
     fn contacts(&self, input: &ModelInput, top: u32) -> ModelStep {
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
@@ -567,6 +725,9 @@ impl LocalDirector {
                 if let Some(step) = self.save_selection(input) {
                     return step;
                 }
+            }
+            if let (Some(mv), Some(_)) = (&req.stage_move, &input.turn.board.saved_collection) {
+                return self.move_stage(input, mv);
             }
             if let Some(top) = req.contacts_top {
                 return self.contacts(input, top);
