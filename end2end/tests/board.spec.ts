@@ -17,15 +17,22 @@ async function clearPending(page: Page) {
   }
 }
 
+/** Luna's answers shown before the last message was sent. */
+let answersBefore = 0;
+
 async function send(page: Page, text: string) {
   await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  answersBefore = await page.getByTestId('luna-message').count();
   await page.getByLabel('Mensaje para Luna').fill(text);
   await page.getByRole('button', { name: 'Enviar' }).click();
 }
 
-/** Waits until the turn that was just sent has finished. */
+/** Waits until the turn that was just sent has finished: a new answer, not the last
+ *  turn's (which already says the same), and nothing running. */
 async function turnDone(page: Page) {
-  await expect(page.getByTestId('luna-message').last()).toContainText('Armé una selección de 40', { timeout: 30_000 });
+  const answers = page.getByTestId('luna-message');
+  await expect(answers).toHaveCount(answersBefore + 1, { timeout: 30_000 });
+  await expect(answers.last()).toContainText('Armé una selección de 40');
   await expect(page.getByText('Luna está trabajando…')).toHaveCount(0, { timeout: 30_000 });
 }
 
