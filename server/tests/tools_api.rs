@@ -109,7 +109,7 @@ async fn the_ui_lists_its_tools_and_calls_them_through_the_pipeline() {
     // Both calls that reached the pipeline left a telemetry row with the ui surface
     // (the one without a session was refused before it).
     let n: i64 = sqlx::query_scalar(
-        "select count(*) from tool_calls where surface = 'ui' and workspace_id = ?",
+        "select count(*) from tool_calls where surface = 'ui' and workspace_id = $1",
     )
     .bind(&caller.workspace_id)
     .fetch_one(engine.store.pool())

@@ -162,7 +162,7 @@ impl Accounts {
         let id = new_id("usr");
         let hash = hash_password(password.to_owned()).await?;
         let res = sqlx::query(
-            "insert into users (id, email, display_name, password_hash, created_at) values (?, ?, ?, ?, ?)",
+            "insert into users (id, email, display_name, password_hash, created_at) values ($1, $2, $3, $4, $5)",
         )
         .bind(&id)
         .bind(&email)
@@ -184,7 +184,7 @@ impl Accounts {
 
     pub async fn create_workspace(&self, name: &str, plan: Plan) -> EngineResult<String> {
         let id = new_id("ws");
-        sqlx::query("insert into workspaces (id, name, plan, created_at) values (?, ?, ?, ?)")
+        sqlx::query("insert into workspaces (id, name, plan, created_at) values ($1, $2, $3, $4)")
             .bind(&id)
             .bind(name.trim())
             .bind(plan.as_str())
@@ -201,7 +201,7 @@ impl Accounts {
         role: Role,
     ) -> EngineResult<()> {
         sqlx::query(
-            "insert into memberships (workspace_id, user_id, role, created_at) values (?, ?, ?, ?)
+            "insert into memberships (workspace_id, user_id, role, created_at) values ($1, $2, $3, $4)
              on conflict (workspace_id, user_id) do update set role = excluded.role",
         )
         .bind(workspace_id)
@@ -222,7 +222,7 @@ impl Accounts {
         let pool = self.store.pool();
 
         let recent: Vec<i64> = sqlx::query_scalar(
-            "select failed_at from login_failures where email = ? and failed_at > ? order by failed_at",
+            "select failed_at from login_failures where email = $1 and failed_at > $2 order by failed_at",
         )
         .bind(&email)
         .bind(now - THROTTLE_WINDOW_MS)
@@ -242,7 +242,7 @@ impl Accounts {
             ));
         }
 
-        let row = sqlx::query("select id, password_hash from users where email = ?")
+        let row = sqlx::query("select id, password_hash from users where email = $1")
             .bind(&email)
             .fetch_optional(pool)
             .await?;
@@ -257,7 +257,7 @@ impl Accounts {
         let user_id = match (ok, user_id) {
             (true, Some(id)) => id,
             _ => {
-                sqlx::query("insert into login_failures (email, failed_at) values (?, ?)")
+                sqlx::query("insert into login_failures (email, failed_at) values ($1, $2)")
                     .bind(&email)
                     .bind(now)
                     .execute(pool)
@@ -271,7 +271,7 @@ impl Accounts {
         };
 
         let workspace_id: Option<String> = sqlx::query_scalar(
-            "select workspace_id from memberships where user_id = ? order by created_at, workspace_id limit 1",
+            "select workspace_id from memberships where user_id = $1 order by created_at, workspace_id limit 1",
         )
         .bind(&user_id)
         .fetch_optional(pool)
@@ -284,16 +284,16 @@ impl Accounts {
 
         let token = random_token(32);
         let mut tx = pool.begin().await?;
-        sqlx::query("delete from login_failures where email = ?")
+        sqlx::query("delete from login_failures where email = $1")
             .bind(&email)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("delete from auth_sessions where expires_at < ?")
+        sqlx::query("delete from auth_sessions where expires_at < $1")
             .bind(now)
             .execute(&mut *tx)
             .await?;
         sqlx::query(
-            "insert into auth_sessions (token_hash, user_id, workspace_id, created_at, expires_at) values (?, ?, ?, ?, ?)",
+            "insert into auth_sessions (token_hash, user_id, workspace_id, created_at, expires_at) values ($1, $2, $3, $4, $5)",
         )
         .bind(sha256_hex(&token))
         .bind(&user_id)
@@ -313,7 +313,7 @@ impl Accounts {
 
     /// Resolves a session cookie token to its caller, or `None` if unknown or expired.
     pub async fn session_caller(&self, token: &str) -> EngineResult<Option<Caller>> {
-        let row = sqlx::query("select user_id, workspace_id from auth_sessions where token_hash = ? and expires_at > ?")
+        let row = sqlx::query("select user_id, workspace_id from auth_sessions where token_hash = $1 and expires_at > $2")
             .bind(sha256_hex(token))
             .bind(now_ms())
             .fetch_optional(self.store.pool())
@@ -331,7 +331,7 @@ impl Accounts {
     }
 
     pub async fn logout(&self, token: &str) -> EngineResult<()> {
-        sqlx::query("delete from auth_sessions where token_hash = ?")
+        sqlx::query("delete from auth_sessions where token_hash = $1")
             .bind(sha256_hex(token))
             .execute(self.store.pool())
             .await?;
@@ -349,7 +349,7 @@ impl Accounts {
                from memberships m
                join users u on u.id = m.user_id
                join workspaces w on w.id = m.workspace_id
-              where m.user_id = ? and m.workspace_id = ?",
+              where m.user_id = $1 and m.workspace_id = $2",
         )
         .bind(user_id)
         .bind(workspace_id)
@@ -372,7 +372,7 @@ impl Accounts {
         let secret = format!("luna_{}", random_token(24));
         let prefix: String = secret.chars().take(10).collect();
         sqlx::query(
-            "insert into api_keys (id, workspace_id, name, prefix, key_hash, created_by, created_at) values (?, ?, ?, ?, ?, ?, ?)",
+            "insert into api_keys (id, workspace_id, name, prefix, key_hash, created_by, created_at) values ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&id)
         .bind(&caller.workspace_id)
@@ -395,7 +395,7 @@ impl Accounts {
     pub async fn list_api_keys(&self, caller: &Caller) -> EngineResult<Vec<ApiKeySummary>> {
         caller.require_admin()?;
         let rows = sqlx::query(
-            "select id, name, prefix, created_at, revoked_at from api_keys where workspace_id = ? order by created_at desc",
+            "select id, name, prefix, created_at, revoked_at from api_keys where workspace_id = $1 order by created_at desc",
         )
         .bind(&caller.workspace_id)
         .fetch_all(self.store.pool())
@@ -416,7 +416,7 @@ impl Accounts {
     pub async fn revoke_api_key(&self, caller: &Caller, key_id: &str) -> EngineResult<()> {
         caller.require_admin()?;
         let done = sqlx::query(
-            "update api_keys set revoked_at = coalesce(revoked_at, ?) where id = ? and workspace_id = ?",
+            "update api_keys set revoked_at = coalesce(revoked_at, $1) where id = $2 and workspace_id = $3",
         )
         .bind(now_ms())
         .bind(key_id)
@@ -442,7 +442,7 @@ impl Accounts {
                join workspaces w on w.id = k.workspace_id
                join users u on u.id = k.created_by
                join memberships m on m.user_id = u.id and m.workspace_id = w.id
-              where k.key_hash = ? and k.revoked_at is null",
+              where k.key_hash = $1 and k.revoked_at is null",
         )
         .bind(sha256_hex(secret))
         .fetch_optional(self.store.pool())
@@ -456,7 +456,7 @@ impl Accounts {
 
     /// The caller for a user's first workspace, looked up by email (operator CLI).
     pub async fn caller_for_email(&self, email: &str) -> EngineResult<Option<Caller>> {
-        let user_id: Option<String> = sqlx::query_scalar("select id from users where email = ?")
+        let user_id: Option<String> = sqlx::query_scalar("select id from users where email = $1")
             .bind(normalize_email(email))
             .fetch_optional(self.store.pool())
             .await?;
@@ -464,7 +464,7 @@ impl Accounts {
             return Ok(None);
         };
         let workspace_id: Option<String> = sqlx::query_scalar(
-            "select workspace_id from memberships where user_id = ? order by created_at, workspace_id limit 1",
+            "select workspace_id from memberships where user_id = $1 order by created_at, workspace_id limit 1",
         )
         .bind(&user_id)
         .fetch_optional(self.store.pool())
@@ -482,7 +482,7 @@ impl Accounts {
     ) -> EngineResult<Vec<(String, String, Plan, Role)>> {
         let rows = sqlx::query(
             "select w.id, w.name, w.plan, m.role from memberships m join workspaces w on w.id = m.workspace_id
-              where m.user_id = ? order by m.created_at, w.id",
+              where m.user_id = $1 order by m.created_at, w.id",
         )
         .bind(user_id)
         .fetch_all(self.store.pool())
@@ -502,7 +502,7 @@ impl Accounts {
     pub async fn members(&self, caller: &Caller) -> EngineResult<Vec<Member>> {
         let rows = sqlx::query(
             "select u.id, u.display_name, u.email, m.role from memberships m join users u on u.id = m.user_id
-              where m.workspace_id = ?
+              where m.workspace_id = $1
               order by case m.role when 'owner' then 0 when 'admin' then 1 else 2 end, u.display_name",
         )
         .bind(&caller.workspace_id)
@@ -538,7 +538,7 @@ impl Accounts {
         }
         let mut tx = self.store.begin_write().await?;
         let current: Option<String> = sqlx::query_scalar(
-            "select role from memberships where workspace_id = ? and user_id = ?",
+            "select role from memberships where workspace_id = $1 and user_id = $2",
         )
         .bind(&caller.workspace_id)
         .bind(user_id)
@@ -554,7 +554,7 @@ impl Accounts {
             Some(r) if r == role.as_str() => return Ok(()),
             Some(_) => {}
         }
-        sqlx::query("update memberships set role = ? where workspace_id = ? and user_id = ?")
+        sqlx::query("update memberships set role = $1 where workspace_id = $2 and user_id = $3")
             .bind(role.as_str())
             .bind(&caller.workspace_id)
             .bind(user_id)
@@ -592,13 +592,13 @@ impl Accounts {
 /// Appends an audit entry inside the caller's transaction, so a change and its audit
 /// line commit together. The one `audit_log` insert.
 pub async fn audit_in(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut crate::store::Conn,
     caller: &Caller,
     action: &str,
     detail: &serde_json::Value,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values (?, ?, ?, ?, ?)",
+        "insert into audit_log (workspace_id, actor_id, action, detail, created_at) values ($1, $2, $3, $4, $5)",
     )
     .bind(&caller.workspace_id)
     .bind(&caller.user_id)
@@ -619,10 +619,7 @@ pub struct Member {
     pub role: Role,
 }
 
-fn caller_from_row(
-    r: &sqlx::sqlite::SqliteRow,
-    api_key_id: Option<String>,
-) -> EngineResult<Caller> {
+fn caller_from_row(r: &crate::store::DbRow, api_key_id: Option<String>) -> EngineResult<Caller> {
     Ok(Caller {
         user_id: r.get("id"),
         email: r.get("email"),

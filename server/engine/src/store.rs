@@ -1,90 +1,152 @@
 //! The database handle. SQLite is the embedded default (one file, zero set-up);
-//! migrations are embedded at compile time and applied at start.
+//! PostgreSQL serves several app instances. The engine talks to both through sqlx's
+//! `Any` driver with one SQL text per query: placeholders are `$1..$n` (SQLite accepts
+//! them too) and the few dialect differences (full text, JSON paths, write locks) ask
+//! `Store::backend`. Each engine has its own embedded migrations, applied at start.
 
-use std::path::Path;
-use std::str::FromStr;
-use std::time::Duration;
+use std::path::PathBuf;
+use std::sync::Arc;
 
-use sqlx::sqlite::{SqliteConnectOptions, SqliteJournalMode, SqlitePoolOptions, SqliteSynchronous};
-use sqlx::SqlitePool;
+use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::{AnyPool, ConnectOptions, Executor};
 
 use crate::error::{EngineError, EngineResult};
 
-static MIGRATOR: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+/// The database type every query runs on.
+pub type Db = sqlx::Any;
+/// A connection (also what a transaction derefs to).
+pub type Conn = sqlx::AnyConnection;
+/// A transaction.
+pub type Tx<'c> = sqlx::Transaction<'c, Db>;
+/// A row.
+pub type DbRow = sqlx::any::AnyRow;
+
+static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
+static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+/// Which engine a store runs on.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Backend {
+    Sqlite,
+    Postgres,
+}
+
+impl Backend {
+    /// The engine a database URL names; anything else is a typed start-up error.
+    pub fn of_url(url: &str) -> EngineResult<Backend> {
+        if url.starts_with("sqlite:") {
+            Ok(Backend::Sqlite)
+        } else if url.starts_with("postgres:") || url.starts_with("postgresql:") {
+            Ok(Backend::Postgres)
+        } else {
+            Err(EngineError::Internal(format!(
+                "unsupported database URL {:?}: use sqlite:… or postgres://…",
+                redact(url)
+            )))
+        }
+    }
+}
 
 #[derive(Clone, Debug)]
 pub struct Store {
-    pool: SqlitePool,
-    /// For `open_temp`: removes the database files when the last clone is dropped.
-    _temp: Option<std::sync::Arc<TempFiles>>,
-}
-
-/// Deletes a temporary database and its WAL/SHM files on drop. Unlinking files that
-/// are still open is safe on Unix: their space is freed when the last handle closes.
-#[derive(Debug)]
-struct TempFiles(std::path::PathBuf);
-
-impl Drop for TempFiles {
-    fn drop(&mut self) {
-        for suffix in ["", "-wal", "-shm"] {
-            let mut path = self.0.clone().into_os_string();
-            path.push(suffix);
-            let _ = std::fs::remove_file(path);
-        }
-    }
+    pool: AnyPool,
+    backend: Backend,
+    /// For `open_temp`: removes the temporary database when the last clone is dropped.
+    _temp: Option<Arc<TempDb>>,
 }
 
 impl Store {
-    /// Opens (creating if needed) the database at `url` and applies pending migrations.
-    /// `url` is a `sqlite:` URL; the parent directory of a file database is created.
+    /// Opens the database at `url` (`sqlite:` — created with its directory if needed —
+    /// or `postgres://`) and applies pending migrations.
     pub async fn open(url: &str) -> EngineResult<Store> {
-        if url.starts_with("postgres:") || url.starts_with("postgresql:") {
-            return Err(EngineError::Internal(
-                "PostgreSQL is not supported by this build yet; use a sqlite: URL".into(),
-            ));
-        }
-        let options = SqliteConnectOptions::from_str(url)?
-            .create_if_missing(true)
-            .journal_mode(SqliteJournalMode::Wal)
-            .synchronous(SqliteSynchronous::Normal)
-            .foreign_keys(true)
-            .busy_timeout(Duration::from_secs(10));
-        if let Some(parent) = Path::new(options.get_filename()).parent() {
-            if !parent.as_os_str().is_empty() {
-                std::fs::create_dir_all(parent)
-                    .map_err(|e| EngineError::Internal(format!("cannot create {parent:?}: {e}")))?;
-            }
-        }
-        let pool = SqlitePoolOptions::new()
-            .max_connections(8)
-            .connect_with(options)
-            .await?;
-        MIGRATOR.run(&pool).await?;
-        Ok(Store { pool, _temp: None })
+        Self::open_with(url, 8).await
     }
 
-    /// A fresh, empty database in a temporary file, for tests and benchmarks.
-    pub async fn open_temp() -> EngineResult<Store> {
-        let path =
-            std::env::temp_dir().join(format!("luna-test-{}.db", uuid::Uuid::new_v4().simple()));
-        let guard = std::sync::Arc::new(TempFiles(path.clone()));
-        let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+    async fn open_with(url: &str, max_connections: u32) -> EngineResult<Store> {
+        sqlx::any::install_default_drivers();
+        let backend = Backend::of_url(url)?;
+        let url = match backend {
+            Backend::Sqlite => sqlite_url(url)?,
+            Backend::Postgres => url.to_string(),
+        };
+        let options = AnyConnectOptions::from_url(&url.parse().map_err(EngineError::internal)?)?
+            .log_statements(tracing::log::LevelFilter::Trace);
+        let pool = AnyPoolOptions::new()
+            .max_connections(max_connections)
+            .after_connect(move |conn, _| {
+                Box::pin(async move {
+                    if backend == Backend::Sqlite {
+                        for pragma in [
+                            "pragma journal_mode = wal",
+                            "pragma synchronous = normal",
+                            "pragma foreign_keys = on",
+                            "pragma busy_timeout = 10000",
+                        ] {
+                            conn.execute(pragma).await?;
+                        }
+                    }
+                    Ok(())
+                })
+            })
+            .connect_with(options)
+            .await?;
+        match backend {
+            Backend::Sqlite => SQLITE.run(&pool).await?,
+            Backend::Postgres => POSTGRES.run(&pool).await?,
+        }
         Ok(Store {
-            _temp: Some(guard),
-            ..store
+            pool,
+            backend,
+            _temp: None,
         })
     }
 
-    pub fn pool(&self) -> &SqlitePool {
+    /// A fresh, empty database for tests and benchmarks: a temporary SQLite file, or —
+    /// when `LUNA_TEST_DATABASE_URL` names a PostgreSQL server — a schema of its own
+    /// there, so the same suite runs on both engines.
+    pub async fn open_temp() -> EngineResult<Store> {
+        let name = format!("luna_test_{}", uuid::Uuid::new_v4().simple());
+        match std::env::var("LUNA_TEST_DATABASE_URL") {
+            Ok(admin) if Backend::of_url(&admin)? == Backend::Postgres => {
+                create_schema(&admin, &name).await?;
+                let sep = if admin.contains('?') { '&' } else { '?' };
+                let url = format!("{admin}{sep}options=-c%20search_path%3D{name}");
+                let store = Store::open_with(&url, 4).await?;
+                Ok(Store {
+                    _temp: Some(Arc::new(TempDb::PgSchema { admin, name })),
+                    ..store
+                })
+            }
+            _ => {
+                let path = std::env::temp_dir().join(format!("{name}.db"));
+                let guard = Arc::new(TempDb::SqliteFile(path.clone()));
+                let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+                Ok(Store {
+                    _temp: Some(guard),
+                    ..store
+                })
+            }
+        }
+    }
+
+    pub fn pool(&self) -> &AnyPool {
         &self.pool
     }
 
-    /// Begins a write transaction that takes SQLite's write lock up front
-    /// (`BEGIN IMMEDIATE`). A deferred transaction that reads first and writes later
-    /// can fail with `SQLITE_BUSY` when another writer committed in between; taking
-    /// the lock first makes concurrent writers queue on the busy timeout instead.
-    pub async fn begin_write(&self) -> EngineResult<sqlx::Transaction<'static, sqlx::Sqlite>> {
-        Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?)
+    pub fn backend(&self) -> Backend {
+        self.backend
+    }
+
+    /// Begins a write transaction. On SQLite it takes the write lock up front
+    /// (`BEGIN IMMEDIATE`): a deferred transaction that reads first and writes later can
+    /// fail with `SQLITE_BUSY` when another writer committed in between, while taking
+    /// the lock first makes writers queue on the busy timeout. PostgreSQL locks rows as
+    /// they are written, so a plain `BEGIN` is right there.
+    pub async fn begin_write(&self) -> EngineResult<Tx<'static>> {
+        Ok(match self.backend {
+            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
+            Backend::Postgres => self.pool.begin().await?,
+        })
     }
 
     /// True when the database answers a trivial query (used by `/readyz`).
@@ -93,5 +155,144 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .is_ok()
+    }
+}
+
+/// Numbers the `?` placeholders of a dynamically built statement (`$1..$n`, skipping
+/// quoted text), the one placeholder syntax both engines accept. Static statements are
+/// written numbered; builders that append `?` fragments pass their result through here.
+pub fn numbered(sql: &str) -> String {
+    let mut out = String::with_capacity(sql.len() + 8);
+    let mut n = 0;
+    let mut quoted = false;
+    for ch in sql.chars() {
+        match ch {
+            '\'' => {
+                quoted = !quoted;
+                out.push(ch);
+            }
+            '?' if !quoted => {
+                n += 1;
+                out.push('$');
+                out.push_str(&n.to_string());
+            }
+            _ => out.push(ch),
+        }
+    }
+    out
+}
+
+/// A `sqlite:` URL that creates a missing file, after creating its directory.
+fn sqlite_url(url: &str) -> EngineResult<String> {
+    let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
+    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    if path != ":memory:" {
+        if let Some(parent) = std::path::Path::new(path).parent() {
+            if !parent.as_os_str().is_empty() {
+                std::fs::create_dir_all(parent)
+                    .map_err(|e| EngineError::Internal(format!("cannot create {parent:?}: {e}")))?;
+            }
+        }
+    }
+    // `sqlite:` without `//`: a URL parser would read a relative path's first
+    // directory as a host name.
+    Ok(if query.contains("mode=") {
+        format!("sqlite:{path}?{query}")
+    } else if query.is_empty() {
+        format!("sqlite:{path}?mode=rwc")
+    } else {
+        format!("sqlite:{path}?{query}&mode=rwc")
+    })
+}
+
+/// A URL with its password hidden, for error messages and logs.
+pub fn redact(url: &str) -> String {
+    match (url.find("://"), url.rfind('@')) {
+        (Some(scheme), Some(at)) if at > scheme => {
+            let creds = &url[scheme + 3..at];
+            match creds.split_once(':') {
+                Some((user, _)) => format!("{}{user}:***{}", &url[..scheme + 3], &url[at..]),
+                None => url.to_string(),
+            }
+        }
+        _ => url.to_string(),
+    }
+}
+
+async fn create_schema(admin: &str, name: &str) -> EngineResult<()> {
+    let mut conn = AnyConnectOptions::from_url(&admin.parse().map_err(EngineError::internal)?)?
+        .connect()
+        .await?;
+    conn.execute(format!("create schema {name}").as_str())
+        .await?;
+    Ok(())
+}
+
+/// What `open_temp` made, removed when the last clone of the store is dropped.
+#[derive(Debug)]
+enum TempDb {
+    /// A SQLite file and its WAL/SHM files. Unlinking open files is safe on Unix: the
+    /// space is freed when the last handle closes.
+    SqliteFile(PathBuf),
+    /// A PostgreSQL schema, dropped from a short-lived thread of its own (a `Drop` cannot
+    /// await, and the test's runtime may be shutting down).
+    PgSchema { admin: String, name: String },
+}
+
+impl Drop for TempDb {
+    fn drop(&mut self) {
+        match self {
+            TempDb::SqliteFile(path) => {
+                for suffix in ["", "-wal", "-shm"] {
+                    let mut p = path.clone().into_os_string();
+                    p.push(suffix);
+                    let _ = std::fs::remove_file(p);
+                }
+            }
+            TempDb::PgSchema { admin, name } => {
+                let (admin, name) = (admin.clone(), name.clone());
+                let dropper = std::thread::spawn(move || {
+                    let Ok(rt) = tokio::runtime::Builder::new_current_thread()
+                        .enable_all()
+                        .build()
+                    else {
+                        return;
+                    };
+                    rt.block_on(async move {
+                        let Ok(url) = admin.parse() else { return };
+                        let Ok(options) = AnyConnectOptions::from_url(&url) else {
+                            return;
+                        };
+                        if let Ok(mut conn) = options.connect().await {
+                            let sql = format!("drop schema if exists {name} cascade");
+                            let _ = conn.execute(sql.as_str()).await;
+                        }
+                    });
+                });
+                let _ = dropper.join();
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn numbered_skips_quoted_text() {
+        assert_eq!(
+            numbered("select '?' from t where a = ? and b like ? escape '\\'"),
+            "select '?' from t where a = $1 and b like $2 escape '\\'"
+        );
+    }
+
+    #[test]
+    fn redact_hides_the_password() {
+        assert_eq!(
+            redact("postgres://luna:secreto@127.0.0.1:5432/luna"),
+            "postgres://luna:***@127.0.0.1:5432/luna"
+        );
+        assert!(Backend::of_url("mysql://x").is_err());
     }
 }

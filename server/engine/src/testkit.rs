@@ -38,7 +38,7 @@ pub async fn caller(engine: &Engine, plan: Plan, role: Role) -> EngineResult<Cal
 pub async fn insert_supplier(engine: &Engine, rfc: &str, name: &str) -> EngineResult<()> {
     sqlx::query(
         "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, source, created_at)
-         values (?, ?, 1, ?, 14, 'test', 0)",
+         values ($1, $2, 1, $3, 14, 'test', 0)",
     )
     .bind(rfc)
     .bind(rfc)

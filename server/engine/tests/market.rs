@@ -794,12 +794,12 @@ async fn text_and_state_intersect_inside_the_index_with_the_same_rows() {
             .fetch_one(pool)
             .await
             .unwrap();
-    let name: String = sqlx::query_scalar("select name from mk_suppliers where id = ?")
+    let name: String = sqlx::query_scalar("select name from mk_suppliers where id = $1")
         .bind(&id)
         .fetch_one(pool)
         .await
         .unwrap();
-    sqlx::query("update mk_suppliers set state_code = 19 where id = ?")
+    sqlx::query("update mk_suppliers set state_code = 19 where id = $1")
         .bind(&id)
         .execute(pool)
         .await

@@ -449,7 +449,7 @@ async fn a_workspace_at_its_spend_cap_stays_on_the_primary_and_cannot_escalate()
     // $5.00 already spent this month by this workspace.
     sqlx::query(
         "insert into model_attempts (workspace_id, route, model, outcome, cost_micro_usd, duration_ms, created_at)
-         values (?, 'fallback', 'x', 'ok', 5000000, 1, ?)",
+         values ($1, 'fallback', 'x', 'ok', 5000000, 1, $2)",
     )
     .bind(&caller.workspace_id)
     .bind(luna_engine::clock::now_ms())
@@ -705,7 +705,7 @@ async fn a_workspace_pinned_to_the_fallback_goes_there_first_but_not_past_its_ca
     // At the cap, the pin cannot take the workspace out of the primary.
     sqlx::query(
         "insert into model_attempts (workspace_id, route, model, outcome, cost_micro_usd, duration_ms, created_at)
-         values (?, 'fallback', 'x', 'ok', 5000000, 1, ?)",
+         values ($1, 'fallback', 'x', 'ok', 5000000, 1, $2)",
     )
     .bind(&caller.workspace_id)
     .bind(luna_engine::clock::now_ms())

@@ -55,10 +55,10 @@ pub async fn admit(
         return Ok(false);
     }
     let done = sqlx::query(
-        "insert into usage_counters (workspace_id, counter, bucket, count) values (?, ?, ?, ?)
+        "insert into usage_counters (workspace_id, counter, bucket, count) values ($1, $2, $3, $4)
          on conflict (workspace_id, counter, bucket)
          do update set count = usage_counters.count + excluded.count
-         where usage_counters.count + excluded.count <= ?",
+         where usage_counters.count + excluded.count <= $5",
     )
     .bind(workspace_id)
     .bind(counter.as_str())
@@ -78,7 +78,7 @@ pub async fn used(
     now_ms: i64,
 ) -> EngineResult<i64> {
     let n: Option<i64> = sqlx::query_scalar(
-        "select count from usage_counters where workspace_id = ? and counter = ? and bucket = ?",
+        "select count from usage_counters where workspace_id = $1 and counter = $2 and bucket = $3",
     )
     .bind(workspace_id)
     .bind(counter.as_str())

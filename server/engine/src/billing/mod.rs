@@ -172,7 +172,7 @@ impl Billing {
     /// and spends nothing.
     pub async fn charge_in(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut crate::store::Conn,
         caller: &Caller,
         spec: &ChargeSpec,
         how: &ChargeContext<'_>,
@@ -192,7 +192,7 @@ impl Billing {
         // concurrent charge waits instead of failing on a lock upgrade.
         sqlx::query(
             "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
-             values (?, ?, ?, ?, 0, ?) on conflict (workspace_id, ledger, period) do nothing",
+             values ($1, $2, $3, $4, 0, $5) on conflict (workspace_id, ledger, period) do nothing",
         )
         .bind(&caller.workspace_id)
         .bind(spec.ledger.as_str())
@@ -204,7 +204,7 @@ impl Billing {
         let claimed = sqlx::query(
             "insert into receipts (id, workspace_id, user_id, action, branch, amount, ledger, period,
                                    idempotency_key, surface, auto_policy, call_ref, created_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
              on conflict (workspace_id, idempotency_key) do nothing",
         )
         .bind(&id)
@@ -224,7 +224,7 @@ impl Billing {
         .await?;
         if claimed.rows_affected() == 0 {
             let row = sqlx::query(&format!(
-                "select {RECEIPT_COLS} from receipts where workspace_id = ? and idempotency_key = ?"
+                "select {RECEIPT_COLS} from receipts where workspace_id = $1 and idempotency_key = $2"
             ))
             .bind(&caller.workspace_id)
             .bind(how.idempotency_key)
@@ -238,8 +238,8 @@ impl Billing {
             return Ok(r);
         }
         let spent = sqlx::query(
-            "update credit_ledgers set used = used + ?, updated_at = ?
-              where workspace_id = ? and ledger = ? and period = ? and allowance - used >= ?",
+            "update credit_ledgers set used = used + $1, updated_at = $2
+              where workspace_id = $3 and ledger = $4 and period = $5 and allowance - used >= $6",
         )
         .bind(spec.amount)
         .bind(now)
@@ -252,7 +252,7 @@ impl Billing {
         if spent.rows_affected() == 0 {
             let left: i64 = sqlx::query_scalar(
                 "select max(allowance - used, 0) from credit_ledgers
-                  where workspace_id = ? and ledger = ? and period = ?",
+                  where workspace_id = $1 and ledger = $2 and period = $3",
             )
             .bind(&caller.workspace_id)
             .bind(spec.ledger.as_str())
@@ -288,7 +288,7 @@ impl Billing {
         let row = sqlx::query(
             "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
                     surface, auto_policy, call_ref, created_at
-               from receipts where workspace_id = ? and idempotency_key = ?",
+               from receipts where workspace_id = $1 and idempotency_key = $2",
         )
         .bind(workspace_id)
         .bind(key)
@@ -302,7 +302,7 @@ impl Billing {
         let rows = sqlx::query(
             "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
                     surface, auto_policy, call_ref, created_at
-               from receipts where workspace_id = ? order by created_at desc, id desc limit ?",
+               from receipts where workspace_id = $1 order by created_at desc, id desc limit $2",
         )
         .bind(&caller.workspace_id)
         .bind(limit)
@@ -323,7 +323,7 @@ impl Billing {
         now: i64,
     ) -> EngineResult<Balance> {
         let row = sqlx::query(
-            "select allowance, used from credit_ledgers where workspace_id = ? and ledger = ? and period = ?",
+            "select allowance, used from credit_ledgers where workspace_id = $1 and ledger = $2 and period = $3",
         )
         .bind(&caller.workspace_id)
         .bind(ledger.as_str())
@@ -347,9 +347,9 @@ impl Billing {
         let now = now_ms();
         sqlx::query(
             "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
-             values (?, 'contact', 'prepaid', ?, 0, ?)
+             values ($1, 'contact', 'prepaid', $2, 0, $3)
              on conflict (workspace_id, ledger, period)
-             do update set allowance = credit_ledgers.allowance + ?, updated_at = excluded.updated_at",
+             do update set allowance = credit_ledgers.allowance + $4, updated_at = excluded.updated_at",
         )
         .bind(&caller.workspace_id)
         .bind(Ledger::Contact.allowance(caller.plan) + amount)
@@ -440,7 +440,7 @@ pub fn insufficient(ledger: Ledger, amount: i64, left: i64) -> EngineError {
     ))
 }
 
-fn receipt_from_row(r: &sqlx::sqlite::SqliteRow) -> EngineResult<Receipt> {
+fn receipt_from_row(r: &crate::store::DbRow) -> EngineResult<Receipt> {
     let ledger: String = r.get("ledger");
     Ok(Receipt {
         id: r.get("id"),

@@ -1,7 +1,7 @@
 //! Collections (pipelines): creation (by people in the app or the demo seed, never by
 //! a tool), workspace-scoped reads and archiving.
 
-use sqlx::SqliteConnection;
+use crate::store::Conn;
 
 use crate::clock::now_ms;
 use crate::error::EngineResult;
@@ -49,7 +49,7 @@ pub async fn create(
     let now = now_ms();
     sqlx::query(
         "insert into crm_collections (id, workspace_id, name, stages, primary_field, fields, status, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, 'active', ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, 'active', $7, $8)",
     )
     .bind(&id)
     .bind(workspace_id)
@@ -73,12 +73,8 @@ pub async fn create(
 }
 
 /// The collection if it belongs to the workspace; another workspace's is NOT_FOUND.
-pub async fn get(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-    id: &str,
-) -> EngineResult<Collection> {
-    let row = sqlx::query("select * from crm_collections where id = ? and workspace_id = ?")
+pub async fn get(conn: &mut Conn, workspace_id: &str, id: &str) -> EngineResult<Collection> {
+    let row = sqlx::query("select * from crm_collections where id = $1 and workspace_id = $2")
         .bind(collection_id(id))
         .bind(workspace_id)
         .fetch_optional(&mut *conn)
@@ -100,7 +96,7 @@ pub async fn list(
     workspace_id: &str,
     query: Option<&str>,
 ) -> EngineResult<Vec<Collection>> {
-    let rows = sqlx::query("select * from crm_collections where workspace_id = ? and status = 'active' order by name, id")
+    let rows = sqlx::query("select * from crm_collections where workspace_id = $1 and status = 'active' order by name, id")
         .bind(workspace_id)
         .fetch_all(store.pool())
         .await?;
@@ -128,7 +124,7 @@ pub async fn set_status(
     status: CollectionStatus,
 ) -> EngineResult<()> {
     let done = sqlx::query(
-        "update crm_collections set status = ?, updated_at = ? where id = ? and workspace_id = ?",
+        "update crm_collections set status = $1, updated_at = $2 where id = $3 and workspace_id = $4",
     )
     .bind(status.as_str())
     .bind(now_ms())

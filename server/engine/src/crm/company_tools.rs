@@ -187,7 +187,7 @@ pub async fn save_company(
         None => collection.stages[0].clone(),
     };
     let claimed: Option<String> = sqlx::query_scalar(
-        "select record_id from crm_claims where workspace_id = ? and collection_id = ? and claim_token = ?",
+        "select record_id from crm_claims where workspace_id = $1 and collection_id = $2 and claim_token = $3",
     )
     .bind(&actor.workspace_id)
     .bind(&collection.id)
@@ -232,7 +232,7 @@ pub async fn save_company(
         }
     };
     sqlx::query(
-        "insert or replace into crm_claims (workspace_id, collection_id, claim_token, record_id, created_at) values (?, ?, ?, ?, ?)",
+        "insert or replace into crm_claims (workspace_id, collection_id, claim_token, record_id, created_at) values ($1, $2, $3, $4, $5)",
     )
     .bind(&actor.workspace_id)
     .bind(&collection.id)

@@ -49,7 +49,7 @@ pub fn prospeccion() -> NewCollection {
 /// Returns true if it created it.
 pub async fn seed_workspace(store: &Store, workspace_id: &str) -> EngineResult<bool> {
     let exists: i64 = sqlx::query_scalar(
-        "select count(*) from crm_collections where workspace_id = ? and name = ?",
+        "select count(*) from crm_collections where workspace_id = $1 and name = $2",
     )
     .bind(workspace_id)
     .bind(DEMO_COLLECTION)
@@ -71,7 +71,7 @@ pub async fn seed(store: &Store) -> EngineResult<bool> {
             continue;
         }
         let ids: Vec<String> =
-            sqlx::query_scalar("select id from workspaces where name = ? and plan = ?")
+            sqlx::query_scalar("select id from workspaces where name = $1 and plan = $2")
                 .bind(*name)
                 .bind(plan.as_str())
                 .fetch_all(store.pool())

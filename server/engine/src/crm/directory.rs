@@ -4,9 +4,9 @@
 //! matches exactly. `company_save` keys a saved company by its RFC (or directory id)
 //! and a `claim_token` bound to the workspace, so two saves never duplicate.
 
+use crate::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::Serialize;
-use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
 use crate::catalog::states::State;
@@ -32,7 +32,7 @@ pub struct Company {
 }
 
 impl Company {
-    fn from_row(r: &SqliteRow) -> EngineResult<Company> {
+    fn from_row(r: &DbRow) -> EngineResult<Company> {
         Ok(Company {
             id: r.try_get("id")?,
             rfc: r.try_get("rfc")?,
@@ -124,6 +124,7 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
         binds.push(state.clone());
     }
     sql.push_str(" order by supplier_id is null, name_folded, id limit ? offset ?");
+    let sql = crate::store::numbered(&sql);
     let mut query = sqlx::query(&sql);
     for b in &binds {
         query = query.bind(b);
@@ -154,7 +155,7 @@ pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Compan
         return Ok(None);
     }
     let row = sqlx::query(&format!(
-        "select {COLS} from co_companies where id = ? or rfc = ? limit 1"
+        "select {COLS} from co_companies where id = $1 or rfc = $2 limit 1"
     ))
     .bind(key)
     .bind(key.to_uppercase())
@@ -165,7 +166,7 @@ pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Compan
     }
     let row = sqlx::query(
         "select id, rfc, name, state_code, municipality, scian, size_band, website from mk_suppliers
-         where id = ? or rfc = ? limit 1",
+         where id = $1 or rfc = $2 limit 1",
     )
     .bind(key)
     .bind(key.to_uppercase())
@@ -174,7 +175,7 @@ pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Compan
     row.map(|r| from_supplier(&r)).transpose()
 }
 
-fn from_supplier(r: &SqliteRow) -> EngineResult<Company> {
+fn from_supplier(r: &DbRow) -> EngineResult<Company> {
     let id: String = r.try_get("id")?;
     let state_code: Option<i64> = r.try_get("state_code")?;
     let scian: Option<String> = r.try_get("scian")?;
@@ -218,7 +219,7 @@ fn employees_for_size(size: &str) -> &'static str {
 async fn insert(store: &Store, c: &Company) -> EngineResult<()> {
     sqlx::query(
         "insert or ignore into co_companies (id, rfc, name, name_folded, state, city, sector, employees, domain, supplier_id, source, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
     )
     .bind(&c.id)
     .bind(&c.rfc)
@@ -362,7 +363,7 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
         };
         let hits = sqlx::query(
             "select s.id, s.name from mk_suppliers_fts f join mk_suppliers s on s.rowid = f.rowid
-             where mk_suppliers_fts match ? limit 20",
+             where mk_suppliers_fts match $1 limit 20",
         )
         .bind(crate::market::filters::with_state("{name}", &fts, None))
         .fetch_all(store.pool())
@@ -371,7 +372,7 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
             let sname: String = h.try_get("name")?;
             if fold(&sname).replace(' ', "") == compact {
                 let sid: String = h.try_get("id")?;
-                sqlx::query("update co_companies set supplier_id = ? where id = ?")
+                sqlx::query("update co_companies set supplier_id = $1 where id = $2")
                     .bind(sid)
                     .bind(&id)
                     .execute(store.pool())

@@ -1,10 +1,10 @@
 //! CRM types: collections (pipelines) and records, their JSON shapes and the
 //! validation of typed field values against a collection.
 
+use crate::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
 use crate::accounts::Caller;
@@ -91,7 +91,7 @@ pub struct Collection {
 }
 
 impl Collection {
-    pub fn from_row(row: &SqliteRow) -> EngineResult<Collection> {
+    pub fn from_row(row: &DbRow) -> EngineResult<Collection> {
         let stages: String = row.try_get("stages")?;
         let fields: String = row.try_get("fields")?;
         let status: String = row.try_get("status")?;
@@ -239,7 +239,7 @@ pub const PEOPLE_FIELD: &str = "personas";
 pub const RECORD_COLS: &str = "id, workspace_id, collection_id, entity_id, title, stage, fields, version, deleted_at, created_at, updated_at";
 
 impl Record {
-    pub fn from_row(row: &SqliteRow) -> EngineResult<Record> {
+    pub fn from_row(row: &DbRow) -> EngineResult<Record> {
         let fields: String = row.try_get("fields")?;
         Ok(Record {
             id: row.try_get("id")?,

@@ -7,7 +7,9 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::{Row, SqliteConnection};
+use sqlx::Row;
+
+use crate::store::Conn;
 
 use crate::accounts::Caller;
 use crate::clock::now_ms;
@@ -132,7 +134,7 @@ async fn store_proposal(
     let id = new_id("prop");
     sqlx::query(
         "insert into crm_proposals (id, workspace_id, kind, collection_id, payload, created_by, surface, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&id)
     .bind(&actor.workspace_id)
@@ -155,13 +157,13 @@ struct Loaded {
 }
 
 async fn load_proposal(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     kind: &str,
     id: &str,
 ) -> EngineResult<Loaded> {
     let row = sqlx::query(
-        "select collection_id, payload, surface, result from crm_proposals where id = ? and workspace_id = ? and kind = ?",
+        "select collection_id, payload, surface, result from crm_proposals where id = $1 and workspace_id = $2 and kind = $3",
     )
     .bind(id)
     .bind(workspace_id)
@@ -179,12 +181,8 @@ async fn load_proposal(
     })
 }
 
-async fn mark_executed(
-    conn: &mut SqliteConnection,
-    id: &str,
-    result: &impl Serialize,
-) -> EngineResult<()> {
-    sqlx::query("update crm_proposals set executed_at = ?, result = ? where id = ?")
+async fn mark_executed(conn: &mut Conn, id: &str, result: &impl Serialize) -> EngineResult<()> {
+    sqlx::query("update crm_proposals set executed_at = $1, result = $2 where id = $3")
         .bind(now_ms())
         .bind(serde_json::to_string(result).map_err(internal)?)
         .bind(id)

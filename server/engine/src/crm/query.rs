@@ -134,9 +134,9 @@ fn build_where(c: &Collection, f: &RecordFilter) -> EngineResult<Where> {
 }
 
 fn bind_all<'q>(
-    mut q: sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>>,
+    mut q: sqlx::query::Query<'q, crate::store::Db, sqlx::any::AnyArguments<'q>>,
     binds: &'q [Bind],
-) -> sqlx::query::Query<'q, sqlx::Sqlite, sqlx::sqlite::SqliteArguments<'q>> {
+) -> sqlx::query::Query<'q, crate::store::Db, sqlx::any::AnyArguments<'q>> {
     for b in binds {
         q = match b {
             Bind::Text(s) => q.bind(s.as_str()),
@@ -195,6 +195,7 @@ impl Crm {
             "select stage, count(*) as n from crm_records where {} group by stage",
             w.sql
         );
+        let sql = crate::store::numbered(&sql);
         let rows = bind_all(sqlx::query(&sql), &w.binds)
             .fetch_all(self.store().pool())
             .await?;
@@ -242,6 +243,7 @@ impl Crm {
             "select {RECORD_COLS} from crm_records where {} order by {order} limit ? offset ?",
             w.sql
         );
+        let sql = crate::store::numbered(&sql);
         let mut q = bind_all(sqlx::query(&sql), &w.binds);
         q = bind_all(q, &order_binds);
         let rows = q

@@ -4,7 +4,9 @@
 
 use serde::Serialize;
 use serde_json::{json, Map, Value};
-use sqlx::{Row, SqliteConnection};
+use sqlx::Row;
+
+use crate::store::Conn;
 
 use luna_protocol::error::ErrorCode;
 
@@ -81,13 +83,9 @@ pub struct HistoryEntry {
 // ------------------------------------------------------------ building blocks
 
 /// A live record of the workspace; another workspace's (or an undone add) is NOT_FOUND.
-pub(crate) async fn load(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-    id: &str,
-) -> EngineResult<Record> {
+pub(crate) async fn load(conn: &mut Conn, workspace_id: &str, id: &str) -> EngineResult<Record> {
     let row = sqlx::query(&format!(
-        "select {RECORD_COLS} from crm_records where id = ? and workspace_id = ? and deleted_at is null"
+        "select {RECORD_COLS} from crm_records where id = $1 and workspace_id = $2 and deleted_at is null"
     ))
     .bind(record_id(id))
     .bind(workspace_id)
@@ -108,8 +106,8 @@ pub async fn list(
 ) -> EngineResult<Vec<Record>> {
     let rows = sqlx::query(&format!(
         "select {RECORD_COLS} from crm_records
-          where workspace_id = ? and collection_id = ? and deleted_at is null
-            and (? is null or stage = ?)
+          where workspace_id = $1 and collection_id = $2 and deleted_at is null
+            and ($3 is null or stage = $4)
           order by created_at, id"
     ))
     .bind(workspace_id)
@@ -123,12 +121,12 @@ pub async fn list(
 
 /// Any record of the workspace, live or not (undo needs the deleted ones).
 pub(crate) async fn load_any(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     id: &str,
 ) -> EngineResult<Option<Record>> {
     let row = sqlx::query(&format!(
-        "select {RECORD_COLS} from crm_records where id = ? and workspace_id = ?"
+        "select {RECORD_COLS} from crm_records where id = $1 and workspace_id = $2"
     ))
     .bind(id)
     .bind(workspace_id)
@@ -138,12 +136,12 @@ pub(crate) async fn load_any(
 }
 
 pub(crate) async fn find_by_entity(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     collection_id: &str,
     entity_id: &str,
 ) -> EngineResult<Option<Record>> {
     let row = sqlx::query(&format!(
-        "select {RECORD_COLS} from crm_records where collection_id = ? and entity_id = ? and deleted_at is null"
+        "select {RECORD_COLS} from crm_records where collection_id = $1 and entity_id = $2 and deleted_at is null"
     ))
     .bind(collection_id)
     .bind(entity_id)
@@ -153,7 +151,7 @@ pub(crate) async fn find_by_entity(
 }
 
 pub(crate) async fn history_row(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     actor: &Actor,
     record_id: &str,
     version: i64,
@@ -162,7 +160,7 @@ pub(crate) async fn history_row(
 ) -> EngineResult<()> {
     sqlx::query(
         "insert into crm_history (workspace_id, record_id, version, action, actor_id, surface, changes, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(&actor.workspace_id)
     .bind(record_id)
@@ -188,7 +186,7 @@ fn title_of(collection: &Collection, fields: &Map<String, Value>) -> Option<Stri
 
 /// Inserts a record (fields already validated) with its history row.
 pub(crate) async fn insert(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     actor: &Actor,
     collection: &Collection,
     entity_id: Option<String>,
@@ -209,7 +207,7 @@ pub(crate) async fn insert(
     let now = now_ms();
     let res = sqlx::query(
         "insert into crm_records (id, workspace_id, collection_id, entity_id, title, title_folded, stage, fields, version, created_by, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, 1, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, 1, $9, $10, $11)",
     )
     .bind(&id)
     .bind(&actor.workspace_id)
@@ -261,7 +259,7 @@ pub(crate) fn is_unique_violation(e: &sqlx::Error) -> bool {
 
 /// Applies a validated change; returns `None` when nothing actually changes.
 pub(crate) async fn apply(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     actor: &Actor,
     collection: &Collection,
     record: &Record,
@@ -322,10 +320,10 @@ pub(crate) async fn apply(
 }
 
 /// Writes a record's content, version and deletion mark, guarded by its old version.
-pub(crate) async fn write_state(conn: &mut SqliteConnection, r: &Record) -> EngineResult<()> {
+pub(crate) async fn write_state(conn: &mut Conn, r: &Record) -> EngineResult<()> {
     let done = sqlx::query(
-        "update crm_records set entity_id = ?, title = ?, title_folded = ?, stage = ?, fields = ?, version = ?, deleted_at = ?, updated_at = ?
-         where id = ? and version = ?",
+        "update crm_records set entity_id = $1, title = $2, title_folded = $3, stage = $4, fields = $5, version = $6, deleted_at = $7, updated_at = $8
+         where id = $9 and version = $10",
     )
     .bind(&r.entity_id)
     .bind(&r.title)
@@ -574,7 +572,7 @@ pub async fn schedule_activity(
     let id = new_id("act");
     sqlx::query(
         "insert into crm_activities (id, workspace_id, record_id, due_at, reason, status, created_by, surface, created_at)
-         values (?, ?, ?, ?, ?, 'open', ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, 'open', $6, $7, $8)",
     )
     .bind(&id)
     .bind(&actor.workspace_id)
@@ -698,7 +696,7 @@ pub async fn history(
     let rows = sqlx::query(
         "select h.version, h.action, h.actor_id, u.display_name, h.surface, h.changes, h.created_at
          from crm_history h left join users u on u.id = h.actor_id
-         where h.record_id = ? and h.workspace_id = ? order by h.id desc limit ?",
+         where h.record_id = $1 and h.workspace_id = $2 order by h.id desc limit $3",
     )
     .bind(&record.id)
     .bind(workspace_id)
@@ -720,7 +718,7 @@ pub async fn history(
     }
     let acts = sqlx::query(
         "select id, record_id, due_at, reason, status from crm_activities
-         where record_id = ? and workspace_id = ? and status = 'open' order by due_at limit 20",
+         where record_id = $1 and workspace_id = $2 and status = 'open' order by due_at limit 20",
     )
     .bind(&record.id)
     .bind(workspace_id)
@@ -761,6 +759,7 @@ pub async fn by_entity(
          where r.workspace_id = ? and r.deleted_at is null and r.entity_id in ({marks})
          order by r.updated_at desc limit 10"
     );
+    let sql = crate::store::numbered(&sql);
     let mut q = sqlx::query(&sql).bind(workspace_id);
     for e in entity_ids {
         q = q.bind(e);
@@ -781,8 +780,8 @@ pub async fn in_collection(
 ) -> EngineResult<(Vec<Record>, bool)> {
     let rows = sqlx::query(&format!(
         "select {RECORD_COLS} from crm_records
-         where workspace_id = ? and collection_id = ? and deleted_at is null
-         order by created_at, id limit ?"
+         where workspace_id = $1 and collection_id = $2 and deleted_at is null
+         order by created_at, id limit $3"
     ))
     .bind(workspace_id)
     .bind(super::model::collection_id(collection_id))

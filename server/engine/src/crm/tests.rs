@@ -75,7 +75,7 @@ async fn add(
 async fn insert_supplier(engine: &Engine, id: &str, name: &str) {
     sqlx::query(
         "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, scian, size_band, website, source, created_at)
-         values (?, ?, 1, ?, 14, 'Guadalajara', '484', 'mediana', 'https://www.ejemplo.mx', 'generator', 0)",
+         values ($1, $2, 1, $3, 14, 'Guadalajara', '484', 'mediana', 'https://www.ejemplo.mx', 'generator', 0)",
     )
     .bind(id)
     .bind(id)

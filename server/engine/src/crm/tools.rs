@@ -420,7 +420,7 @@ async fn crm_collections(ctx: ToolCtx, args: CrmCollectionsArgs) -> EngineResult
     let mut rows = Vec::new();
     for c in list {
         let n: i64 = sqlx::query_scalar(
-            "select count(*) from crm_records where collection_id = ? and workspace_id = ? and deleted_at is null",
+            "select count(*) from crm_records where collection_id = $1 and workspace_id = $2 and deleted_at is null",
         )
         .bind(&c.id)
         .bind(&ctx.caller.workspace_id)

@@ -7,7 +7,9 @@
 use luna_protocol::error::ErrorCode;
 use serde::Serialize;
 use serde_json::{json, Value};
-use sqlx::{Row, SqliteConnection};
+use sqlx::Row;
+
+use crate::store::Conn;
 
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
@@ -24,7 +26,7 @@ pub fn new_token() -> String {
 
 #[allow(clippy::too_many_arguments)]
 pub(crate) async fn record_step(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     token: &str,
     seq: i64,
     workspace_id: &str,
@@ -39,7 +41,7 @@ pub(crate) async fn record_step(
         .map_err(internal)?;
     sqlx::query(
         "insert into crm_undo (token, seq, workspace_id, kind, target_id, version_after, snapshot, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(token)
     .bind(seq)
@@ -69,7 +71,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
     let mut tx = store.begin_write().await?;
     let steps = sqlx::query(
         "select seq, kind, target_id, version_after, snapshot, used_at from crm_undo
-         where token = ? and workspace_id = ? order by seq",
+         where token = $1 and workspace_id = $2 order by seq",
     )
     .bind(token)
     .bind(&actor.workspace_id)
@@ -101,7 +103,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
         let target: String = s.try_get("target_id")?;
         if kind == "activity" {
             let done = sqlx::query(
-                "update crm_activities set status = 'cancelled' where id = ? and workspace_id = ? and status = 'open'",
+                "update crm_activities set status = 'cancelled' where id = $1 and workspace_id = $2 and status = 'open'",
             )
             .bind(&target)
             .bind(&actor.workspace_id)
@@ -111,11 +113,11 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
                 return Err(undo_conflict());
             }
             let record_id: String =
-                sqlx::query_scalar("select record_id from crm_activities where id = ?")
+                sqlx::query_scalar("select record_id from crm_activities where id = $1")
                     .bind(&target)
                     .fetch_one(&mut *tx)
                     .await?;
-            let version: i64 = sqlx::query_scalar("select version from crm_records where id = ?")
+            let version: i64 = sqlx::query_scalar("select version from crm_records where id = $1")
                 .bind(&record_id)
                 .fetch_one(&mut *tx)
                 .await?;
@@ -167,7 +169,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
         records::history_row(&mut tx, actor, &next.id, next.version, "undo", &changes).await?;
         if next.deleted_at.is_some() {
             // A claim pointing at a removed record must not block a later save.
-            sqlx::query("delete from crm_claims where record_id = ?")
+            sqlx::query("delete from crm_claims where record_id = $1")
                 .bind(&next.id)
                 .execute(&mut *tx)
                 .await?;
@@ -176,7 +178,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
             out.restored.push((next.id, next.version));
         }
     }
-    sqlx::query("update crm_undo set used_at = ? where token = ? and workspace_id = ?")
+    sqlx::query("update crm_undo set used_at = $1 where token = $2 and workspace_id = $3")
         .bind(now)
         .bind(token)
         .bind(&actor.workspace_id)

@@ -3,7 +3,9 @@
 
 use luna_protocol::decision::{DecisionCard, DecisionKind, DecisionOutcome, DecisionResult};
 use luna_protocol::session::AutoPolicy;
-use sqlx::{Row, SqliteConnection};
+use sqlx::Row;
+
+use crate::store::Conn;
 
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
@@ -50,11 +52,11 @@ pub struct NewDecision<'a> {
     pub idempotency_key: &'a str,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, d: &NewDecision<'_>) -> EngineResult<()> {
+pub async fn insert(conn: &mut Conn, d: &NewDecision<'_>) -> EngineResult<()> {
     sqlx::query(
         "insert into decisions (id, session_id, workspace_id, turn_id, kind, target, card,
                                 idempotency_key, expires_at, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)",
     )
     .bind(&d.card.id)
     .bind(d.session_id)
@@ -73,7 +75,7 @@ pub async fn insert(conn: &mut SqliteConnection, d: &NewDecision<'_>) -> EngineR
 
 /// The decision if it belongs to `session_id` in `workspace_id`.
 pub async fn find(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     session_id: &str,
     id: &str,
@@ -81,7 +83,7 @@ pub async fn find(
     let row = sqlx::query(
         "select id, session_id, turn_id, kind, target, idempotency_key, expires_at,
                 status, result
-           from decisions where id = ? and session_id = ? and workspace_id = ?",
+           from decisions where id = $1 and session_id = $2 and workspace_id = $3",
     )
     .bind(id)
     .bind(session_id)
@@ -111,14 +113,14 @@ pub async fn find(
 
 /// Replaces a pending card (a re-quote keeps the decision's id).
 pub async fn update_card(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     id: &str,
     target: &Target,
     card: &DecisionCard,
 ) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update decisions set target = ?, card = ?, expires_at = ?
-          where id = ? and status = 'pending'",
+        "update decisions set target = $1, card = $2, expires_at = $3
+          where id = $4 and status = 'pending'",
     )
     .bind(to_json(target)?)
     .bind(to_json(card)?)
@@ -130,12 +132,8 @@ pub async fn update_card(
 }
 
 /// Replaces a pending decision's target (the steps a person ticked).
-pub async fn update_target(
-    conn: &mut SqliteConnection,
-    id: &str,
-    target: &Target,
-) -> EngineResult<bool> {
-    let done = sqlx::query("update decisions set target = ? where id = ? and status = 'pending'")
+pub async fn update_target(conn: &mut Conn, id: &str, target: &Target) -> EngineResult<bool> {
+    let done = sqlx::query("update decisions set target = $1 where id = $2 and status = 'pending'")
         .bind(to_json(target)?)
         .bind(id)
         .execute(conn)
@@ -157,19 +155,19 @@ pub struct Finish<'a> {
 
 /// Moves a pending decision to its final status. False when it was not pending any
 /// more (another tab or the auto policy resolved it first).
-pub async fn finish(conn: &mut SqliteConnection, id: &str, f: &Finish<'_>) -> EngineResult<bool> {
+pub async fn finish(conn: &mut Conn, id: &str, f: &Finish<'_>) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update decisions set status = ?, resolved_by = ?, resolved_via = ?, resolved_at = ?,
-                              result = ?, credits = ?, contacts = ?
-          where id = ? and status = 'pending'",
+        "update decisions set status = $1, resolved_by = $2, resolved_via = $3, resolved_at = $4,
+                              result = $5, credits = $6, contacts = $7
+          where id = $8 and status = 'pending'",
     )
     .bind(f.status)
     .bind(f.resolved_by)
     .bind(f.via)
     .bind(now_ms())
     .bind(f.result.map(to_json).transpose()?)
-    .bind(f.credits)
-    .bind(f.contacts)
+    .bind(i64::from(f.credits))
+    .bind(i64::from(f.contacts))
     .bind(id)
     .execute(conn)
     .await?;
@@ -178,13 +176,13 @@ pub async fn finish(conn: &mut SqliteConnection, id: &str, f: &Finish<'_>) -> En
 
 /// Contacts revealed by auto mode in one turn (the ≤ 10 per turn lock).
 pub async fn auto_contacts_in_turn(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     turn_id: &str,
 ) -> EngineResult<u32> {
     let n: i64 = sqlx::query_scalar(
         "select coalesce(sum(contacts), 0) from decisions
-          where session_id = ? and turn_id = ? and resolved_via = 'auto' and status = 'accepted'",
+          where session_id = $1 and turn_id = $2 and resolved_via = 'auto' and status = 'accepted'",
     )
     .bind(session_id)
     .bind(turn_id)
@@ -195,12 +193,12 @@ pub async fn auto_contacts_in_turn(
 
 /// Pending decisions of a kind in a session (re-quotes when the selection changes).
 pub async fn pending_of_kind(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     kind: DecisionKind,
 ) -> EngineResult<Vec<String>> {
     Ok(sqlx::query_scalar(
-        "select id from decisions where session_id = ? and kind = ? and status = 'pending'
+        "select id from decisions where session_id = $1 and kind = $2 and status = 'pending'
           order by created_at",
     )
     .bind(session_id)
@@ -233,14 +231,14 @@ fn parse_classes(raw: &str) -> EngineResult<Vec<DecisionKind>> {
 }
 
 pub async fn session_auto(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     session_id: &str,
 ) -> EngineResult<SessionAuto> {
     let r = sqlx::query(
         "select mode, credit_cap, contact_cap, credits_spent, contacts_spent, auto_classes,
                 auto_set_by, auto_set_at
-           from work_sessions where id = ? and workspace_id = ?",
+           from work_sessions where id = $1 and workspace_id = $2",
     )
     .bind(session_id)
     .bind(workspace_id)
@@ -263,7 +261,7 @@ pub async fn session_auto(
 /// Stores the person's mode choice; spending starts again from zero.
 #[allow(clippy::too_many_arguments)]
 pub async fn set_session_auto(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     mode: &str,
     credit_cap: u32,
@@ -273,14 +271,14 @@ pub async fn set_session_auto(
     set_at: i64,
 ) -> EngineResult<()> {
     sqlx::query(
-        "update work_sessions set mode = ?, credit_cap = ?, contact_cap = ?, credits_spent = 0,
-                contacts_spent = 0, auto_classes = ?, auto_set_by = ?, auto_set_at = ?,
-                updated_at = ?
-          where id = ?",
+        "update work_sessions set mode = $1, credit_cap = $2, contact_cap = $3, credits_spent = 0,
+                contacts_spent = 0, auto_classes = $4, auto_set_by = $5, auto_set_at = $6,
+                updated_at = $7
+          where id = $8",
     )
     .bind(mode)
-    .bind(credit_cap)
-    .bind(contact_cap)
+    .bind(i64::from(credit_cap))
+    .bind(i64::from(contact_cap))
     .bind(to_json(&classes)?)
     .bind(set_by)
     .bind(set_at)
@@ -294,33 +292,30 @@ pub async fn set_session_auto(
 /// Records what an auto action spent. Guarded so the cap can never be crossed, even
 /// by two auto actions racing: false when it would exceed a cap.
 pub async fn spend(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     credits: u32,
     contacts: u32,
 ) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update work_sessions set credits_spent = credits_spent + ?,
-                                  contacts_spent = contacts_spent + ?
-          where id = ? and credits_spent + ? <= credit_cap and contacts_spent + ? <= contact_cap",
+        "update work_sessions set credits_spent = credits_spent + $1,
+                                  contacts_spent = contacts_spent + $2
+          where id = $3 and credits_spent + $4 <= credit_cap and contacts_spent + $5 <= contact_cap",
     )
-    .bind(credits)
-    .bind(contacts)
+    .bind(i64::from(credits))
+    .bind(i64::from(contacts))
     .bind(session_id)
-    .bind(credits)
-    .bind(contacts)
+    .bind(i64::from(credits))
+    .bind(i64::from(contacts))
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
 }
 
-pub async fn workspace_policy(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-) -> EngineResult<AutoPolicy> {
+pub async fn workspace_policy(conn: &mut Conn, workspace_id: &str) -> EngineResult<AutoPolicy> {
     let row = sqlx::query(
         "select allowed, default_credit_cap, default_contact_cap, classes
-           from workspace_auto_policy where workspace_id = ?",
+           from workspace_auto_policy where workspace_id = $1",
     )
     .bind(workspace_id)
     .fetch_optional(conn)
@@ -338,7 +333,7 @@ pub async fn workspace_policy(
 }
 
 pub async fn set_workspace_policy(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     policy: &AutoPolicy,
     updated_by: &str,
@@ -346,7 +341,7 @@ pub async fn set_workspace_policy(
     sqlx::query(
         "insert into workspace_auto_policy (workspace_id, allowed, default_credit_cap,
                                             default_contact_cap, classes, updated_by, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?)
+         values ($1, $2, $3, $4, $5, $6, $7)
          on conflict (workspace_id) do update set allowed = excluded.allowed,
              default_credit_cap = excluded.default_credit_cap,
              default_contact_cap = excluded.default_contact_cap,
@@ -355,8 +350,8 @@ pub async fn set_workspace_policy(
     )
     .bind(workspace_id)
     .bind(policy.allowed as i64)
-    .bind(policy.default_credit_cap)
-    .bind(policy.default_contact_cap)
+    .bind(i64::from(policy.default_credit_cap))
+    .bind(i64::from(policy.default_contact_cap))
     .bind(to_json(&policy.classes)?)
     .bind(updated_by)
     .bind(now_ms())

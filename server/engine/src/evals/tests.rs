@@ -755,7 +755,7 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
     .await
     .unwrap();
     let (id, version): (String, i64) = sqlx::query_as(
-        "select id, version from crm_records where workspace_id = ? and deleted_at is null order by id limit 1",
+        "select id, version from crm_records where workspace_id = $1 and deleted_at is null order by id limit 1",
     )
     .bind(&caller.workspace_id)
     .fetch_one(engine.store.pool())

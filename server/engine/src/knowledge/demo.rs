@@ -81,7 +81,7 @@ pub async fn seed(knowledge: &Knowledge, workspace_id: &str, user_id: &str) -> E
     for (title, area, body, patterns, age_days) in TOPICS {
         let slug = super::slugify(title);
         let exists: Option<i64> =
-            sqlx::query_scalar("select 1 from kn_topics where workspace_id = ? and slug = ?")
+            sqlx::query_scalar("select 1 from kn_topics where workspace_id = $1 and slug = $2")
                 .bind(workspace_id)
                 .bind(&slug)
                 .fetch_optional(knowledge.store().pool())
@@ -154,7 +154,7 @@ async fn proposed(
     summary: &str,
 ) -> EngineResult<bool> {
     let found: Option<i64> = sqlx::query_scalar(
-        "select 1 from kn_proposals where workspace_id = ? and title = ? and summary = ?",
+        "select 1 from kn_proposals where workspace_id = $1 and title = $2 and summary = $3",
     )
     .bind(&caller.workspace_id)
     .bind(title)

@@ -22,9 +22,9 @@ pub mod tools;
 #[cfg(test)]
 mod tests;
 
+use crate::store::DbRow;
 use luna_protocol::error::ErrorCode;
 use serde_json::json;
-use sqlx::sqlite::SqliteRow;
 use sqlx::Row;
 
 use crate::accounts::{audit_in, Caller};
@@ -210,7 +210,7 @@ const PROPOSAL_COLS: &str = "p.id, p.kind, p.topic_id, t.slug as topic_slug, p.t
 const PROPOSAL_FROM: &str = "kn_proposals p left join kn_topics t on t.id = p.topic_id
      left join users u on u.id = p.proposed_by";
 
-fn topic_from(r: &SqliteRow) -> Topic {
+fn topic_from(r: &DbRow) -> Topic {
     let patterns: String = r.get("patterns");
     Topic {
         id: r.get("id"),
@@ -227,7 +227,7 @@ fn topic_from(r: &SqliteRow) -> Topic {
     }
 }
 
-fn proposal_from(r: &SqliteRow) -> Proposal {
+fn proposal_from(r: &DbRow) -> Proposal {
     let kind: String = r.get("kind");
     let kind = if kind == "edit" {
         ProposalKind::Edit
@@ -361,7 +361,7 @@ impl Knowledge {
     /// A topic of the caller's workspace by `topic:<slug>` or slug, else `NOT_FOUND`.
     pub async fn get(&self, caller: &Caller, topic: &str) -> EngineResult<Topic> {
         let row = sqlx::query(&format!(
-            "select {TOPIC_COLS} from kn_topics where workspace_id = ? and slug = ?"
+            "select {TOPIC_COLS} from kn_topics where workspace_id = $1 and slug = $2"
         ))
         .bind(&caller.workspace_id)
         .bind(topic_slug(topic))
@@ -373,7 +373,7 @@ impl Knowledge {
 
     async fn free_slug(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut crate::store::Conn,
         ws: &str,
         title: &str,
     ) -> EngineResult<String> {
@@ -382,7 +382,7 @@ impl Knowledge {
         let mut n = 2;
         loop {
             let taken: Option<i64> =
-                sqlx::query_scalar("select 1 from kn_topics where workspace_id = ? and slug = ?")
+                sqlx::query_scalar("select 1 from kn_topics where workspace_id = $1 and slug = $2")
                     .bind(ws)
                     .bind(&slug)
                     .fetch_optional(&mut *conn)
@@ -397,7 +397,7 @@ impl Knowledge {
 
     async fn insert_topic(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut crate::store::Conn,
         workspace_id: &str,
         user_id: &str,
         t: &NewTopic,
@@ -409,7 +409,7 @@ impl Knowledge {
         sqlx::query(
             "insert into kn_topics (id, workspace_id, slug, area, title, body, patterns, status,
                                     created_by, updated_by, created_at, updated_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
         )
         .bind(&id)
         .bind(workspace_id)
@@ -451,7 +451,7 @@ impl Knowledge {
             )
             .await?;
         let topic_id: String =
-            sqlx::query_scalar("select id from kn_topics where workspace_id = ? and slug = ?")
+            sqlx::query_scalar("select id from kn_topics where workspace_id = $1 and slug = $2")
                 .bind(&caller.workspace_id)
                 .bind(&slug)
                 .fetch_one(&mut *tx)
@@ -513,7 +513,7 @@ impl Knowledge {
     #[allow(clippy::too_many_arguments)]
     async fn insert_proposal(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut crate::store::Conn,
         caller: &Caller,
         kind: ProposalKind,
         topic_id: Option<&str>,
@@ -531,7 +531,7 @@ impl Knowledge {
             "insert into kn_proposals (id, workspace_id, kind, topic_id, title, area, summary, body,
                                        patterns, patch, diff, base_updated_at, status, proposed_by,
                                        surface, created_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)",
         )
         .bind(&id)
         .bind(&caller.workspace_id)
@@ -564,7 +564,7 @@ impl Knowledge {
     pub async fn proposal(&self, caller: &Caller, id: &str) -> EngineResult<Proposal> {
         let id = id.trim().trim_start_matches("proposal:");
         let row = sqlx::query(&format!(
-            "select {PROPOSAL_COLS} from {PROPOSAL_FROM} where p.workspace_id = ? and p.id = ?"
+            "select {PROPOSAL_COLS} from {PROPOSAL_FROM} where p.workspace_id = $1 and p.id = $2"
         ))
         .bind(&caller.workspace_id)
         .bind(id)
@@ -655,12 +655,13 @@ impl Knowledge {
         }
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
-        let still: Option<String> =
-            sqlx::query_scalar("select status from kn_proposals where workspace_id = ? and id = ?")
-                .bind(&caller.workspace_id)
-                .bind(&p.id)
-                .fetch_optional(&mut *tx)
-                .await?;
+        let still: Option<String> = sqlx::query_scalar(
+            "select status from kn_proposals where workspace_id = $1 and id = $2",
+        )
+        .bind(&caller.workspace_id)
+        .bind(&p.id)
+        .fetch_optional(&mut *tx)
+        .await?;
         if still.as_deref() != Some("borrador") {
             tx.rollback().await?;
             return self.proposal(caller, &p.id).await;
@@ -683,14 +684,15 @@ impl Knowledge {
                     now,
                 )
                 .await?;
-            topic_id =
-                sqlx::query_scalar("select id from kn_topics where workspace_id = ? and slug = ?")
-                    .bind(&caller.workspace_id)
-                    .bind(&slug)
-                    .fetch_optional(&mut *tx)
-                    .await?;
+            topic_id = sqlx::query_scalar(
+                "select id from kn_topics where workspace_id = $1 and slug = $2",
+            )
+            .bind(&caller.workspace_id)
+            .bind(&slug)
+            .fetch_optional(&mut *tx)
+            .await?;
         }
-        sqlx::query("update kn_proposals set status = 'pendiente', topic_id = ? where workspace_id = ? and id = ?")
+        sqlx::query("update kn_proposals set status = 'pendiente', topic_id = $1 where workspace_id = $2 and id = $3")
             .bind(&topic_id)
             .bind(&caller.workspace_id)
             .bind(&p.id)
@@ -732,9 +734,9 @@ impl Knowledge {
             .unwrap_or(current.stale_marked && !content_change);
         let now = now_ms();
         sqlx::query(
-            "update kn_topics set title = ?, area = ?, body = ?, patterns = ?, stale_marked = ?,
-                                  updated_at = ?, updated_by = ?
-              where workspace_id = ? and id = ?",
+            "update kn_topics set title = $1, area = $2, body = $3, patterns = $4, stale_marked = $5,
+                                  updated_at = $6, updated_by = $7
+              where workspace_id = $8 and id = $9",
         )
         .bind(&next.title)
         .bind(&next.area)
@@ -766,12 +768,12 @@ impl Knowledge {
             ));
         }
         let mut tx = self.store.begin_write().await?;
-        sqlx::query("delete from kn_proposals where workspace_id = ? and topic_id = ?")
+        sqlx::query("delete from kn_proposals where workspace_id = $1 and topic_id = $2")
             .bind(&caller.workspace_id)
             .bind(&current.id)
             .execute(&mut *tx)
             .await?;
-        sqlx::query("delete from kn_topics where workspace_id = ? and id = ?")
+        sqlx::query("delete from kn_topics where workspace_id = $1 and id = $2")
             .bind(&caller.workspace_id)
             .bind(&current.id)
             .execute(&mut *tx)
@@ -791,7 +793,7 @@ impl Knowledge {
     pub async fn pending(&self, caller: &Caller) -> EngineResult<Vec<Proposal>> {
         let rows = sqlx::query(&format!(
             "select {PROPOSAL_COLS} from {PROPOSAL_FROM}
-              where p.workspace_id = ? and p.status = 'pendiente' order by p.created_at, p.id"
+              where p.workspace_id = $1 and p.status = 'pendiente' order by p.created_at, p.id"
         ))
         .bind(&caller.workspace_id)
         .fetch_all(self.store.pool())
@@ -854,8 +856,8 @@ impl Knowledge {
         match p.kind {
             ProposalKind::Note => {
                 sqlx::query(
-                    "update kn_topics set status = 'knowledge', updated_at = ?, updated_by = ?
-                      where workspace_id = ? and id = ?",
+                    "update kn_topics set status = 'knowledge', updated_at = $1, updated_by = $2
+                      where workspace_id = $3 and id = $4",
                 )
                 .bind(now)
                 .bind(&caller.user_id)
@@ -866,14 +868,14 @@ impl Knowledge {
             }
             ProposalKind::Edit => {
                 let base: Option<i64> = sqlx::query_scalar(
-                    "select base_updated_at from kn_proposals where workspace_id = ? and id = ?",
+                    "select base_updated_at from kn_proposals where workspace_id = $1 and id = $2",
                 )
                 .bind(&caller.workspace_id)
                 .bind(&p.id)
                 .fetch_one(&mut *tx)
                 .await?;
                 let current: Option<i64> = sqlx::query_scalar(
-                    "select updated_at from kn_topics where workspace_id = ? and id = ?",
+                    "select updated_at from kn_topics where workspace_id = $1 and id = $2",
                 )
                 .bind(&caller.workspace_id)
                 .bind(topic_id)
@@ -890,9 +892,9 @@ impl Knowledge {
                     ));
                 }
                 sqlx::query(
-                    "update kn_topics set title = ?, area = ?, patterns = ?, body = coalesce(?, body),
-                            stale_marked = 0, updated_at = ?, updated_by = ?
-                      where workspace_id = ? and id = ?",
+                    "update kn_topics set title = $1, area = $2, patterns = $3, body = coalesce($4, body),
+                            stale_marked = 0, updated_at = $5, updated_by = $6
+                      where workspace_id = $7 and id = $8",
                 )
                 .bind(&p.title)
                 .bind(&p.area)
@@ -932,14 +934,14 @@ impl Knowledge {
         }
         if let (ProposalKind::Note, Some(topic_id)) = (p.kind, p.topic_id.as_deref()) {
             sqlx::query(
-                "update kn_proposals set topic_id = null where workspace_id = ? and id = ?",
+                "update kn_proposals set topic_id = null where workspace_id = $1 and id = $2",
             )
             .bind(&caller.workspace_id)
             .bind(&p.id)
             .execute(&mut *tx)
             .await?;
             sqlx::query(
-                "delete from kn_topics where workspace_id = ? and id = ? and status = 'en_revision'",
+                "delete from kn_topics where workspace_id = $1 and id = $2 and status = 'en_revision'",
             )
             .bind(&caller.workspace_id)
             .bind(topic_id)
@@ -955,15 +957,15 @@ impl Knowledge {
     /// was no longer pending (a concurrent resolution won).
     async fn claim(
         &self,
-        conn: &mut sqlx::SqliteConnection,
+        conn: &mut crate::store::Conn,
         caller: &Caller,
         p: &Proposal,
         status: ProposalStatus,
         now: i64,
     ) -> EngineResult<bool> {
         let done = sqlx::query(
-            "update kn_proposals set status = ?, resolved_by = ?, resolved_at = ?
-              where workspace_id = ? and id = ? and status = 'pendiente'",
+            "update kn_proposals set status = $1, resolved_by = $2, resolved_at = $3
+              where workspace_id = $4 and id = $5 and status = 'pendiente'",
         )
         .bind(status.as_str())
         .bind(&caller.user_id)

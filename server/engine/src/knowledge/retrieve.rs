@@ -99,7 +99,7 @@ impl Knowledge {
             let rows = sqlx::query(
                 "select t.id, bm25(kn_topics_fts, 4.0, 1.0, 2.0) as s
                    from kn_topics_fts join kn_topics t on t.rowid = kn_topics_fts.rowid
-                  where kn_topics_fts match ? and t.workspace_id = ?
+                  where kn_topics_fts match $1 and t.workspace_id = $2
                   order by s limit 200",
             )
             .bind(fq)
@@ -125,7 +125,7 @@ impl Knowledge {
             .collect();
         let any_signal = fts.is_some() || area.is_some() || !files.is_empty();
         let rows = sqlx::query(&format!(
-            "select {TOPIC_COLS} from kn_topics where workspace_id = ?"
+            "select {TOPIC_COLS} from kn_topics where workspace_id = $1"
         ))
         .bind(&caller.workspace_id)
         .fetch_all(self.store().pool())

@@ -68,8 +68,8 @@ impl Knowledge {
         let now = now_ms();
         let pending = self.pending(caller).await?;
         let rows = sqlx::query(&format!(
-            "select {TOPIC_COLS} from kn_topics where workspace_id = ? and status = 'knowledge'
-              order by updated_at desc, id limit ?"
+            "select {TOPIC_COLS} from kn_topics where workspace_id = $1 and status = 'knowledge'
+              order by updated_at desc, id limit $2"
         ))
         .bind(&caller.workspace_id)
         .bind(RECENT_TOPICS)

@@ -356,7 +356,7 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
     let again = engine.knowledge.merge(&owner, &pid).await.unwrap();
     assert_eq!(again.status, ProposalStatus::Fusionada);
     let audited: i64 = sqlx::query_scalar(
-        "select count(*) from audit_log where workspace_id = ? and action = 'knowledge.merge'",
+        "select count(*) from audit_log where workspace_id = $1 and action = 'knowledge.merge'",
     )
     .bind(&owner.workspace_id)
     .fetch_one(engine.store.pool())
@@ -458,7 +458,7 @@ async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
 /// The audit rows of a workspace: (actor, action, detail).
 async fn audit_rows(engine: &Engine, workspace_id: &str) -> Vec<(String, String, Value)> {
     let rows: Vec<(String, String, String)> = sqlx::query_as(
-        "select actor_id, action, detail from audit_log where workspace_id = ? order by id",
+        "select actor_id, action, detail from audit_log where workspace_id = $1 order by id",
     )
     .bind(workspace_id)
     .fetch_all(engine.store.pool())

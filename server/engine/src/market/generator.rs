@@ -10,7 +10,9 @@ use std::collections::HashSet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use sqlx::{QueryBuilder, Sqlite};
+use sqlx::QueryBuilder;
+
+use crate::store::Db;
 
 use super::types::{MarkKind, Procedure};
 use crate::catalog::rfc;
@@ -500,7 +502,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
 
     let mut tx = store.pool().begin().await?;
     for chunk in suppliers.chunks(500) {
-        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
             "insert or ignore into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, scian, size_band, website, logo_url, source, created_at) ",
         );
         qb.push_values(chunk, |mut b, s| {
@@ -578,7 +580,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             }
             let mut tx = store.pool().begin().await?;
             for chunk in rows.chunks(400) {
-                let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+                let mut qb: QueryBuilder<Db> = QueryBuilder::new(
                     "insert or ignore into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) ",
                 );
                 qb.push_values(
@@ -646,7 +648,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         ));
     }
     for chunk in opp_rows.chunks(400) {
-        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
             "insert or ignore into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source) ",
         );
         qb.push_values(
@@ -725,7 +727,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         }
     }
     for chunk in permits.chunks(400) {
-        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
             "insert or ignore into mk_permits (permit_key, holder_id, holder_rfc, holder_name, permit_type, number, status, date, state_code, source) ",
         );
         qb.push_values(chunk, |mut b, (s, ptype, status, number, date)| {
@@ -743,7 +745,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         report.permits += qb.build().execute(&mut *tx).await?.rows_affected();
     }
     for chunk in risks.chunks(400) {
-        let mut qb: QueryBuilder<Sqlite> = QueryBuilder::new(
+        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
             "insert or ignore into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note) ",
         );
         qb.push_values(chunk, |mut b, (s, kind, notice, date)| {

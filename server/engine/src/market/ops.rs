@@ -5,8 +5,10 @@
 use std::collections::HashMap;
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
-use sqlx::sqlite::{SqliteArguments, SqliteRow};
-use sqlx::{Row, Sqlite};
+use sqlx::any::AnyArguments;
+
+use crate::store::{Db, DbRow};
+use sqlx::Row;
 
 use super::filters::{invalid, where_for, Resolved, Val, Where};
 use super::rows::{self, AWARD_COLS, OPP_COLS, PERMIT_COLS, RISK_COLS, SUPPLIER_COLS};
@@ -17,7 +19,7 @@ use crate::catalog::states::{State, StateContext};
 use crate::catalog::text;
 use crate::error::{EngineError, EngineResult};
 
-type Query<'q> = sqlx::query::Query<'q, Sqlite, SqliteArguments<'q>>;
+type Query<'q> = sqlx::query::Query<'q, Db, AnyArguments<'q>>;
 
 fn bind<'q>(mut q: Query<'q>, vals: &'q [Val]) -> Query<'q> {
     for v in vals {
@@ -102,6 +104,7 @@ impl Market {
             "select {cols} from {from} where {} order by {order} limit ? offset ?",
             w.sql()
         );
+        let sql = crate::store::numbered(&sql);
         let rows = bind(sqlx::query(&sql), &w.binds)
             .bind(i64::from(page) + 1)
             .bind(offset as i64)
@@ -196,6 +199,7 @@ impl Market {
             "select {AWARD_COLS} from mk_awards a where {} order by a.amount desc limit 3",
             side.sql()
         );
+        let sql = crate::store::numbered(&sql);
         for s in suppliers.iter_mut() {
             let rows = bind(sqlx::query(&sql).bind(s.id.as_str()), &side.binds)
                 .fetch_all(self.store.pool())
@@ -227,6 +231,7 @@ impl Market {
         let sql = format!(
             "select {RISK_COLS} from mk_risks r where r.rfc in ({placeholders}) order by r.date desc"
         );
+        let sql = crate::store::numbered(&sql);
         let mut q = sqlx::query(&sql);
         for r in rfcs {
             q = q.bind(r.as_str());
@@ -242,6 +247,7 @@ impl Market {
         let sql = format!(
             "select {PERMIT_COLS} from mk_permits p where p.holder_rfc = ? or p.holder_id = ? order by p.date desc limit 50"
         );
+        let sql = crate::store::numbered(&sql);
         let rows = sqlx::query(&sql)
             .bind(rfc)
             .bind(rfc)
@@ -254,6 +260,7 @@ impl Market {
         let sql = format!(
             "select {AWARD_COLS} from mk_awards a where a.supplier_id = ? order by a.date desc, a.id desc limit ?"
         );
+        let sql = crate::store::numbered(&sql);
         let rows = sqlx::query(&sql)
             .bind(supplier_id)
             .bind(limit)
@@ -262,7 +269,7 @@ impl Market {
         rows.iter().map(rows::award).collect()
     }
 
-    async fn one(&self, sql: &str, id: Val) -> EngineResult<Option<SqliteRow>> {
+    async fn one(&self, sql: &str, id: Val) -> EngineResult<Option<DbRow>> {
         let binds = [id];
         Ok(bind(sqlx::query(sql), &binds)
             .fetch_optional(self.store.pool())
@@ -291,6 +298,7 @@ impl Market {
         };
         if let Some(id) = r.strip_prefix("company:") {
             let sql = format!("select {SUPPLIER_COLS} from mk_suppliers s where s.id = ?");
+            let sql = crate::store::numbered(&sql);
             let row = self
                 .one(&sql, Val::Text(id.to_string()))
                 .await?
@@ -335,6 +343,7 @@ impl Market {
         let result = match kind {
             "opportunity" => {
                 let sql = format!("select {OPP_COLS} from mk_opportunities o where o.id = ?");
+                let sql = crate::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Opportunity,
@@ -343,6 +352,7 @@ impl Market {
             }
             "award" => {
                 let sql = format!("select {AWARD_COLS} from mk_awards a where a.id = ?");
+                let sql = crate::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 let mut a = rows::award(&row)?;
                 let marks = self.marks_for(std::slice::from_ref(&a.supplier_id)).await?;
@@ -356,6 +366,7 @@ impl Market {
             }
             "permit" => {
                 let sql = format!("select {PERMIT_COLS} from mk_permits p where p.id = ?");
+                let sql = crate::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Permit,
@@ -364,6 +375,7 @@ impl Market {
             }
             "risk" => {
                 let sql = format!("select {RISK_COLS} from mk_risks r where r.id = ?");
+                let sql = crate::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Risk,
@@ -379,6 +391,7 @@ impl Market {
         let (from, _, _) = table(kind);
         let w = where_for(kind, r, None);
         let sql = format!("select count(*) from {from} where {}", w.sql());
+        let sql = crate::store::numbered(&sql);
         let row = bind(sqlx::query(&sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
@@ -516,6 +529,7 @@ impl Market {
              ) g order by {order} limit ?",
             w.sql()
         );
+        let sql = crate::store::numbered(&sql);
         let rows = bind(sqlx::query(&sql), &w.binds)
             .bind(i64::from(limit) + 1)
             .fetch_all(self.store.pool())
@@ -613,6 +627,7 @@ impl Market {
         let sql = format!(
             "select {SUPPLIER_COLS} from mk_suppliers s where s.id = ? or s.rfc = ? limit 1"
         );
+        let sql = crate::store::numbered(&sql);
         let supplier = match sqlx::query(&sql)
             .bind(&key)
             .bind(&key)
@@ -628,7 +643,7 @@ impl Market {
             .unwrap_or(key.clone());
         let by_year_rows = sqlx::query(
             "select a.year, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) \
-             from mk_awards a where a.supplier_id = ? group by a.year order by a.year",
+             from mk_awards a where a.supplier_id = $1 group by a.year order by a.year",
         )
         .bind(&supplier_id)
         .fetch_all(self.store.pool())
@@ -701,6 +716,7 @@ impl Market {
                 "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0), count(distinct a.supplier_id) from mk_awards a where {}",
                 w.sql()
             );
+            let sql = crate::store::numbered(&sql);
             let row = bind(sqlx::query(&sql), &w.binds)
                 .fetch_one(self.store.pool())
                 .await?;
@@ -711,6 +727,7 @@ impl Market {
                 "select a.buyer, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) as amt from mk_awards a where {} group by a.buyer order by amt desc limit 3",
                 w.sql()
             );
+            let sql = crate::store::numbered(&sql);
             let buyers = bind(sqlx::query(&sql), &w.binds)
                 .fetch_all(self.store.pool())
                 .await?;
@@ -760,6 +777,7 @@ impl Market {
             let sql = format!(
                 "select coalesce(rfc, id) from mk_suppliers where rfc in ({placeholders}) or id in ({placeholders})"
             );
+            let sql = crate::store::numbered(&sql);
             let mut q = sqlx::query(&sql);
             for k in keys.iter().chain(keys.iter()) {
                 q = q.bind(k.as_str());

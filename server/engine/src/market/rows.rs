@@ -1,7 +1,7 @@
 //! Mapping SQLite rows to result rows, with Spanish `ref_label`s and stable refs
 //! (`company:<id>`, `record:<kind>:<id>`).
 
-use sqlx::sqlite::SqliteRow;
+use crate::store::DbRow;
 use sqlx::Row;
 
 use super::types::*;
@@ -44,7 +44,7 @@ fn state_name(code: Option<i64>) -> Option<String> {
         .map(|s| s.name().to_string())
 }
 
-pub fn supplier(row: &SqliteRow) -> EngineResult<SupplierRow> {
+pub fn supplier(row: &DbRow) -> EngineResult<SupplierRow> {
     let id: String = row.try_get("id")?;
     let name: String = row.try_get("name")?;
     let state = state_name(row.try_get("state_code")?);
@@ -78,7 +78,7 @@ pub fn supplier(row: &SqliteRow) -> EngineResult<SupplierRow> {
     })
 }
 
-pub fn award(row: &SqliteRow) -> EngineResult<AwardRow> {
+pub fn award(row: &DbRow) -> EngineResult<AwardRow> {
     let id: i64 = row.try_get("id")?;
     let supplier_id: String = row.try_get("supplier_id")?;
     let supplier_name: String = row.try_get("supplier_name")?;
@@ -131,7 +131,7 @@ pub fn award_evidence(a: &AwardRow) -> Evidence {
     }
 }
 
-pub fn opportunity(row: &SqliteRow) -> EngineResult<OpportunityRow> {
+pub fn opportunity(row: &DbRow) -> EngineResult<OpportunityRow> {
     let id: i64 = row.try_get("id")?;
     let title: String = row.try_get("title")?;
     let buyer: String = row.try_get("buyer")?;
@@ -161,7 +161,7 @@ pub fn opportunity(row: &SqliteRow) -> EngineResult<OpportunityRow> {
     })
 }
 
-pub fn permit(row: &SqliteRow) -> EngineResult<PermitRow> {
+pub fn permit(row: &DbRow) -> EngineResult<PermitRow> {
     let id: i64 = row.try_get("id")?;
     let holder_name: String = row.try_get("holder_name")?;
     let permit_type: String = row.try_get("permit_type")?;
@@ -183,7 +183,7 @@ pub fn permit(row: &SqliteRow) -> EngineResult<PermitRow> {
     })
 }
 
-pub fn risk(row: &SqliteRow) -> EngineResult<RiskRow> {
+pub fn risk(row: &DbRow) -> EngineResult<RiskRow> {
     let id: i64 = row.try_get("id")?;
     let name: String = row.try_get("name")?;
     let mark_kind: String = row.try_get("mark_kind")?;

@@ -221,7 +221,7 @@ impl People {
         handles: &[String],
     ) -> EngineResult<HashMap<String, Revealed>>
     where
-        E: sqlx::Executor<'e, Database = sqlx::Sqlite>,
+        E: sqlx::Executor<'e, Database = crate::store::Db>,
     {
         if handles.is_empty() {
             return Ok(HashMap::new());
@@ -231,6 +231,7 @@ impl People {
             "select person_id, full_name, email, revealed_at from people_reveals
               where workspace_id = ? and person_id in ({marks})"
         );
+        let sql = crate::store::numbered(&sql);
         let mut q = sqlx::query(&sql).bind(workspace_id);
         for h in handles {
             q = q.bind(h);
@@ -335,7 +336,7 @@ impl People {
         sqlx::query(
             "insert into people_quotes (id, workspace_id, user_id, token, handles, price,
                                         already_revealed, created_at, expires_at)
-             values (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+             values ($1, $2, $3, $4, $5, $6, $7, $8, $9)",
         )
         .bind(&id)
         .bind(&caller.workspace_id)
@@ -362,7 +363,7 @@ impl People {
     async fn load_quote(&self, caller: &Caller, quote_id: &str) -> EngineResult<QuoteRow> {
         let id = quote_id.trim().trim_start_matches("quote:");
         let row = sqlx::query(
-            "select token, handles, expires_at from people_quotes where id = ? and workspace_id = ?",
+            "select token, handles, expires_at from people_quotes where id = $1 and workspace_id = $2",
         )
         .bind(id)
         .bind(&caller.workspace_id)
@@ -396,7 +397,7 @@ impl People {
             .await?
             .len();
         let executed: i64 = sqlx::query_scalar(
-            "select count(*) from people_reveal_runs where workspace_id = ? and quote_id = ?",
+            "select count(*) from people_reveal_runs where workspace_id = $1 and quote_id = $2",
         )
         .bind(&caller.workspace_id)
         .bind(&id)
@@ -534,7 +535,7 @@ impl People {
 
         let mut tx = self.store.begin_write().await?;
         let ran: Option<i64> = sqlx::query_scalar(
-            "select 1 from people_reveal_runs where workspace_id = ? and idempotency_key = ?",
+            "select 1 from people_reveal_runs where workspace_id = $1 and idempotency_key = $2",
         )
         .bind(&caller.workspace_id)
         .bind(key)
@@ -602,7 +603,7 @@ impl People {
                 "insert into people_reveals (workspace_id, person_id, company_ref, company_name, role,
                                              full_name, email, revealed_by, quote_id, receipt_id,
                                              surface, revealed_at)
-                 values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                 values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
             )
             .bind(&caller.workspace_id)
             .bind(*handle)
@@ -622,7 +623,7 @@ impl People {
         sqlx::query(
             "insert into people_reveal_runs (workspace_id, idempotency_key, quote_id, receipt_id,
                                              charged, newly_revealed, created_at)
-             values (?, ?, ?, ?, ?, ?, ?)",
+             values ($1, $2, $3, $4, $5, $6, $7)",
         )
         .bind(&caller.workspace_id)
         .bind(key)
@@ -658,7 +659,7 @@ impl People {
     ) -> EngineResult<Option<RevealOutcome>> {
         let Some(run) = sqlx::query(
             "select quote_id, receipt_id, charged, newly_revealed from people_reveal_runs
-              where workspace_id = ? and idempotency_key = ?",
+              where workspace_id = $1 and idempotency_key = $2",
         )
         .bind(&caller.workspace_id)
         .bind(key)
@@ -747,8 +748,8 @@ impl People {
             "select r.person_id, r.company_ref, r.company_name, r.role, r.revealed_at,
                     coalesce(u.display_name, 'Integración') as who
                from people_reveals r left join users u on u.id = r.revealed_by
-              where r.workspace_id = ? and (? is null or r.company_ref = ?)
-              order by r.revealed_at desc, r.person_id limit ?",
+              where r.workspace_id = $1 and ($2 is null or r.company_ref = $3)
+              order by r.revealed_at desc, r.person_id limit $4",
         )
         .bind(&caller.workspace_id)
         .bind(company.map(|c| format!("company:{c}")))

@@ -101,7 +101,7 @@ impl EmbeddedProvider {
     }
 
     async fn company(&self, company_id: &str) -> EngineResult<Option<directory::Company>> {
-        let row = sqlx::query("select id, name, website from mk_suppliers where id = ?")
+        let row = sqlx::query("select id, name, website from mk_suppliers where id = $1")
             .bind(company_id)
             .fetch_optional(self.store.pool())
             .await?;

@@ -28,7 +28,7 @@ pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
     ] {
         sqlx::query(
             "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, website, source, created_at)
-             values (?, ?, 1, ?, 14, ?, 'test', 0)",
+             values ($1, $2, 1, $3, 14, $4, 'test', 0)",
         )
         .bind(id)
         .bind(id)
@@ -209,7 +209,7 @@ async fn quote_prices_only_people_not_yet_revealed_and_keeps_the_token_server_si
     assert_eq!(row.fields["contact_credits_balance"], json!(100));
     assert!(row.fields["expires_in_seconds"].as_i64().unwrap() > 590);
     let quote_id = row.fields["quote_id"].as_str().unwrap().to_owned();
-    let token: String = sqlx::query_scalar("select token from people_quotes where id = ?")
+    let token: String = sqlx::query_scalar("select token from people_quotes where id = $1")
         .bind(&quote_id)
         .fetch_one(engine.store.pool())
         .await
@@ -332,7 +332,7 @@ async fn an_expired_quote_fails_with_quote_expired_and_charges_nothing() {
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::QuoteExpired);
     // Through the tool, with the quote aged in the database.
-    sqlx::query("update people_quotes set expires_at = ? where id = ?")
+    sqlx::query("update people_quotes set expires_at = $1 where id = $2")
         .bind(now - 1)
         .bind(&q.id)
         .execute(engine.store.pool())

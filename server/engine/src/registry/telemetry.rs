@@ -19,7 +19,7 @@ pub struct ToolUsed<'a> {
 pub async fn record(store: &Store, event: &ToolUsed<'_>) {
     let res = sqlx::query(
         "insert into tool_calls (event, workspace_id, user_id, tool, ok, duration_ms, surface, error_code, created_at)
-         values ('agent_tool_used', ?, ?, ?, ?, ?, ?, ?, ?)",
+         values ('agent_tool_used', $1, $2, $3, $4, $5, $6, $7, $8)",
     )
     .bind(event.workspace_id)
     .bind(event.user_id)

@@ -689,8 +689,8 @@ async fn every_call_leaves_a_telemetry_row_and_lost_telemetry_never_fails_a_call
     let (engine, caller) = engine_with(vec![]).await;
     call(&engine, &caller, "usage", json!({}), Surface::Mcp).await;
     call(&engine, &caller, "usage", json!({"x": 1}), Surface::Luna).await;
-    let rows: Vec<(String, bool, String)> = sqlx::query_as(
-        "select tool, ok, surface from tool_calls where workspace_id = ? and event = 'agent_tool_used' order by id",
+    let rows: Vec<(String, i64, String)> = sqlx::query_as(
+        "select tool, ok, surface from tool_calls where workspace_id = $1 and event = 'agent_tool_used' order by id",
     )
     .bind(&caller.workspace_id)
     .fetch_all(engine.store.pool())
@@ -699,8 +699,8 @@ async fn every_call_leaves_a_telemetry_row_and_lost_telemetry_never_fails_a_call
     assert_eq!(
         rows,
         vec![
-            ("usage".into(), true, "mcp".into()),
-            ("usage".into(), false, "luna".into())
+            ("usage".into(), 1, "mcp".into()),
+            ("usage".into(), 0, "luna".into())
         ]
     );
     sqlx::query("drop table tool_calls")

@@ -395,7 +395,7 @@ fn decode<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
         .unwrap_or_default()
 }
 
-fn run_from_row(row: &sqlx::sqlite::SqliteRow) -> EngineResult<Run> {
+fn run_from_row(row: &crate::store::DbRow) -> EngineResult<Run> {
     let result: Option<String> = row.try_get("result")?;
     Ok(Run {
         id: row.try_get("id")?,
@@ -418,11 +418,12 @@ fn run_from_row(row: &sqlx::sqlite::SqliteRow) -> EngineResult<Run> {
 }
 
 async fn load(
-    conn: &mut sqlx::SqliteConnection,
+    conn: &mut crate::store::Conn,
     column: &str,
     value: &str,
 ) -> EngineResult<Option<Run>> {
     let sql = format!("select * from research_runs where {column} = ?");
+    let sql = crate::store::numbered(&sql);
     let row = sqlx::query(&sql)
         .bind(value)
         .fetch_optional(&mut *conn)
@@ -453,9 +454,9 @@ pub async fn proposal(engine: &Engine, caller: &Caller, proposal_id: &str) -> En
     }
 }
 
-async fn running_in(conn: &mut sqlx::SqliteConnection, workspace_id: &str) -> EngineResult<i64> {
+async fn running_in(conn: &mut crate::store::Conn, workspace_id: &str) -> EngineResult<i64> {
     Ok(sqlx::query_scalar(
-        "select count(*) from research_runs where workspace_id = ? and status = 'running'",
+        "select count(*) from research_runs where workspace_id = $1 and status = 'running'",
     )
     .bind(workspace_id)
     .fetch_one(&mut *conn)
@@ -554,7 +555,7 @@ pub async fn propose(
     sqlx::query(
         "insert into research_runs (id, proposal_id, workspace_id, session_id, user_id, brief, refs,
              title, status, inference_cap, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, 'propuesta', ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, 'propuesta', $9, $10, $11)",
     )
     .bind(new_id("run"))
     .bind(&proposal_id)
@@ -612,9 +613,9 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
     }
     let now = now_ms();
     let moved = sqlx::query(
-        "update research_runs set status = 'running', user_id = ?, inference_cap = ?,
-             started_at = ?, updated_at = ?
-         where id = ? and status = 'propuesta'",
+        "update research_runs set status = 'running', user_id = $1, inference_cap = $2,
+             started_at = $3, updated_at = $4
+         where id = $5 and status = 'propuesta'",
     )
     .bind(&caller.user_id)
     .bind(i64::from(cap))
@@ -656,8 +657,8 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
 async fn stop(engine: &Engine, run_id: &str, status: &str, why: &str) -> EngineResult<Option<Run>> {
     let mut tx = engine.sessions.begin().await?;
     let moved = sqlx::query(
-        "update research_runs set status = ?, error = ?, finished_at = ?, updated_at = ?
-         where id = ? and status = 'running'",
+        "update research_runs set status = $1, error = $2, finished_at = $3, updated_at = $4
+         where id = $5 and status = 'running'",
     )
     .bind(status)
     .bind(why)
@@ -718,7 +719,7 @@ pub async fn steer(
     let mut tx = engine.sessions.begin().await?;
     let run_id: Option<String> = sqlx::query_scalar(
         "select id from research_runs
-         where workspace_id = ? and session_id = ? and status = 'running'
+         where workspace_id = $1 and session_id = $2 and status = 'running'
          order by started_at desc limit 1",
     )
     .bind(&caller.workspace_id)
@@ -729,7 +730,7 @@ pub async fn steer(
         tx.rollback().await?;
         return Ok(None);
     };
-    sqlx::query("insert into research_steering (run_id, text, created_at) values (?, ?, ?)")
+    sqlx::query("insert into research_steering (run_id, text, created_at) values ($1, $2, $3)")
         .bind(&run_id)
         .bind(text.trim())
         .bind(now_ms())
@@ -741,7 +742,7 @@ pub async fn steer(
 
 async fn pending_steering(engine: &Engine, run_id: &str) -> EngineResult<Vec<(i64, String)>> {
     let rows = sqlx::query(
-        "select id, text from research_steering where run_id = ? and applied_phase is null order by id",
+        "select id, text from research_steering where run_id = $1 and applied_phase is null order by id",
     )
     .bind(run_id)
     .fetch_all(engine.store.pool())
@@ -788,7 +789,7 @@ pub async fn resume_all(engine: &Engine) -> EngineResult<Vec<tokio::task::JoinHa
     for row in rows {
         let id: String = row.try_get("id")?;
         let resumes: i64 = sqlx::query_scalar(
-            "update research_runs set resumes = resumes + 1, updated_at = ? where id = ? returning resumes",
+            "update research_runs set resumes = resumes + 1, updated_at = $1 where id = $2 returning resumes",
         )
         .bind(now_ms())
         .bind(&id)
@@ -865,7 +866,7 @@ async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
     };
     let mut tx = engine.sessions.begin().await?;
     let status: Option<String> =
-        sqlx::query_scalar("select status from research_runs where id = ?")
+        sqlx::query_scalar("select status from research_runs where id = $1")
             .bind(&run.id)
             .fetch_optional(&mut *tx)
             .await?;
@@ -902,10 +903,10 @@ async fn commit_phase(
     let mut tx = engine.sessions.begin().await?;
     let now = now_ms();
     let moved = sqlx::query(
-        "update research_runs set next_phase = ?, checkpoints = ?, inference_used = ?,
-             status = ?, result = ?, finished_at = case when ? then ? else finished_at end,
-             updated_at = ?
-         where id = ? and status = 'running' and next_phase = ?",
+        "update research_runs set next_phase = $1, checkpoints = $2, inference_used = $3,
+             status = $4, result = $5, finished_at = case when $6 then $7 else finished_at end,
+             updated_at = $8
+         where id = $9 and status = 'running' and next_phase = $10",
     )
     .bind(next.next_phase as i64)
     .bind(serde_json::to_string(&next.checkpoints).map_err(EngineError::internal)?)
@@ -932,8 +933,8 @@ async fn commit_phase(
     let upto = next.checkpoints[k].steering_upto;
     if upto > 0 {
         sqlx::query(
-            "update research_steering set applied_phase = ?
-             where run_id = ? and applied_phase is null and id <= ?",
+            "update research_steering set applied_phase = $1
+             where run_id = $2 and applied_phase is null and id <= $3",
         )
         .bind(k as i64)
         .bind(&run.id)

@@ -119,7 +119,7 @@ fn assert_anchored(text: &str, anchors: &[Anchor]) {
 }
 
 async fn tool_calls(engine: &Engine, caller: &Caller, tool: &str) -> i64 {
-    sqlx::query_scalar("select count(*) from tool_calls where workspace_id = ? and tool = ?")
+    sqlx::query_scalar("select count(*) from tool_calls where workspace_id = $1 and tool = $2")
         .bind(&caller.workspace_id)
         .bind(tool)
         .fetch_one(engine.store.pool())
@@ -255,7 +255,7 @@ async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_pha
 #[tokio::test]
 async fn an_interrupted_run_is_failed_and_reported_after_too_many_restarts() {
     let (engine, caller, session, run) = started(Plan::Founder).await;
-    sqlx::query("update research_runs set resumes = ? where id = ?")
+    sqlx::query("update research_runs set resumes = $1 where id = $2")
         .bind(super::MAX_RESUMES)
         .bind(&run)
         .execute(engine.store.pool())
@@ -384,7 +384,7 @@ async fn explorer_and_the_concurrency_limit_are_refused_with_typed_errors() {
     assert_eq!(e.code, ErrorCode::PlanLimit);
     // The inference cap comes from the plan.
     let run: i64 = sqlx::query_scalar(
-        "select inference_cap from research_runs where status = 'running' and workspace_id = ?",
+        "select inference_cap from research_runs where status = 'running' and workspace_id = $1",
     )
     .bind(&caller.workspace_id)
     .fetch_one(engine.store.pool())
@@ -407,7 +407,7 @@ async fn accepting_the_card_twice_starts_exactly_one_run() {
     assert!(replay.already);
     assert_eq!(replay.run_id, run);
     let running: i64 = sqlx::query_scalar(
-        "select count(*) from research_runs where workspace_id = ? and status = 'running'",
+        "select count(*) from research_runs where workspace_id = $1 and status = 'running'",
     )
     .bind(&caller.workspace_id)
     .fetch_one(engine.store.pool())
@@ -459,7 +459,7 @@ async fn steering_past_the_inference_cap_is_reported_and_not_applied() {
     let (engine, caller, session, run) = started(Plan::Founder).await;
     super::drive(&engine, &run, Some(1)).await.unwrap();
     // Framing spent the run's only model step.
-    sqlx::query("update research_runs set inference_cap = 1 where id = ?")
+    sqlx::query("update research_runs set inference_cap = 1 where id = $1")
         .bind(&run)
         .execute(engine.store.pool())
         .await

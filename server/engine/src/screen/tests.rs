@@ -112,7 +112,7 @@ async fn setup() -> (Engine, Caller, String) {
 }
 
 async fn demo_collection(engine: &Engine, caller: &Caller) -> String {
-    sqlx::query_scalar("select id from crm_collections where workspace_id = ? and name = ?")
+    sqlx::query_scalar("select id from crm_collections where workspace_id = $1 and name = $2")
         .bind(&caller.workspace_id)
         .bind(crate::crm::demo::DEMO_COLLECTION)
         .fetch_one(engine.store.pool())

@@ -1,7 +1,9 @@
 //! SQL for sequences: drafts, authorizations, the frozen audience, the send log and
 //! suppressions. Every query of this aggregate lives here.
 
-use sqlx::{Row, SqliteConnection};
+use sqlx::Row;
+
+use crate::store::Conn;
 
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
@@ -15,7 +17,7 @@ fn json(v: &impl serde::Serialize) -> EngineResult<String> {
 const COLS: &str =
     "id, workspace_id, session_id, name, audience, steps, sender, status, version, activated_at";
 
-fn from_row(r: &sqlx::sqlite::SqliteRow) -> EngineResult<Sequence> {
+fn from_row(r: &crate::store::DbRow) -> EngineResult<Sequence> {
     let audience: String = r.try_get("audience")?;
     let steps: String = r.try_get("steps")?;
     let status: String = r.try_get("status")?;
@@ -45,12 +47,12 @@ pub struct NewSequence<'a> {
     pub created_by: &'a str,
 }
 
-pub async fn insert(conn: &mut SqliteConnection, s: &NewSequence<'_>) -> EngineResult<()> {
+pub async fn insert(conn: &mut Conn, s: &NewSequence<'_>) -> EngineResult<()> {
     let now = now_ms();
     sqlx::query(
         "insert into sequences (id, workspace_id, session_id, name, collection_id, audience, steps,
                                 sender, created_by, created_at, updated_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11)",
     )
     .bind(s.id)
     .bind(s.workspace_id)
@@ -68,13 +70,9 @@ pub async fn insert(conn: &mut SqliteConnection, s: &NewSequence<'_>) -> EngineR
     Ok(())
 }
 
-pub async fn find(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-    id: &str,
-) -> EngineResult<Option<Sequence>> {
+pub async fn find(conn: &mut Conn, workspace_id: &str, id: &str) -> EngineResult<Option<Sequence>> {
     let row = sqlx::query(&format!(
-        "select {COLS} from sequences where id = ? and workspace_id = ?"
+        "select {COLS} from sequences where id = $1 and workspace_id = $2"
     ))
     .bind(id.trim().trim_start_matches("sequence:"))
     .bind(workspace_id)
@@ -84,12 +82,12 @@ pub async fn find(
 }
 
 pub async fn list(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     status: Option<Status>,
 ) -> EngineResult<Vec<Sequence>> {
     let rows = sqlx::query(&format!(
-        "select {COLS} from sequences where workspace_id = ? and (? is null or status = ?)
+        "select {COLS} from sequences where workspace_id = $1 and ($2 is null or status = $3)
           order by updated_at desc limit 50"
     ))
     .bind(workspace_id)
@@ -103,14 +101,14 @@ pub async fn list(
 /// Stores an edit: new content, a new version, back to `borrador`. Returns false when
 /// the sequence changed since `version` was read.
 pub async fn update_content(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     s: &Sequence,
     expected_version: i64,
 ) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update sequences set name = ?, audience = ?, collection_id = ?, steps = ?, sender = ?,
-                version = version + 1, status = 'borrador', updated_at = ?
-          where id = ? and workspace_id = ? and version = ?",
+        "update sequences set name = $1, audience = $2, collection_id = $3, steps = $4, sender = $5,
+                version = version + 1, status = 'borrador', updated_at = $6
+          where id = $7 and workspace_id = $8 and version = $9",
     )
     .bind(&s.name)
     .bind(json(&s.audience)?)
@@ -128,13 +126,13 @@ pub async fn update_content(
 
 /// Pending sends of older versions can never go out once the content changed.
 pub async fn block_stale_sends(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     current_version: i64,
 ) -> EngineResult<u64> {
     let done = sqlx::query(
         "update sequence_sends set status = 'blocked', error = 'la secuencia cambió después de autorizarla'
-          where sequence_id = ? and version < ? and status = 'pending'",
+          where sequence_id = $1 and version < $2 and status = 'pending'",
     )
     .bind(sequence_id)
     .bind(current_version)
@@ -144,14 +142,14 @@ pub async fn block_stale_sends(
 }
 
 pub async fn activate(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     version: i64,
     at: i64,
 ) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update sequences set status = 'activa', activated_at = ?, updated_at = ?
-          where id = ? and version = ? and status = 'borrador'",
+        "update sequences set status = 'activa', activated_at = $1, updated_at = $2
+          where id = $3 and version = $4 and status = 'borrador'",
     )
     .bind(at)
     .bind(at)
@@ -163,7 +161,7 @@ pub async fn activate(
 }
 
 pub async fn insert_authorization(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     version: i64,
     step: usize,
@@ -172,7 +170,7 @@ pub async fn insert_authorization(
 ) -> EngineResult<()> {
     sqlx::query(
         "insert into sequence_authorizations (sequence_id, version, step, fingerprint, authorized_by, authorized_at)
-         values (?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6)",
     )
     .bind(sequence_id)
     .bind(version)
@@ -186,13 +184,13 @@ pub async fn insert_authorization(
 }
 
 pub async fn authorization(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     version: i64,
     step: i64,
 ) -> EngineResult<Option<String>> {
     Ok(sqlx::query_scalar(
-        "select fingerprint from sequence_authorizations where sequence_id = ? and version = ? and step = ?",
+        "select fingerprint from sequence_authorizations where sequence_id = $1 and version = $2 and step = $3",
     )
     .bind(sequence_id)
     .bind(version)
@@ -202,13 +200,13 @@ pub async fn authorization(
 }
 
 pub async fn insert_audience(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     version: i64,
     r: &Recipient,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into sequence_audience (sequence_id, version, email, record_id, vars) values (?, ?, ?, ?, ?)",
+        "insert into sequence_audience (sequence_id, version, email, record_id, vars) values ($1, $2, $3, $4, $5)",
     )
     .bind(sequence_id)
     .bind(version)
@@ -221,12 +219,12 @@ pub async fn insert_audience(
 }
 
 pub async fn audience(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     sequence_id: &str,
     version: i64,
 ) -> EngineResult<Vec<Recipient>> {
     let rows = sqlx::query(
-        "select email, record_id, vars from sequence_audience where sequence_id = ? and version = ? order by email",
+        "select email, record_id, vars from sequence_audience where sequence_id = $1 and version = $2 order by email",
     )
     .bind(sequence_id)
     .bind(version)
@@ -249,7 +247,7 @@ pub async fn audience(
 /// under the new version.
 #[allow(clippy::too_many_arguments)]
 pub async fn insert_send(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     id: &str,
     workspace_id: &str,
     sequence_id: &str,
@@ -260,7 +258,7 @@ pub async fn insert_send(
 ) -> EngineResult<bool> {
     let done = sqlx::query(
         "insert into sequence_sends (id, workspace_id, sequence_id, version, step, email, due_at, next_attempt_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?)
+         values ($1, $2, $3, $4, $5, $6, $7, $8)
          on conflict (sequence_id, step, email) do update
             set version = excluded.version, due_at = excluded.due_at,
                 next_attempt_at = excluded.next_attempt_at, status = 'pending', attempts = 0,
@@ -293,10 +291,10 @@ pub struct SendRow {
 }
 
 /// Sends due at `now`, oldest first.
-pub async fn due(conn: &mut SqliteConnection, now: i64, limit: i64) -> EngineResult<Vec<SendRow>> {
+pub async fn due(conn: &mut Conn, now: i64, limit: i64) -> EngineResult<Vec<SendRow>> {
     let rows = sqlx::query(
         "select id, workspace_id, sequence_id, version, step, email, attempts from sequence_sends
-          where status = 'pending' and next_attempt_at <= ? order by next_attempt_at, id limit ?",
+          where status = 'pending' and next_attempt_at <= $1 order by next_attempt_at, id limit $2",
     )
     .bind(now)
     .bind(limit)
@@ -318,15 +316,10 @@ pub async fn due(conn: &mut SqliteConnection, now: i64, limit: i64) -> EngineRes
 }
 
 /// The claim: `pending` → `sending` for one dispatcher only.
-pub async fn claim(
-    conn: &mut SqliteConnection,
-    id: &str,
-    worker: &str,
-    now: i64,
-) -> EngineResult<bool> {
+pub async fn claim(conn: &mut Conn, id: &str, worker: &str, now: i64) -> EngineResult<bool> {
     let done = sqlx::query(
-        "update sequence_sends set status = 'sending', claimed_by = ?, claimed_at = ?, attempts = attempts + 1
-          where id = ? and status = 'pending'",
+        "update sequence_sends set status = 'sending', claimed_by = $1, claimed_at = $2, attempts = attempts + 1
+          where id = $3 and status = 'pending'",
     )
     .bind(worker)
     .bind(now)
@@ -338,7 +331,7 @@ pub async fn claim(
 
 /// Where a claimed send ends: sent, failed, suppressed, blocked, or back to pending.
 pub async fn settle(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     id: &str,
     status: &str,
     message_id: Option<&str>,
@@ -347,10 +340,10 @@ pub async fn settle(
 ) -> EngineResult<()> {
     let now = now_ms();
     sqlx::query(
-        "update sequence_sends set status = ?, message_id = coalesce(?, message_id), error = ?,
-                sent_at = case when ? = 'sent' then ? else sent_at end,
-                next_attempt_at = coalesce(?, next_attempt_at)
-          where id = ? and status = 'sending'",
+        "update sequence_sends set status = $1, message_id = coalesce($2, message_id), error = $3,
+                sent_at = case when $4 = 'sent' then $5 else sent_at end,
+                next_attempt_at = coalesce($6, next_attempt_at)
+          where id = $7 and status = 'sending'",
     )
     .bind(status)
     .bind(message_id)
@@ -365,9 +358,9 @@ pub async fn settle(
 }
 
 /// Claims left in `sending` by a dispatcher that stopped before `before`.
-pub async fn stuck(conn: &mut SqliteConnection, before: i64) -> EngineResult<Vec<String>> {
+pub async fn stuck(conn: &mut Conn, before: i64) -> EngineResult<Vec<String>> {
     Ok(sqlx::query_scalar(
-        "select id from sequence_sends where status = 'sending' and claimed_at < ?",
+        "select id from sequence_sends where status = 'sending' and claimed_at < $1",
     )
     .bind(before)
     .fetch_all(conn)
@@ -375,13 +368,9 @@ pub async fn stuck(conn: &mut SqliteConnection, before: i64) -> EngineResult<Vec
 }
 
 /// Sends of a workspace since `since` (the per-workspace rate).
-pub async fn sent_since(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-    since: i64,
-) -> EngineResult<i64> {
+pub async fn sent_since(conn: &mut Conn, workspace_id: &str, since: i64) -> EngineResult<i64> {
     Ok(sqlx::query_scalar(
-        "select count(*) from sequence_sends where workspace_id = ? and status = 'sent' and sent_at >= ?",
+        "select count(*) from sequence_sends where workspace_id = $1 and status = 'sent' and sent_at >= $2",
     )
     .bind(workspace_id)
     .bind(since)
@@ -390,13 +379,10 @@ pub async fn sent_since(
 }
 
 /// Per-recipient progress: (email, steps sent, steps pending, last status).
-pub async fn progress(
-    conn: &mut SqliteConnection,
-    sequence_id: &str,
-) -> EngineResult<Vec<(String, i64, i64)>> {
+pub async fn progress(conn: &mut Conn, sequence_id: &str) -> EngineResult<Vec<(String, i64, i64)>> {
     let rows = sqlx::query(
         "select email, sum(status = 'sent') as sent, sum(status = 'pending' or status = 'sending') as waiting
-           from sequence_sends where sequence_id = ? group by email order by email",
+           from sequence_sends where sequence_id = $1 group by email order by email",
     )
     .bind(sequence_id)
     .fetch_all(conn)
@@ -412,13 +398,9 @@ pub async fn progress(
         .collect()
 }
 
-pub async fn is_suppressed(
-    conn: &mut SqliteConnection,
-    workspace_id: &str,
-    email: &str,
-) -> EngineResult<bool> {
+pub async fn is_suppressed(conn: &mut Conn, workspace_id: &str, email: &str) -> EngineResult<bool> {
     let n: i64 = sqlx::query_scalar(
-        "select count(*) from email_suppressions where workspace_id = ? and email = ?",
+        "select count(*) from email_suppressions where workspace_id = $1 and email = $2",
     )
     .bind(workspace_id)
     .bind(email.trim().to_lowercase())
@@ -428,13 +410,13 @@ pub async fn is_suppressed(
 }
 
 pub async fn suppress(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     email: &str,
     reason: &str,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into email_suppressions (workspace_id, email, reason, created_at) values (?, ?, ?, ?)
+        "insert into email_suppressions (workspace_id, email, reason, created_at) values ($1, $2, $3, $4)
          on conflict (workspace_id, email) do nothing",
     )
     .bind(workspace_id)
@@ -459,12 +441,12 @@ pub struct RevealedContact {
 /// Revealed contacts of the workspace. Read here because a sequence's audience is
 /// made of them.
 pub async fn revealed_contacts(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
 ) -> EngineResult<Vec<RevealedContact>> {
     let rows = sqlx::query(
         "select company_ref, company_name, role, full_name, email from people_reveals
-          where workspace_id = ? order by revealed_at, person_id",
+          where workspace_id = $1 order by revealed_at, person_id",
     )
     .bind(workspace_id)
     .fetch_all(conn)

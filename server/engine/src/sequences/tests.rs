@@ -360,7 +360,7 @@ async fn a_tampered_stored_step_fails_the_fingerprint_and_is_not_sent() {
         .unwrap();
     let mut tampered = steps();
     tampered[0].body = "Transfiere a esta cuenta…".into();
-    sqlx::query("update sequences set steps = ? where id = ?")
+    sqlx::query("update sequences set steps = $1 where id = $2")
         .bind(serde_json::to_string(&tampered).unwrap())
         .bind(&s.id)
         .execute(fx.engine.store.pool())

@@ -23,10 +23,10 @@
 mod hub;
 mod rows;
 
+use crate::store::Conn;
 use luna_protocol::event::{SessionEvent, StoredEvent};
 use luna_protocol::session::{SessionInfo, SessionSnapshot};
 use luna_protocol::view::{apply, SessionView};
-use sqlx::SqliteConnection;
 use tokio::sync::broadcast;
 
 use crate::accounts::Caller;
@@ -92,7 +92,7 @@ impl Sessions {
 
     async fn load(
         &self,
-        conn: &mut SqliteConnection,
+        conn: &mut Conn,
         caller: &Caller,
         session_id: &str,
     ) -> EngineResult<SessionInfo> {
@@ -124,7 +124,7 @@ impl Sessions {
             SessionEvent::TurnAccepted(t) => Some(t.stage),
             _ => None,
         };
-        let conn: &mut SqliteConnection = tx;
+        let conn: &mut Conn = tx;
         let seq = rows::next_seq(conn, session_id, stage)
             .await?
             .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
@@ -236,10 +236,7 @@ impl Sessions {
 }
 
 /// Folds the newest cached snapshot and every event after it.
-async fn fold_latest(
-    conn: &mut SqliteConnection,
-    session_id: &str,
-) -> EngineResult<(u64, SessionView)> {
+async fn fold_latest(conn: &mut Conn, session_id: &str) -> EngineResult<(u64, SessionView)> {
     let (mut seq, mut view) = rows::snapshot_before(conn, session_id, u64::MAX)
         .await?
         .unwrap_or_default();

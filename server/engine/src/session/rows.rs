@@ -1,15 +1,15 @@
 //! SQL for work sessions: the session row, the event log and snapshots. Every query
 //! of this aggregate lives here; callers above pass the transaction or the pool.
 
+use crate::store::Conn;
 use luna_protocol::event::{SessionEvent, StoredEvent};
 use luna_protocol::session::{SessionBudget, SessionInfo, SessionMode, Stage};
 use luna_protocol::view::SessionView;
-use sqlx::{Sqlite, SqliteConnection};
 
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 
-pub type Tx<'c> = sqlx::Transaction<'c, Sqlite>;
+pub type Tx<'c> = crate::store::Tx<'c>;
 
 #[derive(Debug, sqlx::FromRow)]
 pub struct SessionRow {
@@ -54,7 +54,7 @@ const SESSION_COLUMNS: &str = "id, stage, mode, credit_cap, contact_cap, \
      credits_spent, contacts_spent, last_seq, created_at";
 
 pub async fn insert_session(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     id: &str,
     workspace_id: &str,
     user_id: &str,
@@ -62,7 +62,7 @@ pub async fn insert_session(
     let now = now_ms();
     sqlx::query(
         "insert into work_sessions (id, workspace_id, user_id, created_at, updated_at)
-         values (?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5)",
     )
     .bind(id)
     .bind(workspace_id)
@@ -76,12 +76,12 @@ pub async fn insert_session(
 
 /// The session if it belongs to `workspace_id`; another workspace's session is `None`.
 pub async fn find_session(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     id: &str,
 ) -> EngineResult<Option<SessionRow>> {
     Ok(sqlx::query_as::<_, SessionRow>(&format!(
-        "select {SESSION_COLUMNS} from work_sessions where id = ? and workspace_id = ?"
+        "select {SESSION_COLUMNS} from work_sessions where id = $1 and workspace_id = $2"
     ))
     .bind(id)
     .bind(workspace_id)
@@ -91,13 +91,13 @@ pub async fn find_session(
 
 /// The user's most recent session in the workspace.
 pub async fn latest_session(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     workspace_id: &str,
     user_id: &str,
 ) -> EngineResult<Option<SessionRow>> {
     Ok(sqlx::query_as::<_, SessionRow>(&format!(
         "select {SESSION_COLUMNS} from work_sessions
-          where workspace_id = ? and user_id = ?
+          where workspace_id = $1 and user_id = $2
           order by created_at desc, rowid desc limit 1"
     ))
     .bind(workspace_id)
@@ -110,14 +110,14 @@ pub async fn latest_session(
 /// session for the rest of the transaction, so concurrent appenders queue up), and
 /// keeps the derived `stage` column in step with `turn.accepted`.
 pub async fn next_seq(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     stage: Option<Stage>,
 ) -> EngineResult<Option<u64>> {
     let seq: Option<i64> = sqlx::query_scalar(
         "update work_sessions
-            set last_seq = last_seq + 1, stage = coalesce(?, stage), updated_at = ?
-          where id = ?
+            set last_seq = last_seq + 1, stage = coalesce($1, stage), updated_at = $2
+          where id = $3
       returning last_seq",
     )
     .bind(stage.map(Stage::as_str))
@@ -129,7 +129,7 @@ pub async fn next_seq(
 }
 
 pub async fn insert_event(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     seq: u64,
     event: &SessionEvent,
@@ -137,7 +137,7 @@ pub async fn insert_event(
     let payload = serde_json::to_string(event)
         .map_err(|e| EngineError::Internal(format!("event json: {e}")))?;
     sqlx::query(
-        "insert into session_events (session_id, seq, kind, payload, created_at) values (?, ?, ?, ?, ?)",
+        "insert into session_events (session_id, seq, kind, payload, created_at) values ($1, $2, $3, $4, $5)",
     )
     .bind(session_id)
     .bind(seq as i64)
@@ -151,14 +151,14 @@ pub async fn insert_event(
 
 /// Events with `seq > since`, in order (at most `limit`).
 pub async fn events_after(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     since: u64,
     limit: u64,
 ) -> EngineResult<Vec<StoredEvent>> {
     let rows: Vec<(i64, String)> = sqlx::query_as(
         "select seq, payload from session_events
-          where session_id = ? and seq > ? order by seq limit ?",
+          where session_id = $1 and seq > $2 order by seq limit $3",
     )
     .bind(session_id)
     .bind(since.min(i64::MAX as u64) as i64)
@@ -180,13 +180,13 @@ pub async fn events_after(
 
 /// The newest snapshot at or before `at_most`, if any.
 pub async fn snapshot_before(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     at_most: u64,
 ) -> EngineResult<Option<(u64, SessionView)>> {
     let row: Option<(i64, String)> = sqlx::query_as(
         "select seq, view from session_snapshots
-          where session_id = ? and seq <= ? order by seq desc limit 1",
+          where session_id = $1 and seq <= $2 order by seq desc limit 1",
     )
     .bind(session_id)
     .bind(at_most.min(i64::MAX as u64) as i64)
@@ -201,7 +201,7 @@ pub async fn snapshot_before(
 }
 
 pub async fn insert_snapshot(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     seq: u64,
     view: &SessionView,
@@ -209,7 +209,7 @@ pub async fn insert_snapshot(
     let json = serde_json::to_string(view)
         .map_err(|e| EngineError::Internal(format!("snapshot json: {e}")))?;
     sqlx::query(
-        "insert into session_snapshots (session_id, seq, view, created_at) values (?, ?, ?, ?)
+        "insert into session_snapshots (session_id, seq, view, created_at) values ($1, $2, $3, $4)
          on conflict (session_id, seq) do nothing",
     )
     .bind(session_id)

@@ -186,7 +186,7 @@ async fn snapshots_are_cached_and_resuming_from_every_since_point_matches_the_fu
     fold(&mut full, &log);
 
     let cached: i64 =
-        sqlx::query_scalar("select count(*) from session_snapshots where session_id = ?")
+        sqlx::query_scalar("select count(*) from session_snapshots where session_id = $1")
             .bind(&id)
             .fetch_one(sessions.store.pool())
             .await

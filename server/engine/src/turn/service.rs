@@ -52,7 +52,7 @@ pub async fn submit(
     let pool = engine.store.pool();
 
     if let Some(row) =
-        sqlx::query("select id from turns where session_id = ? and idempotency_key = ?")
+        sqlx::query("select id from turns where session_id = $1 and idempotency_key = $2")
             .bind(&session.id)
             .bind(key)
             .fetch_optional(pool)
@@ -108,7 +108,7 @@ pub async fn submit(
     let turn_id = new_id("turn");
     let inserted = sqlx::query(
         "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at)
-         values (?, ?, ?, ?, ?, 'running', ?) on conflict (session_id, idempotency_key) do nothing",
+         values ($1, $2, $3, $4, $5, 'running', $6) on conflict (session_id, idempotency_key) do nothing",
     )
     .bind(&turn_id)
     .bind(&session.id)
@@ -120,12 +120,13 @@ pub async fn submit(
     .await?;
     if inserted.rows_affected() == 0 {
         // A concurrent submit with the same key won the insert: return its turn.
-        let id: String =
-            sqlx::query_scalar("select id from turns where session_id = ? and idempotency_key = ?")
-                .bind(&session.id)
-                .bind(key)
-                .fetch_one(pool)
-                .await?;
+        let id: String = sqlx::query_scalar(
+            "select id from turns where session_id = $1 and idempotency_key = $2",
+        )
+        .bind(&session.id)
+        .bind(key)
+        .fetch_one(pool)
+        .await?;
         return Ok(TurnAck {
             turn_id: id,
             steering: false,
@@ -168,7 +169,7 @@ pub async fn submit(
             }
         };
         if let Err(e) = sqlx::query(
-            "update turns set status = ?, route = ?, steps = ?, finished_at = ? where id = ?",
+            "update turns set status = $1, route = $2, steps = $3, finished_at = $4 where id = $5",
         )
         .bind(status)
         .bind(route)

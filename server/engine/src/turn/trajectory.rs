@@ -11,7 +11,9 @@
 use luna_protocol::session::Stage;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
-use sqlx::{Row, SqliteConnection, SqlitePool};
+use sqlx::{AnyPool, Row};
+
+use crate::store::Conn;
 
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
@@ -222,20 +224,20 @@ impl Trajectory {
 
 /// Records a running turn: keeps the trajectory in memory and persists every step.
 pub struct Recorder {
-    pool: SqlitePool,
+    pool: AnyPool,
     pub trajectory: Trajectory,
 }
 
 impl Recorder {
     /// Starts the trajectory of a turn (its header row).
     pub async fn start(
-        pool: &SqlitePool,
+        pool: &AnyPool,
         workspace_id: &str,
         trajectory: Trajectory,
     ) -> EngineResult<Recorder> {
         sqlx::query(
             "insert into turn_trajectories (session_id, turn_id, workspace_id, message, stage, facts, created_at)
-             values (?, ?, ?, ?, ?, ?, ?) on conflict (session_id, turn_id) do nothing",
+             values ($1, $2, $3, $4, $5, $6, $7) on conflict (session_id, turn_id) do nothing",
         )
         .bind(&trajectory.session_id)
         .bind(&trajectory.turn_id)
@@ -274,13 +276,13 @@ fn to_json<T: Serialize>(value: &T) -> EngineResult<String> {
 /// Appends a step to the trajectory of `(session_id, turn_id)` on `conn` (inside the
 /// caller's transaction when it has one).
 pub async fn append_in(
-    conn: &mut SqliteConnection,
+    conn: &mut Conn,
     session_id: &str,
     turn_id: &str,
     step: &Step,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into trajectory_steps (session_id, turn_id, kind, body, created_at) values (?, ?, ?, ?, ?)",
+        "insert into trajectory_steps (session_id, turn_id, kind, body, created_at) values ($1, $2, $3, $4, $5)",
     )
     .bind(session_id)
     .bind(turn_id)
@@ -294,12 +296,12 @@ pub async fn append_in(
 
 /// Reads a persisted trajectory (`None` if the turn recorded none).
 pub async fn load(
-    pool: &SqlitePool,
+    pool: &AnyPool,
     session_id: &str,
     turn_id: &str,
 ) -> EngineResult<Option<Trajectory>> {
     let Some(head) = sqlx::query(
-        "select message, stage, facts from turn_trajectories where session_id = ? and turn_id = ?",
+        "select message, stage, facts from turn_trajectories where session_id = $1 and turn_id = $2",
     )
     .bind(session_id)
     .bind(turn_id)
@@ -315,7 +317,7 @@ pub async fn load(
     let facts = serde_json::from_str(&facts)
         .map_err(|e| EngineError::Internal(format!("trajectory facts: {e}")))?;
     let rows = sqlx::query(
-        "select body from trajectory_steps where session_id = ? and turn_id = ? order by id",
+        "select body from trajectory_steps where session_id = $1 and turn_id = $2 order by id",
     )
     .bind(session_id)
     .bind(turn_id)
@@ -340,9 +342,9 @@ pub async fn load(
 }
 
 /// The model attempts `model_attempts` holds for a turn, in order.
-pub async fn attempts_of(pool: &SqlitePool, turn_id: &str) -> EngineResult<Vec<Attempt>> {
+pub async fn attempts_of(pool: &AnyPool, turn_id: &str) -> EngineResult<Vec<Attempt>> {
     let rows = sqlx::query(
-        "select route, reason, outcome from model_attempts where turn_id = ? order by id",
+        "select route, reason, outcome from model_attempts where turn_id = $1 order by id",
     )
     .bind(turn_id)
     .fetch_all(pool)

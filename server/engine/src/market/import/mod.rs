@@ -57,7 +57,7 @@ pub async fn log_import(
     skipped: u64,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into mk_imports (source, label, kind, inserted, skipped, finished_at) values (?, ?, ?, ?, ?, ?)",
+        "insert into mk_imports (source, label, kind, inserted, skipped, finished_at) values ($1, $2, $3, $4, $5, $6)",
     )
     .bind(source)
     .bind(label)

@@ -349,7 +349,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 _ => None,
             });
             let inserted = sqlx::query(
-                "insert or ignore into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source) values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                "insert or ignore into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
             )
             .bind(&ocid)
             .bind(&title)
@@ -372,8 +372,8 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
             } else {
                 // Later releases of the same process fill what earlier ones lacked.
                 let filled = sqlx::query(
-                    "update mk_opportunities set amount = coalesce(amount, ?), closes = coalesce(closes, ?), procedure = coalesce(procedure, ?), status = coalesce(status, ?) \
-                     where ocid = ? and ((amount is null and ? is not null) or (closes is null and ? is not null) or (procedure is null and ? is not null) or (status is null and ? is not null))",
+                    "update mk_opportunities set amount = coalesce(amount, $1), closes = coalesce(closes, $2), procedure = coalesce(procedure, $3), status = coalesce(status, $4) \
+                     where ocid = $5 and ((amount is null and $6 is not null) or (closes is null and $7 is not null) or (procedure is null and $8 is not null) or (status is null and $9 is not null))",
                 )
                 .bind(amount)
                 .bind(&closes)
@@ -489,7 +489,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                     ));
                 }
                 let inserted = sqlx::query(
-                    "insert or ignore into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values (?, ?, ?, ?, ?, ?, ?, ?)",
+                    "insert or ignore into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8)",
                 )
                 .bind(&party.key)
                 .bind(&party.rfc)
@@ -506,7 +506,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                     report.inserted.suppliers += 1;
                 } else if let Some(st) = party.state {
                     let filled = sqlx::query(
-                        "update mk_suppliers set state_code = ? where id = ? and state_code is null",
+                        "update mk_suppliers set state_code = $1 where id = $2 and state_code is null",
                     )
                     .bind(i64::from(st.code()))
                     .bind(&party.key)
@@ -522,7 +522,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 let key = format!("{source}:{ocid}:{award_id}:{}", party.key);
                 let done = sqlx::query(
                     "insert or ignore into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) \
-                     select ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, s.state_code, s.scian, ? from mk_suppliers s where s.id = ?",
+                     select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, s.state_code, s.scian, $13 from mk_suppliers s where s.id = $14",
                 )
                 .bind(&key)
                 .bind(&ocid)
@@ -565,6 +565,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                  (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0), max(a.date) \
                   from mk_awards a where a.supplier_id = mk_suppliers.id) where id in ({placeholders})"
             );
+            let sql = crate::store::numbered(&sql);
             let mut q = sqlx::query(&sql);
             for id in chunk {
                 q = q.bind(id.as_str());

@@ -33,7 +33,7 @@ impl Pin {
 
 /// The workspace's pin; an unknown workspace is not pinned.
 pub async fn read(store: &Store, workspace_id: &str) -> EngineResult<Pin> {
-    let pin: Option<String> = sqlx::query_scalar("select model_pin from workspaces where id = ?")
+    let pin: Option<String> = sqlx::query_scalar("select model_pin from workspaces where id = $1")
         .bind(workspace_id)
         .fetch_optional(store.pool())
         .await?;
@@ -42,7 +42,7 @@ pub async fn read(store: &Store, workspace_id: &str) -> EngineResult<Pin> {
 
 /// Pins (or unpins, with `Pin::None`) a workspace.
 pub async fn set(store: &Store, workspace_id: &str, pin: Pin) -> EngineResult<()> {
-    let done = sqlx::query("update workspaces set model_pin = ? where id = ?")
+    let done = sqlx::query("update workspaces set model_pin = $1 where id = $2")
         .bind(pin.as_str())
         .bind(workspace_id)
         .execute(store.pool())

@@ -28,7 +28,7 @@ pub async fn record(store: &Store, a: &Attempt) -> EngineResult<()> {
     sqlx::query(
         "insert into model_attempts (workspace_id, turn_id, route, reason, model, outcome,
              http_status, tokens_in, tokens_out, cached_tokens, cost_micro_usd, duration_ms, created_at)
-         values (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
     )
     .bind(&a.workspace_id)
     .bind(&a.turn_id)
@@ -61,7 +61,7 @@ fn month_start_ms() -> i64 {
 pub async fn month_spend(store: &Store, workspace_id: &str) -> EngineResult<i64> {
     let spent: i64 = sqlx::query_scalar(
         "select coalesce(sum(cost_micro_usd), 0) from model_attempts
-         where workspace_id = ? and created_at >= ?",
+         where workspace_id = $1 and created_at >= $2",
     )
     .bind(workspace_id)
     .bind(month_start_ms())
