@@ -69,10 +69,13 @@ impl Config {
         let data_dir = PathBuf::from(non_empty("LUNA_DATA_DIR").unwrap_or_else(|| "data".into()));
         let database_url = non_empty("LUNA_DATABASE_URL")
             .unwrap_or_else(|| format!("sqlite://{}", data_dir.join("luna.db").display()));
-        if !database_url.starts_with("sqlite:") {
+        if luna_engine::store::Backend::of_url(&database_url).is_err() {
             return Err(err(
                 "LUNA_DATABASE_URL",
-                format!("«{database_url}» no es compatible; usa una URL sqlite:// (PostgreSQL llegará en una versión próxima)"),
+                format!(
+                    "«{}» no es compatible; usa una URL sqlite:// o postgres://",
+                    luna_engine::store::redact(&database_url)
+                ),
             ));
         }
 

@@ -7,7 +7,8 @@
 use std::path::PathBuf;
 use std::sync::Arc;
 
-use sqlx::any::{AnyConnectOptions, AnyPoolOptions};
+use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
+use sqlx::Arguments;
 use sqlx::{AnyPool, ConnectOptions, Executor};
 
 use crate::error::{EngineError, EngineResult};
@@ -23,6 +24,9 @@ pub type DbRow = sqlx::any::AnyRow;
 
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
+
+/// The advisory lock key of `Store::begin_write` on PostgreSQL ("luna" in ASCII).
+const WRITE_LOCK: i64 = 0x6c75_6e61;
 
 /// Which engine a store runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -105,7 +109,11 @@ impl Store {
     /// when `LUNA_TEST_DATABASE_URL` names a PostgreSQL server — a schema of its own
     /// there, so the same suite runs on both engines.
     pub async fn open_temp() -> EngineResult<Store> {
-        let name = format!("luna_test_{}", uuid::Uuid::new_v4().simple());
+        let name = format!(
+            "luna_test_{}_{}",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        );
         match std::env::var("LUNA_TEST_DATABASE_URL") {
             Ok(admin) if Backend::of_url(&admin)? == Backend::Postgres => {
                 create_schema(&admin, &name).await?;
@@ -137,16 +145,25 @@ impl Store {
         self.backend
     }
 
-    /// Begins a write transaction. On SQLite it takes the write lock up front
-    /// (`BEGIN IMMEDIATE`): a deferred transaction that reads first and writes later can
-    /// fail with `SQLITE_BUSY` when another writer committed in between, while taking
-    /// the lock first makes writers queue on the busy timeout. PostgreSQL locks rows as
-    /// they are written, so a plain `BEGIN` is right there.
+    /// Begins a write transaction that runs alone among write transactions: the
+    /// check-then-write aggregates (a company saved once, a person revealed once, a
+    /// decision resolved once) rely on it. On SQLite that is the database's write lock,
+    /// taken up front (`BEGIN IMMEDIATE`) so writers queue on the busy timeout instead
+    /// of failing with `SQLITE_BUSY`. On PostgreSQL it is a transaction-scoped advisory
+    /// lock, so the same holds across every app instance on the database; reads and
+    /// plain single-statement writes never wait for it.
     pub async fn begin_write(&self) -> EngineResult<Tx<'static>> {
-        Ok(match self.backend {
-            Backend::Sqlite => self.pool.begin_with("BEGIN IMMEDIATE").await?,
-            Backend::Postgres => self.pool.begin().await?,
-        })
+        match self.backend {
+            Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
+            Backend::Postgres => {
+                let mut tx = self.pool.begin().await?;
+                sqlx::query("select cast(pg_advisory_xact_lock($1) as text)")
+                    .bind(WRITE_LOCK)
+                    .execute(&mut *tx)
+                    .await?;
+                Ok(tx)
+            }
+        }
     }
 
     /// True when the database answers a trivial query (used by `/readyz`).
@@ -155,6 +172,15 @@ impl Store {
             .fetch_one(&self.pool)
             .await
             .is_ok()
+    }
+}
+
+/// The engine behind a connection, for the few statements that differ.
+pub fn backend_of(conn: &Conn) -> Backend {
+    if conn.backend_name().eq_ignore_ascii_case("postgresql") {
+        Backend::Postgres
+    } else {
+        Backend::Sqlite
     }
 }
 
@@ -180,6 +206,69 @@ pub fn numbered(sql: &str) -> String {
         }
     }
     out
+}
+
+/// A multi-row `insert … values (…), (…)` with numbered placeholders. (sqlx's
+/// `QueryBuilder` writes `?` for the `Any` driver, which PostgreSQL rejects.) `head` is
+/// the statement up to `values`, `tail` what follows the rows (e.g. `on conflict do
+/// nothing`); `row` binds one row's values in column order.
+pub fn values<'q, I, F>(head: &str, tail: &str, rows: I, mut row: F) -> (String, AnyArguments<'q>)
+where
+    I: IntoIterator,
+    F: FnMut(&mut RowBinds<'_, 'q>, I::Item),
+{
+    let mut sql = String::from(head);
+    sql.push_str(" values ");
+    let mut args = AnyArguments::default();
+    let mut n = 0;
+    for (i, item) in rows.into_iter().enumerate() {
+        sql.push_str(if i == 0 { "(" } else { ", (" });
+        let mut binds = RowBinds {
+            sql: &mut sql,
+            args: &mut args,
+            n: &mut n,
+            first: true,
+        };
+        row(&mut binds, item);
+        sql.push(')');
+    }
+    sql.push(' ');
+    sql.push_str(tail);
+    (sql, args)
+}
+
+/// The values of one row of [`values`].
+pub struct RowBinds<'b, 'q> {
+    sql: &'b mut String,
+    args: &'b mut AnyArguments<'q>,
+    n: &'b mut usize,
+    first: bool,
+}
+
+impl<'q> RowBinds<'_, 'q> {
+    pub fn push_bind<T>(&mut self, value: T) -> &mut Self
+    where
+        T: 'q + sqlx::Encode<'q, Db> + sqlx::Type<Db>,
+    {
+        *self.n += 1;
+        if !self.first {
+            self.sql.push_str(", ");
+        }
+        self.first = false;
+        self.sql.push('$');
+        self.sql.push_str(&self.n.to_string());
+        // Encoding into the Any buffer only copies the value; it cannot fail.
+        let _ = self.args.add(value);
+        self
+    }
+}
+
+/// An optional `f64` to bind as text into `cast(? as double precision)`. sqlx 0.8's
+/// `Any` driver declares a NULL double to PostgreSQL as `float4`, which poisons the
+/// cached statement: the next non-NULL value (8 bytes) is refused as "incorrect binary
+/// data format". Rust prints an `f64` in its shortest exact form, so nothing is lost.
+pub fn opt_real(v: Option<f64>) -> Option<String> {
+    v.filter(|x| x.is_finite()).map(|x| x.to_string())
 }
 
 /// A `sqlite:` URL that creates a missing file, after creating its directory.
@@ -219,12 +308,40 @@ pub fn redact(url: &str) -> String {
     }
 }
 
+async fn admin_connection(admin: &str) -> EngineResult<Conn> {
+    sqlx::any::install_default_drivers();
+    Ok(
+        AnyConnectOptions::from_url(&admin.parse().map_err(EngineError::internal)?)?
+            .connect()
+            .await?,
+    )
+}
+
+/// Creates a test schema; the first time in a process, also drops the schemas that
+/// test processes no longer running left behind (their pid is in the name).
 async fn create_schema(admin: &str, name: &str) -> EngineResult<()> {
-    let mut conn = AnyConnectOptions::from_url(&admin.parse().map_err(EngineError::internal)?)?
-        .connect()
-        .await?;
+    static SWEPT: tokio::sync::OnceCell<()> = tokio::sync::OnceCell::const_new();
+    let mut conn = admin_connection(admin).await?;
+    SWEPT.get_or_try_init(|| sweep_schemas(&mut conn)).await?;
     conn.execute(format!("create schema {name}").as_str())
         .await?;
+    Ok(())
+}
+
+async fn sweep_schemas(conn: &mut Conn) -> EngineResult<()> {
+    let names: Vec<String> = sqlx::query_scalar(
+        "select cast(nspname as text) from pg_namespace where nspname like 'luna\\_test\\_%'",
+    )
+    .fetch_all(&mut *conn)
+    .await?;
+    for name in names {
+        let pid = name.split('_').nth(2).and_then(|p| p.parse::<u32>().ok());
+        let alive = pid.is_some_and(|p| std::path::Path::new(&format!("/proc/{p}")).exists());
+        if !alive {
+            conn.execute(format!("drop schema if exists {name} cascade").as_str())
+                .await?;
+        }
+    }
     Ok(())
 }
 
@@ -250,8 +367,11 @@ impl Drop for TempDb {
                 }
             }
             TempDb::PgSchema { admin, name } => {
+                // Detached: a test's transaction may still hold locks that only its own
+                // runtime (blocked in this Drop) can release. Anything a finished
+                // process leaves is swept by the next `open_temp` (`sweep_schemas`).
                 let (admin, name) = (admin.clone(), name.clone());
-                let dropper = std::thread::spawn(move || {
+                std::thread::spawn(move || {
                     let Ok(rt) = tokio::runtime::Builder::new_current_thread()
                         .enable_all()
                         .build()
@@ -259,17 +379,13 @@ impl Drop for TempDb {
                         return;
                     };
                     rt.block_on(async move {
-                        let Ok(url) = admin.parse() else { return };
-                        let Ok(options) = AnyConnectOptions::from_url(&url) else {
+                        let Ok(mut conn) = admin_connection(&admin).await else {
                             return;
                         };
-                        if let Ok(mut conn) = options.connect().await {
-                            let sql = format!("drop schema if exists {name} cascade");
-                            let _ = conn.execute(sql.as_str()).await;
-                        }
+                        let sql = format!("drop schema if exists {name} cascade");
+                        let _ = conn.execute(sql.as_str()).await;
                     });
                 });
-                let _ = dropper.join();
             }
         }
     }

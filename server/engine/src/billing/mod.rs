@@ -251,7 +251,7 @@ impl Billing {
         .await?;
         if spent.rows_affected() == 0 {
             let left: i64 = sqlx::query_scalar(
-                "select max(allowance - used, 0) from credit_ledgers
+                "select case when allowance > used then allowance - used else 0 end from credit_ledgers
                   where workspace_id = $1 and ledger = $2 and period = $3",
             )
             .bind(&caller.workspace_id)

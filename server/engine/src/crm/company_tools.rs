@@ -232,7 +232,9 @@ pub async fn save_company(
         }
     };
     sqlx::query(
-        "insert or replace into crm_claims (workspace_id, collection_id, claim_token, record_id, created_at) values ($1, $2, $3, $4, $5)",
+        "insert into crm_claims (workspace_id, collection_id, claim_token, record_id, created_at) values ($1, $2, $3, $4, $5)
+         on conflict (workspace_id, collection_id, claim_token)
+         do update set record_id = excluded.record_id, created_at = excluded.created_at",
     )
     .bind(&actor.workspace_id)
     .bind(&collection.id)

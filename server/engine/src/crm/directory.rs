@@ -218,8 +218,8 @@ fn employees_for_size(size: &str) -> &'static str {
 
 async fn insert(store: &Store, c: &Company) -> EngineResult<()> {
     sqlx::query(
-        "insert or ignore into co_companies (id, rfc, name, name_folded, state, city, sector, employees, domain, supplier_id, source, created_at)
-         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12)",
+        "insert into co_companies (id, rfc, name, name_folded, state, city, sector, employees, domain, supplier_id, source, created_at)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12) on conflict do nothing",
     )
     .bind(&c.id)
     .bind(&c.rfc)
@@ -358,16 +358,16 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
             .filter(|w| w.chars().count() >= 3)
             .take(4)
             .collect();
-        let Some(fts) = crate::market::filters::fts_query(&long.join(" ")) else {
+        use crate::market::fulltext::{condition, Target};
+        let Some((clause, q)) =
+            condition(store.backend(), Target::Suppliers, &long.join(" "), None)
+        else {
             continue;
         };
-        let hits = sqlx::query(
-            "select s.id, s.name from mk_suppliers_fts f join mk_suppliers s on s.rowid = f.rowid
-             where mk_suppliers_fts match $1 limit 20",
-        )
-        .bind(crate::market::filters::with_state("{name}", &fts, None))
-        .fetch_all(store.pool())
-        .await?;
+        let sql = crate::store::numbered(&format!(
+            "select s.id, s.name from mk_suppliers s where {clause} limit 20"
+        ));
+        let hits = sqlx::query(&sql).bind(q).fetch_all(store.pool()).await?;
         for h in hits {
             let sname: String = h.try_get("name")?;
             if fold(&sname).replace(' ', "") == compact {

@@ -100,7 +100,7 @@ impl Crm {
             .get_or_try_init(|| async move {
                 let fresh = crate::ids::random_token(32);
                 sqlx::query(
-                    "insert or ignore into crm_settings (key, value) values ('cursor_secret', $1)",
+                    "insert into crm_settings (key, value) values ('cursor_secret', $1) on conflict do nothing",
                 )
                 .bind(&fresh)
                 .execute(store.pool())

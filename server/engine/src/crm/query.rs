@@ -14,6 +14,7 @@ use crate::catalog::text::fold;
 use crate::clock::now_ms;
 use crate::error::EngineResult;
 use crate::market::cursor;
+use crate::store::Backend;
 
 use super::collections;
 use super::errors::invalid_with;
@@ -88,7 +89,7 @@ struct Where {
     binds: Vec<Bind>,
 }
 
-fn build_where(c: &Collection, f: &RecordFilter) -> EngineResult<Where> {
+fn build_where(c: &Collection, f: &RecordFilter, backend: Backend) -> EngineResult<Where> {
     let mut sql = String::from("workspace_id = ? and collection_id = ? and deleted_at is null");
     let mut binds = vec![Bind::Text(c.workspace_id.clone()), Bind::Text(c.id.clone())];
     if !f.stage.is_empty() {
@@ -121,14 +122,24 @@ fn build_where(c: &Collection, f: &RecordFilter) -> EngineResult<Where> {
                 c.field_keys(),
             ));
         }
-        sql.push_str(" and json_extract(fields, ?) = ?");
-        binds.push(Bind::Text(format!("$.\"{k}\"")));
-        binds.push(match v {
-            Value::Bool(b) => Bind::Int(i64::from(*b)),
-            Value::Number(n) => Bind::Num(n.as_f64().unwrap_or_default()),
-            Value::String(s) => Bind::Text(s.clone()),
-            other => Bind::Text(other.to_string()),
-        });
+        match backend {
+            Backend::Sqlite => {
+                sql.push_str(" and json_extract(fields, ?) = ?");
+                binds.push(Bind::Text(format!("$.\"{k}\"")));
+                binds.push(match v {
+                    Value::Bool(b) => Bind::Int(i64::from(*b)),
+                    Value::Number(n) => Bind::Num(n.as_f64().unwrap_or_default()),
+                    Value::String(s) => Bind::Text(s.clone()),
+                    other => Bind::Text(other.to_string()),
+                });
+            }
+            // JSON equality: 5 equals 5.0, a string never equals a number.
+            Backend::Postgres => {
+                sql.push_str(" and cast(fields as jsonb) -> ? = cast(? as jsonb)");
+                binds.push(Bind::Text(k.clone()));
+                binds.push(Bind::Text(v.to_string()));
+            }
+        }
     }
     Ok(Where { sql, binds })
 }
@@ -183,7 +194,7 @@ impl Crm {
     pub async fn query(&self, workspace_id: &str, req: &QueryRequest) -> EngineResult<Envelope> {
         let collection =
             collections::get_in(self.store(), workspace_id, &req.collection_id).await?;
-        let w = build_where(&collection, &req.filter)?;
+        let w = build_where(&collection, &req.filter, self.store().backend())?;
         match req.op {
             QueryOp::Aggregate => self.aggregate(&collection, &w).await,
             QueryOp::Query => self.page(&collection, &w, req).await,

@@ -181,7 +181,7 @@ pub async fn auto_contacts_in_turn(
     turn_id: &str,
 ) -> EngineResult<u32> {
     let n: i64 = sqlx::query_scalar(
-        "select coalesce(sum(contacts), 0) from decisions
+        "select cast(coalesce(sum(contacts), 0) as bigint) from decisions
           where session_id = $1 and turn_id = $2 and resolved_via = 'auto' and status = 'accepted'",
     )
     .bind(session_id)

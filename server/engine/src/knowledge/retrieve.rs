@@ -10,6 +10,7 @@ use sqlx::Row;
 use crate::accounts::Caller;
 use crate::error::EngineResult;
 use crate::people::mask::ascii_fold;
+use crate::store::Backend;
 
 use super::{glob, normalize_area, topic_from, Knowledge, Topic, TopicStatus, DAY_MS, TOPIC_COLS};
 
@@ -44,8 +45,8 @@ const STOPWORDS: &[&str] = &[
     "and", "quiero", "necesito", "dame",
 ];
 
-/// FTS5 query of the meaningful words of `text` (prefix match, OR-joined), if any.
-pub fn fts_query(text: &str) -> Option<String> {
+/// The meaningful words of `text`: folded, three letters or more, no stopwords.
+fn words(text: &str) -> Vec<String> {
     let folded = ascii_fold(text).to_lowercase();
     let mut terms: Vec<String> = Vec::new();
     for w in folded.split(|c: char| !c.is_alphanumeric()) {
@@ -54,12 +55,30 @@ pub fn fts_query(text: &str) -> Option<String> {
         }
     }
     terms.truncate(12);
+    terms
+}
+
+/// FTS5 query of the meaningful words of `text` (prefix match, OR-joined), if any.
+pub fn fts_query(text: &str) -> Option<String> {
+    let terms = words(text);
     (!terms.is_empty()).then(|| {
         terms
             .iter()
             .map(|t| format!("\"{t}\"*"))
             .collect::<Vec<_>>()
             .join(" OR ")
+    })
+}
+
+/// The same query as a PostgreSQL `tsquery` (letters and digits only).
+pub fn tsquery(text: &str) -> Option<String> {
+    let terms = words(text);
+    (!terms.is_empty()).then(|| {
+        terms
+            .iter()
+            .map(|t| format!("{t}:*"))
+            .collect::<Vec<_>>()
+            .join(" | ")
     })
 }
 
@@ -93,22 +112,38 @@ impl Knowledge {
             .flatten()
             .collect::<Vec<_>>()
             .join(" ");
-        let fts = fts_query(&text);
         let mut text_scores: HashMap<String, f64> = HashMap::new();
-        if let Some(fq) = &fts {
-            let rows = sqlx::query(
-                "select t.id, bm25(kn_topics_fts, 4.0, 1.0, 2.0) as s
-                   from kn_topics_fts join kn_topics t on t.rowid = kn_topics_fts.rowid
-                  where kn_topics_fts match $1 and t.workspace_id = $2
-                  order by s limit 200",
-            )
-            .bind(fq)
-            .bind(&caller.workspace_id)
-            .fetch_all(self.store().pool())
-            .await?;
+        let search = match self.store().backend() {
+            // bm25 is negative, more negative is better; weights title 4, body 1, area 2.
+            Backend::Sqlite => fts_query(&text).map(|q| {
+                (
+                    "select t.id, -bm25(kn_topics_fts, 4.0, 1.0, 2.0) as s
+                       from kn_topics_fts join kn_topics t on t.rowid = kn_topics_fts.rowid
+                      where kn_topics_fts match $1 and t.workspace_id = $2
+                      order by s desc limit 200",
+                    q,
+                )
+            }),
+            // The same weights as setweight classes A (title), B (area), D (body).
+            Backend::Postgres => tsquery(&text).map(|q| {
+                (
+                    "select t.id, cast(ts_rank('{0.25, 0.25, 0.5, 1.0}', t.tsv, to_tsquery('simple', $1)) as double precision) as s
+                       from kn_topics t
+                      where t.tsv @@ to_tsquery('simple', $1) and t.workspace_id = $2
+                      order by s desc limit 200",
+                    q,
+                )
+            }),
+        };
+        let any_text = search.is_some();
+        if let Some((sql, fq)) = search {
+            let rows = sqlx::query(sql)
+                .bind(&fq)
+                .bind(&caller.workspace_id)
+                .fetch_all(self.store().pool())
+                .await?;
             for r in rows {
-                // bm25 is negative, more negative is better.
-                text_scores.insert(r.get("id"), -r.get::<f64, _>("s"));
+                text_scores.insert(r.get("id"), r.get::<f64, _>("s"));
             }
         }
         let best = text_scores.values().cloned().fold(0.0_f64, f64::max);
@@ -123,7 +158,7 @@ impl Knowledge {
             .map(|f| f.trim())
             .filter(|f| !f.is_empty())
             .collect();
-        let any_signal = fts.is_some() || area.is_some() || !files.is_empty();
+        let any_signal = any_text || area.is_some() || !files.is_empty();
         let rows = sqlx::query(&format!(
             "select {TOPIC_COLS} from kn_topics where workspace_id = $1"
         ))

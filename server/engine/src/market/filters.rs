@@ -7,11 +7,13 @@ use luna_protocol::error::{ErrorBody, ErrorCode};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 
+use super::fulltext::{self, Target};
 use super::types::{MarkKind, MarketKind, Procedure, SizeBand};
 use crate::catalog::scian::{self, Giro};
 use crate::catalog::states::{State, StateContext};
 use crate::catalog::text;
 use crate::error::{EngineError, EngineResult};
+use crate::store::Backend;
 
 /// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -429,7 +431,8 @@ pub fn buyer_clause(col_code: &str, col_name: &str, buyer: &str) -> (String, Vec
         (format!("{col_code} = ?"), vec![Val::Text(upper)])
     } else {
         (
-            format!("({col_code} = ? or {col_name} like ? or {col_code} like ?)"),
+            // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
+            format!("({col_code} = ? or lower({col_name}) like lower(?) or lower({col_code}) like lower(?))"),
             vec![
                 Val::Text(buyer.trim().to_string()),
                 Val::Text(format!("%{}%", buyer.trim())),
@@ -463,42 +466,17 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
     (format!("({})", parts.join(" or ")), binds)
 }
 
-/// FTS5 match expression from free text: every folded term, quoted, prefix-matched.
-pub fn fts_query(query: &str) -> Option<String> {
-    let terms = text::terms(query, 8);
-    if terms.is_empty() {
-        return None;
-    }
-    Some(
-        terms
-            .iter()
-            .map(|t| format!("\"{}\"*", t.replace('"', "")))
-            .collect::<Vec<_>>()
-            .join(" "),
-    )
-}
-
-/// An FTS5 expression for Proveedores / Adjudicaciones: the text terms in the text
-/// `columns` only, and the state, when filtered, as the index's `st` token
-/// (migration 0014), so FTS5 intersects both before SQLite reads any row.
-pub fn with_state(columns: &str, terms: &str, state: Option<State>) -> String {
-    match state {
-        Some(s) => format!("{columns} : ({terms}) AND st : e{}", s.code()),
-        None => format!("{columns} : ({terms})"),
-    }
-}
+pub use super::fulltext::{fts_query, with_state};
 
 /// Builds the WHERE clause for `kind` over its table alias.
-pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
+pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: Backend) -> Where {
     let mut w = Where::default();
-    let fts = query.and_then(fts_query);
+    let text =
+        |target: Target| query.and_then(|q| fulltext::condition(backend, target, q, r.state));
     match kind {
         MarketKind::Suppliers => {
-            if let Some(q) = fts {
-                w.push(
-                    "s.rowid in (select rowid from mk_suppliers_fts where mk_suppliers_fts match ?)",
-                    [Val::Text(with_state("{name}", &q, r.state))],
-                );
+            if let Some((c, q)) = text(Target::Suppliers) {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(s) = r.state {
                 w.push("s.state_code = ?", [Val::Int(s.code().into())]);
@@ -532,11 +510,8 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             }
         }
         MarketKind::Awards => {
-            if let Some(q) = fts {
-                w.push(
-                    "a.id in (select rowid from mk_awards_fts where mk_awards_fts match ?)",
-                    [Val::Text(with_state("{title supplier_name}", &q, r.state))],
-                );
+            if let Some((c, q)) = text(Target::Awards) {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(s) = r.state {
                 w.push("a.state_code = ?", [Val::Int(s.code().into())]);
@@ -560,11 +535,8 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             award_side(&mut w, r);
         }
         MarketKind::Opportunities => {
-            if let Some(q) = fts {
-                w.push(
-                    "o.id in (select rowid from mk_opportunities_fts where mk_opportunities_fts match ?)",
-                    [Val::Text(q)],
-                );
+            if let Some((c, q)) = text(Target::Opportunities) {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(s) = r.state {
                 w.push("o.state_code = ?", [Val::Int(s.code().into())]);
@@ -597,11 +569,8 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             }
         }
         MarketKind::Permits => {
-            if let Some(q) = fts {
-                w.push(
-                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
-                    [Val::Text(q)],
-                );
+            if let Some((c, q)) = text(Target::Permits) {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(s) = r.state {
                 w.push("p.state_code = ?", [Val::Int(s.code().into())]);
@@ -609,14 +578,12 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             if let Some(rfc) = &r.rfc {
                 w.push("p.holder_rfc = ?", [Val::Text(rfc.clone())]);
             }
-            if let Some(t) = &r.permit_type {
-                w.push(
-                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
-                    [Val::Text(format!(
-                        "permit_type : ({})",
-                        fts_query(t).unwrap_or_default()
-                    ))],
-                );
+            if let Some((c, q)) = r
+                .permit_type
+                .as_deref()
+                .and_then(|t| fulltext::condition(backend, Target::PermitType, t, None))
+            {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(s) = &r.status {
                 w.push("p.status = ?", [Val::Text(s.clone())]);
@@ -629,11 +596,8 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>) -> Where {
             }
         }
         MarketKind::Risks => {
-            if let Some(q) = fts {
-                w.push(
-                    "r.id in (select rowid from mk_risks_fts where mk_risks_fts match ?)",
-                    [Val::Text(q)],
-                );
+            if let Some((c, q)) = text(Target::Risks) {
+                w.push(c, [Val::Text(q)]);
             }
             if let Some(rfc) = &r.rfc {
                 w.push("r.rfc = ?", [Val::Text(rfc.clone())]);

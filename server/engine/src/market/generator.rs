@@ -10,9 +10,6 @@ use std::collections::HashSet;
 use rand::{Rng, SeedableRng};
 use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
-use sqlx::QueryBuilder;
-
-use crate::store::Db;
 
 use super::types::{MarkKind, Procedure};
 use crate::catalog::rfc;
@@ -502,10 +499,10 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
 
     let mut tx = store.pool().begin().await?;
     for chunk in suppliers.chunks(500) {
-        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
-            "insert or ignore into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, scian, size_band, website, logo_url, source, created_at) ",
-        );
-        qb.push_values(chunk, |mut b, s| {
+        let (sql, args) = crate::store::values(
+            "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, scian, size_band, website, logo_url, source, created_at)",
+            "on conflict do nothing",
+            chunk, |b, s| {
             b.push_bind(&s.id)
                 .push_bind(&s.id)
                 .push_bind(1i64)
@@ -519,7 +516,10 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 .push_bind(GENERATOR_SOURCE)
                 .push_bind(cfg.created_at);
         });
-        report.suppliers += qb.build().execute(&mut *tx).await?.rows_affected();
+        report.suppliers += sqlx::query_with(&sql, args)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     }
     tx.commit().await?;
 
@@ -580,12 +580,12 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             }
             let mut tx = store.pool().begin().await?;
             for chunk in rows.chunks(400) {
-                let mut qb: QueryBuilder<Db> = QueryBuilder::new(
-                    "insert or ignore into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) ",
-                );
-                qb.push_values(
+                let (sql, args) = crate::store::values(
+            "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source)",
+            "on conflict do nothing",
+
                     chunk,
-                    |mut b, (seq, s, buyer, proc_, amount, date, title)| {
+                    |b, (seq, s, buyer, proc_, amount, date, title)| {
                         let buyer_name = BUYERS
                             .iter()
                             .find(|(k, _)| k == buyer)
@@ -609,7 +609,10 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                             .push_bind(GENERATOR_SOURCE);
                     },
                 );
-                report.awards += qb.build().execute(&mut *tx).await?.rows_affected();
+                report.awards += sqlx::query_with(&sql, args)
+                    .execute(&mut *tx)
+                    .await?
+                    .rows_affected();
             }
             tx.commit().await?;
             produced += n;
@@ -648,12 +651,12 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         ));
     }
     for chunk in opp_rows.chunks(400) {
-        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
-            "insert or ignore into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source) ",
-        );
-        qb.push_values(
+        let (sql, args) = crate::store::values(
+            "insert into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source)",
+            "on conflict do nothing",
+
             chunk,
-            |mut b, (i, state, scian, buyer, p, title, amount, day, status)| {
+            |b, (i, state, scian, buyer, p, title, amount, day, status)| {
                 let buyer_name = BUYERS
                     .iter()
                     .find(|(k, _)| k == buyer)
@@ -674,7 +677,10 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                     .push_bind(GENERATOR_SOURCE);
             },
         );
-        report.opportunities += qb.build().execute(&mut *tx).await?.rows_affected();
+        report.opportunities += sqlx::query_with(&sql, args)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     }
 
     // ---- permits (COFEPRIS) and risk marks
@@ -727,10 +733,10 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         }
     }
     for chunk in permits.chunks(400) {
-        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
-            "insert or ignore into mk_permits (permit_key, holder_id, holder_rfc, holder_name, permit_type, number, status, date, state_code, source) ",
-        );
-        qb.push_values(chunk, |mut b, (s, ptype, status, number, date)| {
+        let (sql, args) = crate::store::values(
+            "insert into mk_permits (permit_key, holder_id, holder_rfc, holder_name, permit_type, number, status, date, state_code, source)",
+            "on conflict do nothing",
+            chunk, |b, (s, ptype, status, number, date)| {
             b.push_bind(format!("{GENERATOR_SOURCE}:{}:{number}", s.id))
                 .push_bind(&s.id)
                 .push_bind(&s.id)
@@ -742,28 +748,36 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 .push_bind(i64::from(s.state.code()))
                 .push_bind(GENERATOR_SOURCE);
         });
-        report.permits += qb.build().execute(&mut *tx).await?.rows_affected();
+        report.permits += sqlx::query_with(&sql, args)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     }
     for chunk in risks.chunks(400) {
-        let mut qb: QueryBuilder<Db> = QueryBuilder::new(
-            "insert or ignore into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note) ",
+        let (sql, args) = crate::store::values(
+            "insert into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note)",
+            "on conflict do nothing",
+            chunk,
+            |b, (s, kind, notice, date)| {
+                let source = if *kind == MarkKind::ProveedorSancionado {
+                    "generador:sancionados"
+                } else {
+                    "generador:sat69b"
+                };
+                b.push_bind(format!("{source}:{}:{notice}", s.id))
+                    .push_bind(&s.id)
+                    .push_bind(s.name.to_uppercase())
+                    .push_bind(kind.key())
+                    .push_bind(source)
+                    .push_bind(date.as_str())
+                    .push_bind(notice.as_str())
+                    .push_bind(Option::<String>::None);
+            },
         );
-        qb.push_values(chunk, |mut b, (s, kind, notice, date)| {
-            let source = if *kind == MarkKind::ProveedorSancionado {
-                "generador:sancionados"
-            } else {
-                "generador:sat69b"
-            };
-            b.push_bind(format!("{source}:{}:{notice}", s.id))
-                .push_bind(&s.id)
-                .push_bind(s.name.to_uppercase())
-                .push_bind(kind.key())
-                .push_bind(source)
-                .push_bind(date.as_str())
-                .push_bind(notice.as_str())
-                .push_bind(Option::<String>::None);
-        });
-        report.risks += qb.build().execute(&mut *tx).await?.rows_affected();
+        report.risks += sqlx::query_with(&sql, args)
+            .execute(&mut *tx)
+            .await?
+            .rows_affected();
     }
     tx.commit().await?;
     super::refresh_supplier_stats(store).await?;

@@ -8,6 +8,7 @@
 pub mod coverage;
 pub mod cursor;
 pub mod filters;
+pub mod fulltext;
 pub mod generator;
 pub mod import;
 pub mod ops;
@@ -96,7 +97,7 @@ impl Market {
 pub async fn refresh_supplier_stats(store: &Store) -> EngineResult<()> {
     sqlx::query(
         "update mk_suppliers set (awards_count, awards_total, last_award) = \
-         (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0), max(a.date) \
+         (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), max(a.date) \
           from mk_awards a where a.supplier_id = mk_suppliers.id)",
     )
     .execute(store.pool())

@@ -99,7 +99,7 @@ impl Market {
             Some(c) => cursor::open(&self.cursor_secret, c, kind.key(), &hash, now)?,
             None => 0,
         };
-        let w = where_for(kind, &resolved, query);
+        let w = where_for(kind, &resolved, query, self.store.backend());
         let sql = format!(
             "select {cols} from {from} where {} order by {order} limit ? offset ?",
             w.sql()
@@ -389,7 +389,7 @@ impl Market {
 
     async fn count_resolved(&self, kind: MarketKind, r: &Resolved) -> EngineResult<u64> {
         let (from, _, _) = table(kind);
-        let w = where_for(kind, r, None);
+        let w = where_for(kind, r, None, self.store.backend());
         let sql = format!("select count(*) from {from} where {}", w.sql());
         let sql = crate::store::numbered(&sql);
         let row = bind(sqlx::query(&sql), &w.binds)
@@ -502,7 +502,7 @@ impl Market {
     pub async fn aggregate(&self, args: &AggregateArgs) -> EngineResult<AggregateResult> {
         let limit = check_limit(args.limit)?;
         let resolved = args.filters.resolve(MarketKind::Awards)?;
-        let w = where_for(MarketKind::Awards, &resolved, None);
+        let w = where_for(MarketKind::Awards, &resolved, None, self.store.backend());
         // Group on indexed columns only (a covering index answers it), then fetch a
         // label for the few groups returned, not for every row scanned.
         let (key, label, order) = match args.group_by {
@@ -523,7 +523,7 @@ impl Market {
         let sql = format!(
             "select g.k as k, {label} as l, g.n as n, g.amt as amt, g.sup as sup from ( \
              select {key} as k, count(*) as n, \
-             coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) as amt, \
+             coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) as amt, \
              count(distinct a.supplier_id) as sup \
              from mk_awards a where {} group by {key} \
              ) g order by {order} limit ?",
@@ -592,9 +592,10 @@ impl Market {
             });
         }
         let totals_sql = format!(
-            "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) from mk_awards a where {}",
+            "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) from mk_awards a where {}",
             w.sql()
         );
+        let totals_sql = crate::store::numbered(&totals_sql);
         let t = bind(sqlx::query(&totals_sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
@@ -642,7 +643,7 @@ impl Market {
             .map(|s| s.id.clone())
             .unwrap_or(key.clone());
         let by_year_rows = sqlx::query(
-            "select a.year, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) \
+            "select a.year, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) \
              from mk_awards a where a.supplier_id = $1 group by a.year order by a.year",
         )
         .bind(&supplier_id)
@@ -711,9 +712,9 @@ impl Market {
                 ));
             }
             let r = seg.filters.resolve(MarketKind::Awards)?;
-            let w = where_for(MarketKind::Awards, &r, None);
+            let w = where_for(MarketKind::Awards, &r, None, self.store.backend());
             let sql = format!(
-                "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0), count(distinct a.supplier_id) from mk_awards a where {}",
+                "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), count(distinct a.supplier_id) from mk_awards a where {}",
                 w.sql()
             );
             let sql = crate::store::numbered(&sql);
@@ -724,7 +725,7 @@ impl Market {
             let amount: f64 = row.try_get(1)?;
             let suppliers: i64 = row.try_get(2)?;
             let sql = format!(
-                "select a.buyer, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0) as amt from mk_awards a where {} group by a.buyer order by amt desc limit 3",
+                "select a.buyer, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) as amt from mk_awards a where {} group by a.buyer order by amt desc limit 3",
                 w.sql()
             );
             let sql = crate::store::numbered(&sql);

@@ -24,7 +24,7 @@ pub async fn record(store: &Store, event: &ToolUsed<'_>) {
     .bind(event.workspace_id)
     .bind(event.user_id)
     .bind(event.tool)
-    .bind(event.ok)
+    .bind(i64::from(event.ok))
     .bind(i64::try_from(event.duration_ms).unwrap_or(i64::MAX))
     .bind(event.surface)
     .bind(event.error_code)

@@ -381,7 +381,8 @@ pub async fn sent_since(conn: &mut Conn, workspace_id: &str, since: i64) -> Engi
 /// Per-recipient progress: (email, steps sent, steps pending, last status).
 pub async fn progress(conn: &mut Conn, sequence_id: &str) -> EngineResult<Vec<(String, i64, i64)>> {
     let rows = sqlx::query(
-        "select email, sum(status = 'sent') as sent, sum(status = 'pending' or status = 'sending') as waiting
+        "select email, sum(case when status = 'sent' then 1 else 0 end) as sent,
+                sum(case when status in ('pending', 'sending') then 1 else 0 end) as waiting
            from sequence_sends where sequence_id = $1 group by email order by email",
     )
     .bind(sequence_id)

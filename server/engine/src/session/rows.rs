@@ -95,10 +95,16 @@ pub async fn latest_session(
     workspace_id: &str,
     user_id: &str,
 ) -> EngineResult<Option<SessionRow>> {
+    // Two sessions made in one millisecond: the later insert wins (`rowid` on SQLite,
+    // the identity column `ord` on PostgreSQL).
+    let order = match crate::store::backend_of(conn) {
+        crate::store::Backend::Sqlite => "rowid",
+        crate::store::Backend::Postgres => "ord",
+    };
     Ok(sqlx::query_as::<_, SessionRow>(&format!(
         "select {SESSION_COLUMNS} from work_sessions
           where workspace_id = $1 and user_id = $2
-          order by created_at desc, rowid desc limit 1"
+          order by created_at desc, {order} desc limit 1"
     ))
     .bind(workspace_id)
     .bind(user_id)

@@ -349,7 +349,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 _ => None,
             });
             let inserted = sqlx::query(
-                "insert or ignore into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)",
+                "insert into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source) values ($1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, $13) on conflict do nothing",
             )
             .bind(&ocid)
             .bind(&title)
@@ -358,7 +358,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
             .bind(&buyer_name)
             .bind(procedure.map(|p| p.key()))
             .bind(buyer_state.map(|s| i64::from(s.code())))
-            .bind(amount)
+            .bind(crate::store::opt_real(amount))
             .bind(&currency)
             .bind(&published)
             .bind(&closes)
@@ -489,7 +489,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                     ));
                 }
                 let inserted = sqlx::query(
-                    "insert or ignore into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8)",
+                    "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing",
                 )
                 .bind(&party.key)
                 .bind(&party.rfc)
@@ -521,8 +521,8 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                     .unwrap_or((None, "MXN".into()));
                 let key = format!("{source}:{ocid}:{award_id}:{}", party.key);
                 let done = sqlx::query(
-                    "insert or ignore into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) \
-                     select $1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, s.state_code, s.scian, $13 from mk_suppliers s where s.id = $14",
+                    "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source) \
+                     select $1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, s.state_code, s.scian, $13 from mk_suppliers s where s.id = $14 on conflict do nothing",
                 )
                 .bind(&key)
                 .bind(&ocid)
@@ -531,7 +531,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 .bind(&buyer)
                 .bind(&buyer_name)
                 .bind(&title)
-                .bind(amt)
+                .bind(crate::store::opt_real(amt))
                 .bind(&currency)
                 .bind(&date)
                 .bind(date.as_deref().and_then(|d| d.get(..4)).and_then(|y| y.parse::<i64>().ok()))
@@ -562,7 +562,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
             let placeholders = vec!["?"; chunk.len()].join(",");
             let sql = format!(
                 "update mk_suppliers set (awards_count, awards_total, last_award) = \
-                 (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0), max(a.date) \
+                 (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), max(a.date) \
                   from mk_awards a where a.supplier_id = mk_suppliers.id) where id in ({placeholders})"
             );
             let sql = crate::store::numbered(&sql);

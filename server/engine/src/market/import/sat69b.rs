@@ -134,7 +134,7 @@ pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportRe
         let date = parse_dates(cell(date_col)).or_else(|| parse_dates(cell(5)));
         let key = format!("{SOURCE}:{}:{key_notice}", check.normalized);
         let done = sqlx::query(
-            "insert or ignore into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note) values ($1, $2, $3, $4, $5, $6, $7, $8)",
+            "insert into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing",
         )
         .bind(&key)
         .bind(&check.normalized)

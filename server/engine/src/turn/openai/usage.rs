@@ -60,7 +60,7 @@ fn month_start_ms() -> i64 {
 /// The workspace's measured model spend this calendar month, in millionths of a dollar.
 pub async fn month_spend(store: &Store, workspace_id: &str) -> EngineResult<i64> {
     let spent: i64 = sqlx::query_scalar(
-        "select coalesce(sum(cost_micro_usd), 0) from model_attempts
+        "select cast(coalesce(sum(cost_micro_usd), 0) as bigint) from model_attempts
          where workspace_id = $1 and created_at >= $2",
     )
     .bind(workspace_id)

@@ -1,0 +1,144 @@
+//! Full-text conditions on both engines. SQLite: FTS5 tables (`… in (select rowid from
+//! <t>_fts where <t>_fts match ?)`), with the state folded into the index as the `st`
+//! token for Proveedores and Adjudicaciones (migration 0014). PostgreSQL: the table's
+//! stored `tsv` column (`simple` over `luna_fold`) matched by a prefix `tsquery`; the
+//! state stays an ordinary column filter there. Terms come from the one folding,
+//! `catalog::text`, so both engines match the same words.
+
+use crate::catalog::states::State;
+use crate::catalog::text;
+use crate::store::Backend;
+
+/// What a text condition searches.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Target {
+    /// Proveedores by name (`s`).
+    Suppliers,
+    /// Adjudicaciones by title and supplier name (`a`).
+    Awards,
+    /// Licitaciones by title and buyer (`o`).
+    Opportunities,
+    /// Registros by holder name and type (`p`).
+    Permits,
+    /// Registros by type only (`p`).
+    PermitType,
+    /// Marcas de riesgo by name (`r`).
+    Risks,
+}
+
+/// FTS5 match expression from free text: every folded term, quoted, prefix-matched.
+pub fn fts_query(query: &str) -> Option<String> {
+    let terms = text::terms(query, 8);
+    if terms.is_empty() {
+        return None;
+    }
+    Some(
+        terms
+            .iter()
+            .map(|t| format!("\"{}\"*", t.replace('"', "")))
+            .collect::<Vec<_>>()
+            .join(" "),
+    )
+}
+
+/// A PostgreSQL `tsquery` from free text: every folded word prefix-matched, all
+/// required. Only letters and digits reach it, so no input can change its syntax.
+pub fn tsquery(query: &str) -> Option<String> {
+    let words: Vec<String> = text::terms(query, 8)
+        .iter()
+        .flat_map(|t| {
+            t.split(|c: char| !c.is_alphanumeric())
+                .filter(|w| !w.is_empty())
+                .map(|w| format!("{w}:*"))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    (!words.is_empty()).then(|| words.join(" & "))
+}
+
+/// An FTS5 expression for Proveedores / Adjudicaciones: the text terms in the text
+/// `columns` only, and the state, when filtered, as the index's `st` token
+/// (migration 0014), so FTS5 intersects both before SQLite reads any row.
+pub fn with_state(columns: &str, terms: &str, state: Option<State>) -> String {
+    match state {
+        Some(s) => format!("{columns} : ({terms}) AND st : e{}", s.code()),
+        None => format!("{columns} : ({terms})"),
+    }
+}
+
+/// The condition (with one `?`) and its bind for `query` on `target`, or `None` when
+/// the text has no searchable word.
+pub fn condition(
+    backend: Backend,
+    target: Target,
+    query: &str,
+    state: Option<State>,
+) -> Option<(&'static str, String)> {
+    match backend {
+        Backend::Sqlite => {
+            let q = fts_query(query)?;
+            Some(match target {
+                Target::Suppliers => (
+                    "s.rowid in (select rowid from mk_suppliers_fts where mk_suppliers_fts match ?)",
+                    with_state("{name}", &q, state),
+                ),
+                Target::Awards => (
+                    "a.id in (select rowid from mk_awards_fts where mk_awards_fts match ?)",
+                    with_state("{title supplier_name}", &q, state),
+                ),
+                Target::Opportunities => (
+                    "o.id in (select rowid from mk_opportunities_fts where mk_opportunities_fts match ?)",
+                    q,
+                ),
+                Target::Permits => (
+                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
+                    q,
+                ),
+                Target::PermitType => (
+                    "p.id in (select rowid from mk_permits_fts where mk_permits_fts match ?)",
+                    format!("permit_type : ({q})"),
+                ),
+                Target::Risks => (
+                    "r.id in (select rowid from mk_risks_fts where mk_risks_fts match ?)",
+                    q,
+                ),
+            })
+        }
+        Backend::Postgres => {
+            let q = tsquery(query)?;
+            Some((
+                match target {
+                    Target::Suppliers => "s.tsv @@ to_tsquery('simple', ?)",
+                    Target::Awards => "a.tsv @@ to_tsquery('simple', ?)",
+                    Target::Opportunities => "o.tsv @@ to_tsquery('simple', ?)",
+                    Target::Permits => "p.tsv @@ to_tsquery('simple', ?)",
+                    Target::PermitType => "p.type_tsv @@ to_tsquery('simple', ?)",
+                    Target::Risks => "r.tsv @@ to_tsquery('simple', ?)",
+                },
+                q,
+            ))
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tsquery_keeps_only_words() {
+        assert_eq!(
+            tsquery("Cartón y EMPAQUES").as_deref(),
+            Some("carton:* & y:* & empaques:*")
+        );
+        assert_eq!(
+            tsquery("B&D S.A.").as_deref(),
+            Some("b:* & d:* & s:* & a:*")
+        );
+        assert_eq!(
+            tsquery("'); drop table x; --").as_deref(),
+            Some("drop:* & table:* & x:*")
+        );
+        assert_eq!(tsquery("  ¿?  "), None);
+    }
+}
