@@ -581,9 +581,8 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             let mut tx = store.pool().begin().await?;
             for chunk in rows.chunks(400) {
                 let (sql, args) = crate::store::values(
-            "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source)",
-            "on conflict do nothing",
-
+                    "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source)",
+                    "on conflict do nothing",
                     chunk,
                     |b, (seq, s, buyer, proc_, amount, date, title)| {
                         let buyer_name = BUYERS
@@ -654,7 +653,6 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         let (sql, args) = crate::store::values(
             "insert into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source)",
             "on conflict do nothing",
-
             chunk,
             |b, (i, state, scian, buyer, p, title, amount, day, status)| {
                 let buyer_name = BUYERS
