@@ -92,7 +92,7 @@ pub async fn main_entry() -> i32 {
             .map_err(|e| {
                 format!(
                     "no se pudo abrir la base de datos {}: {e}",
-                    config.database_url
+                    luna_engine::store::redact(&config.database_url)
                 )
             })?;
         if config.seed_demo {
@@ -111,7 +111,7 @@ pub async fn main_entry() -> i32 {
         Err(e) => {
             eprintln!(
                 "no se pudo abrir la base de datos {}: {e}",
-                config.database_url
+                luna_engine::store::redact(&config.database_url)
             );
             return 1;
         }
@@ -178,6 +178,14 @@ pub async fn main_entry() -> i32 {
         }
     };
     let _dispatcher = crate::mail::start_dispatcher(&engine);
+    // Several instances on one PostgreSQL database: follow what the others append, so
+    // a browser on this instance sees a turn another instance runs.
+    if engine.store.backend() == luna_engine::store::Backend::Postgres {
+        tokio::spawn(luna_engine::session::bus::listen(
+            engine.sessions.clone(),
+            engine.store.url().to_string(),
+        ));
+    }
     // Research runs left running by the previous process continue from their last
     // checkpoint (or are failed and reported on their card).
     match luna_engine::research::resume_all(&engine).await {

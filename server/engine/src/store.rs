@@ -55,6 +55,8 @@ impl Backend {
 pub struct Store {
     pool: AnyPool,
     backend: Backend,
+    /// The URL it was opened with (another instance, or the event bus, opens the same).
+    url: String,
     /// For `open_temp`: removes the temporary database when the last clone is dropped.
     _temp: Option<Arc<TempDb>>,
 }
@@ -101,6 +103,7 @@ impl Store {
         Ok(Store {
             pool,
             backend,
+            url,
             _temp: None,
         })
     }
@@ -143,6 +146,12 @@ impl Store {
 
     pub fn backend(&self) -> Backend {
         self.backend
+    }
+
+    /// The database URL this store was opened with (it may hold a password: never
+    /// log it without [`redact`]).
+    pub fn url(&self) -> &str {
+        &self.url
     }
 
     /// Begins a write transaction that runs alone among write transactions: the

@@ -29,6 +29,25 @@ pub struct TestApp {
 pub async fn spawn_app() -> TestApp {
     let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
     seed_if_empty(&engine.accounts).await.expect("demo seed");
+    serve(engine).await
+}
+
+/// A second app instance on `first`'s database (several instances share one
+/// PostgreSQL database; each follows the others' appends like `luna-server` does).
+pub async fn spawn_instance_of(first: &TestApp) -> TestApp {
+    let store = Store::open(first.engine.store.url())
+        .await
+        .expect("the same database");
+    serve(Engine::from_store(store)).await
+}
+
+async fn serve(engine: Engine) -> TestApp {
+    if engine.store.backend() == luna_engine::store::Backend::Postgres {
+        tokio::spawn(luna_engine::session::bus::listen(
+            engine.sessions.clone(),
+            engine.store.url().to_string(),
+        ));
+    }
     let state = AppState {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),

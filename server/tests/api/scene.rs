@@ -12,7 +12,7 @@ use luna_protocol::session::TurnAck;
 use luna_protocol::stream::{Replica, StreamMessage};
 use luna_protocol::view::{apply, SessionView};
 
-use crate::helpers::{next_message, read_until, spawn_app, TestApp};
+use crate::helpers::{next_message, read_until, spawn_app, spawn_instance_of, TestApp};
 
 const SCENE: &str = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
 
@@ -442,4 +442,63 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
     assert_eq!(board.pending.len(), 1);
     assert_eq!(board.pending[0].kind, DecisionKind::RevisarSecuencia);
     assert!(board.selection.len() == 40);
+}
+
+/// Two app instances on one PostgreSQL database (SPEC §2): the browser's websocket is
+/// on instance A while the turn and the card's resolution run on instance B. A sees
+/// every event B appends, live and in order, and folds the board B's database holds.
+/// The login cookie works on both. (SQLite runs one instance; skipped there.)
+#[tokio::test]
+async fn the_scene_completes_with_the_browser_on_one_instance_and_the_turn_on_another() {
+    let a = spawn_app().await;
+    if a.engine.store.backend() != luna_engine::store::Backend::Postgres {
+        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
+        return;
+    }
+    a.engine.market.ensure_demo().await.unwrap();
+    luna_engine::crm::demo::seed(&a.engine.store).await.unwrap();
+    let b = spawn_instance_of(&a).await;
+    let (token, caller) = a.login("ventas@demo.luna.mx").await;
+
+    let (code, body) = server_fn(&b, &token, "create_session", &[]).await;
+    assert_eq!(code, 200, "a cookie minted on A works on B: {body}");
+    let session: String = serde_json::from_str(&body).unwrap();
+    let mut socket = a.connect(Some(&token), &session, 0).await.unwrap();
+    // Let A's listener subscribe before B starts appending.
+    tokio::time::sleep(Duration::from_millis(300)).await;
+
+    let first = turn_over_socket(&b, &token, &mut socket, &session, SCENE, "dos-1").await;
+    let kinds: Vec<&str> = first.iter().map(|e| e.kind()).collect();
+    assert_eq!(&kinds[..2], ["user.message", "turn.accepted"], "{kinds:?}");
+    let save = pending_card(&first);
+    assert_eq!(save.kind, DecisionKind::GuardarEnCrm);
+    let saved = resolve_over_socket(
+        &b,
+        &token,
+        &mut socket,
+        &session,
+        &save.id.clone(),
+        "resolve_decision",
+        &[("resolution", "accept")],
+    )
+    .await;
+    assert!(
+        matches!(saved.last(), Some(SessionEvent::DecisionResolved(r))
+        if r.outcome == luna_protocol::decision::DecisionOutcome::Accepted)
+    );
+
+    // A reconnecting client on A folds exactly the board B's database holds.
+    let snapshot = b
+        .engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap();
+    let mut replica = Replica::default();
+    let mut again = a.connect(Some(&token), &session, 0).await.unwrap();
+    for m in read_until(&mut again, snapshot.seq).await {
+        replica.receive(&m).unwrap();
+    }
+    assert_eq!(replica.view, snapshot.view);
+    assert_eq!(replica.view.board.saved.as_ref().map(|s| s.total), Some(40));
 }

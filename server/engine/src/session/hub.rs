@@ -1,7 +1,9 @@
 //! In-process fan-out of appended events: one tokio broadcast channel per session,
 //! created lazily on first subscribe and dropped when nobody listens. It is only a
 //! wake-up and a fast path: a subscriber that lags or misses a publish catches up
-//! from the log, which stays the source of truth.
+//! from the log, which stays the source of truth. Each channel remembers the newest
+//! seq it carried, so events another app instance appended (`session::bus`) are
+//! read from the log once and only when someone here listens.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
@@ -17,13 +19,20 @@ const THINKING_CAPACITY: usize = 64;
 
 #[derive(Clone, Debug, Default)]
 pub struct Hub {
-    channels: Arc<Mutex<HashMap<String, broadcast::Sender<StoredEvent>>>>,
+    channels: Arc<Mutex<HashMap<String, Channel>>>,
     /// Live reasoning per session: best effort, never stored, never replayed.
     thoughts: Arc<Mutex<HashMap<String, broadcast::Sender<Thinking>>>>,
 }
 
+#[derive(Debug)]
+struct Channel {
+    sender: broadcast::Sender<StoredEvent>,
+    /// The newest seq published on this channel (0: none yet).
+    last: u64,
+}
+
 impl Hub {
-    fn lock(&self) -> MutexGuard<'_, HashMap<String, broadcast::Sender<StoredEvent>>> {
+    fn lock(&self) -> MutexGuard<'_, HashMap<String, Channel>> {
         // The map holds no invariant a panicking holder could break; keep serving.
         self.channels.lock().unwrap_or_else(|e| e.into_inner())
     }
@@ -31,18 +40,23 @@ impl Hub {
     pub fn subscribe(&self, session_id: &str) -> broadcast::Receiver<StoredEvent> {
         let mut map = self.lock();
         map.entry(session_id.to_owned())
-            .or_insert_with(|| broadcast::channel(CHANNEL_CAPACITY).0)
+            .or_insert_with(|| Channel {
+                sender: broadcast::channel(CHANNEL_CAPACITY).0,
+                last: 0,
+            })
+            .sender
             .subscribe()
     }
 
     /// Sends committed events to the session's subscribers, in the given order.
     pub fn publish(&self, session_id: &str, events: impl IntoIterator<Item = StoredEvent>) {
         let mut map = self.lock();
-        let Some(sender) = map.get(session_id) else {
+        let Some(channel) = map.get_mut(session_id) else {
             return;
         };
         for event in events {
-            if sender.send(event).is_err() {
+            channel.last = channel.last.max(event.seq);
+            if channel.sender.send(event).is_err() {
                 // Nobody listens any more: forget the channel until someone subscribes.
                 map.remove(session_id);
                 return;
@@ -67,6 +81,17 @@ impl Hub {
                 map.remove(session_id);
             }
         }
+    }
+
+    /// The newest seq this instance published for the session, or `None` when nobody
+    /// here listens to it.
+    pub fn last_published(&self, session_id: &str) -> Option<u64> {
+        self.lock().get(session_id).map(|c| c.last)
+    }
+
+    /// The sessions someone here listens to.
+    pub fn listened(&self) -> Vec<String> {
+        self.lock().keys().cloned().collect()
     }
 
     /// Sessions with a live channel (for tests and metrics).

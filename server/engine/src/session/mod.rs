@@ -20,6 +20,7 @@
 //! Reading is scoped to the caller's workspace: another workspace's session is
 //! `NOT_FOUND`, never data.
 
+pub mod bus;
 mod hub;
 mod rows;
 
@@ -129,6 +130,7 @@ impl Sessions {
             .await?
             .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
         rows::insert_event(conn, session_id, seq, event).await?;
+        bus::notify(conn, session_id, seq).await?;
         if seq % SNAPSHOT_EVERY == 0 {
             let (at, view) = fold_latest(conn, session_id).await?;
             rows::insert_snapshot(conn, session_id, at, &view).await?;

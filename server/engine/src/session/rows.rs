@@ -155,6 +155,15 @@ pub async fn insert_event(
     Ok(())
 }
 
+/// The newest seq of a session (0 when it has none or does not exist).
+pub async fn last_seq(conn: &mut Conn, session_id: &str) -> EngineResult<u64> {
+    let seq: Option<i64> = sqlx::query_scalar("select last_seq from work_sessions where id = $1")
+        .bind(session_id)
+        .fetch_optional(conn)
+        .await?;
+    Ok(seq.unwrap_or(0).max(0) as u64)
+}
+
 /// Events with `seq > since`, in order (at most `limit`).
 pub async fn events_after(
     conn: &mut Conn,

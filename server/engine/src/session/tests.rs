@@ -222,3 +222,41 @@ async fn the_hub_drops_a_channel_nobody_listens_to() {
     sessions.append_one(&id, message(1)).await.unwrap();
     assert_eq!(sessions.hub().channel_count(), 0);
 }
+
+/// Two app instances on one PostgreSQL database: a follower on instance A receives,
+/// live, the events instance B appends (through NOTIFY), each once and in order. On
+/// SQLite (one process by design) there is no second instance to test.
+#[tokio::test]
+async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
+    let (a, owner, _, _) = engine_with_callers().await;
+    if a.store.backend() != crate::store::Backend::Postgres {
+        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
+        return;
+    }
+    let b = Sessions::new(Store::open(a.store.url()).await.unwrap());
+    let listener = tokio::spawn(bus::listen(a.clone(), a.store.url().to_string()));
+    let id = b.create(&owner).await.unwrap().id;
+    b.append_one(&id, message(0)).await.unwrap();
+    let mut live = a.subscribe(&owner, &id).await.unwrap();
+    // Give the listener time to be LISTENing before B appends.
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    for i in 1..=3 {
+        b.append_one(&id, message(i)).await.unwrap();
+    }
+    let mut seqs = Vec::new();
+    while seqs.len() < 3 {
+        let e = tokio::time::timeout(std::time::Duration::from_secs(5), live.recv())
+            .await
+            .expect("instance A never heard of B's append")
+            .unwrap();
+        seqs.push(e.seq);
+    }
+    assert_eq!(seqs, vec![2, 3, 4]);
+    // A's own appends reach its followers once, not again through the bus.
+    a.append_one(&id, message(9)).await.unwrap();
+    let own = live.recv().await.unwrap();
+    assert_eq!(own.seq, 5);
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(live.try_recv().is_err(), "an event was delivered twice");
+    listener.abort();
+}

@@ -1,0 +1,104 @@
+//! Fan-out between app instances sharing one PostgreSQL database. Appending an event
+//! also sends `NOTIFY luna_events, '<session> <seq>'` inside the same transaction, so
+//! it is delivered only if the append commits, after it is visible. Every instance
+//! listens ([`listen`]); for a session someone on this instance follows, it reads the
+//! events it has not carried yet from the log and hands them to the local hub. The
+//! log stays the source of truth: a lost notification (a reconnect) is made good by
+//! catching up every followed session, and the websocket drops seqs it already sent.
+//! SQLite is one process by design and needs none of this.
+
+use std::time::Duration;
+
+use sqlx::postgres::PgListener;
+
+use super::{rows, Sessions, PAGE};
+use crate::error::EngineResult;
+use crate::store::{backend_of, Backend, Conn};
+
+/// The channel every instance listens on.
+const CHANNEL: &str = "luna_events";
+
+/// Tells the other instances, at commit, that `session_id` has an event `seq`.
+pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> EngineResult<()> {
+    if backend_of(conn) == Backend::Postgres {
+        sqlx::query("select cast(pg_notify($1, $2) as text)")
+            .bind(CHANNEL)
+            .bind(format!("{session_id} {seq}"))
+            .execute(conn)
+            .await?;
+    }
+    Ok(())
+}
+
+/// Follows the other instances' appends until the process ends, reconnecting after
+/// any failure. `url` is the PostgreSQL database URL the store was opened with.
+pub async fn listen(sessions: Sessions, url: String) {
+    loop {
+        if let Err(e) = follow(&sessions, &url).await {
+            tracing::warn!(error = %e, "event bus: listener lost, reconnecting");
+        }
+        tokio::time::sleep(Duration::from_millis(500)).await;
+    }
+}
+
+async fn follow(sessions: &Sessions, url: &str) -> EngineResult<()> {
+    let mut listener = PgListener::connect(url).await?;
+    listener.listen(CHANNEL).await?;
+    // Whatever was appended while we were not listening.
+    for session_id in sessions.hub.listened() {
+        sessions.catch_up(&session_id, None).await?;
+    }
+    loop {
+        match listener.try_recv().await? {
+            Some(n) => {
+                let Some((session_id, seq)) = n.payload().split_once(' ') else {
+                    continue;
+                };
+                let Ok(seq) = seq.parse::<u64>() else {
+                    continue;
+                };
+                sessions.catch_up(session_id, Some(seq)).await?;
+            }
+            // The connection dropped; notifications may have been lost meanwhile.
+            None => {
+                for session_id in sessions.hub.listened() {
+                    sessions.catch_up(&session_id, None).await?;
+                }
+            }
+        }
+    }
+}
+
+impl Sessions {
+    /// Publishes the session's events this instance has not carried yet, if anyone
+    /// here follows it. `notified` is the seq another instance announced; with nothing
+    /// carried yet, reading starts just before it (a new follower read its backlog
+    /// from the log already).
+    pub(crate) async fn catch_up(
+        &self,
+        session_id: &str,
+        notified: Option<u64>,
+    ) -> EngineResult<()> {
+        let Some(last) = self.hub.last_published(session_id) else {
+            return Ok(());
+        };
+        let mut conn = self.store.pool().acquire().await?;
+        let mut after = match notified {
+            Some(seq) if seq <= last => return Ok(()),
+            Some(seq) if last == 0 => seq - 1,
+            // After a reconnect: the newest event is enough to show a follower a gap,
+            // which it then fills from the log itself.
+            None if last == 0 => rows::last_seq(&mut conn, session_id)
+                .await?
+                .saturating_sub(1),
+            _ => last,
+        };
+        loop {
+            let page = rows::events_after(&mut conn, session_id, after, PAGE).await?;
+            let Some(newest) = page.last() else { break };
+            after = newest.seq;
+            self.hub.publish(session_id, page);
+        }
+        Ok(())
+    }
+}
