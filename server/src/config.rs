@@ -263,6 +263,15 @@ mod tests {
     }
 
     #[test]
+    fn postgres_is_accepted_and_other_engines_are_refused_without_the_password() {
+        let url = "postgres://luna:secreto@127.0.0.1:5432/luna";
+        assert_eq!(cfg(&[("LUNA_DATABASE_URL", url)]).unwrap().database_url, url);
+        let e = cfg(&[("LUNA_DATABASE_URL", "mysql://luna:secreto@db/luna")]).unwrap_err();
+        assert_eq!(e.var, "LUNA_DATABASE_URL");
+        assert!(!e.problem.contains("secreto"), "{}", e.problem);
+    }
+
+    #[test]
     fn bad_values_name_the_variable() {
         assert_eq!(cfg(&[("LUNA_BIND", "nope")]).unwrap_err().var, "LUNA_BIND");
         assert_eq!(

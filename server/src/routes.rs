@@ -178,6 +178,31 @@ pub async fn main_entry() -> i32 {
         }
     };
     let _dispatcher = crate::mail::start_dispatcher(&engine);
+    // Turns a dead process left running are closed in their sessions' logs: at start-up
+    // (on SQLite, one instance: every running turn is a dead one), then every 30 s.
+    let first_sweep = match engine.store.backend() {
+        luna_engine::store::Backend::Sqlite => 0,
+        luna_engine::store::Backend::Postgres => luna_engine::turn::service::STALE_AFTER_MS,
+    };
+    match luna_engine::turn::service::close_interrupted(&engine, first_sweep).await {
+        Ok(0) => {}
+        Ok(n) => tracing::warn!(turns = n, "closed turns interrupted by the last shutdown"),
+        Err(e) => tracing::error!(error = %e, "could not close interrupted turns"),
+    }
+    {
+        let engine = engine.clone();
+        tokio::spawn(async move {
+            let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
+            tick.tick().await;
+            loop {
+                tick.tick().await;
+                let stale = luna_engine::turn::service::STALE_AFTER_MS;
+                if let Err(e) = luna_engine::turn::service::close_interrupted(&engine, stale).await {
+                    tracing::error!(error = %e, "could not close interrupted turns");
+                }
+            }
+        });
+    }
     // Several instances on one PostgreSQL database: follow what the others append, so
     // a browser on this instance sees a turn another instance runs.
     if engine.store.backend() == luna_engine::store::Backend::Postgres {

@@ -1,5 +1,6 @@
 //! Market benchmark (not a timed test): generates suppliers + awards into a temporary
-//! SQLite file, then reports p50/p95 of `market_search`, `market_count` and
+//! SQLite file — or, with `LUNA_TEST_DATABASE_URL=postgres://…`, a fresh schema on that
+//! PostgreSQL server — then reports p50/p95 of `market_search`, `market_count` and
 //! `market_aggregate`, build time and database size, and writes a markdown section
 //! to `docs/BENCH.md`.
 //!
@@ -10,6 +11,7 @@ use std::time::{Duration, Instant};
 
 use luna_engine::market::generator::GeneratorConfig;
 use luna_engine::market::*;
+use luna_engine::store::Backend;
 use luna_engine::Store;
 use serde_json::json;
 
@@ -54,11 +56,11 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
     let iterations: usize = 200;
-    let path = std::env::temp_dir().join(format!("luna-bench-{}.db", std::process::id()));
-    let _ = std::fs::remove_file(&path);
-    let store = Store::open(&format!("sqlite://{}", path.display()))
-        .await
-        .expect("open");
+    let store = Store::open_temp().await.expect("open");
+    let engine_name = match store.backend() {
+        Backend::Sqlite => "SQLite",
+        Backend::Postgres => "PostgreSQL",
+    };
     let market = Market::new(store.clone(), b"bench".to_vec());
     let cfg = GeneratorConfig::bench(scale);
     eprintln!(
@@ -72,11 +74,29 @@ async fn main() {
         .execute(store.pool())
         .await
         .expect("analyze");
-    sqlx::query("pragma wal_checkpoint(truncate)")
-        .execute(store.pool())
+    let size: i64 = match store.backend() {
+        Backend::Sqlite => {
+            sqlx::query("pragma wal_checkpoint(truncate)")
+                .execute(store.pool())
+                .await
+                .expect("checkpoint");
+            sqlx::query_scalar(
+                "select page_count * page_size from pragma_page_count(), pragma_page_size()",
+            )
+            .fetch_one(store.pool())
+            .await
+            .expect("size")
+        }
+        // Tables, indexes and TOAST of this run's schema.
+        Backend::Postgres => sqlx::query_scalar(
+            "select cast(coalesce(sum(pg_total_relation_size(c.oid)), 0) as bigint)
+               from pg_class c join pg_namespace n on n.oid = c.relnamespace
+              where n.nspname = current_schema() and c.relkind = 'r'",
+        )
+        .fetch_one(store.pool())
         .await
-        .expect("checkpoint");
-    let size = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        .expect("size"),
+    };
     eprintln!("built in {build:?}, {} MB", size / 1_000_000);
 
     let mut search_t = Vec::new();
@@ -152,7 +172,7 @@ async fn main() {
         "release"
     };
     let section = format!(
-        "## Market data (SQLite)\n\n\
+        "## Market data ({engine_name})\n\n\
          Generated with `GeneratorConfig::bench({scale})` (seed {seed}): {sup} Proveedores, {aw} Adjudicaciones, {op} Licitaciones, {pe} Registros, {ri} marcas de riesgo. \
          Profile: {profile}; machine: {cores} cores, 1-minute load average {load} at the end of the run. {scale_note}\n\n\
          | metric | value |\n|---|---|\n\
@@ -179,7 +199,8 @@ async fn main() {
     println!("{section}");
     let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/BENCH.md");
     let existing = std::fs::read_to_string(&doc).unwrap_or_else(|_| "# Benchmarks\n\n".into());
-    let updated = match existing.find("## Market data (SQLite)") {
+    let heading = format!("## Market data ({engine_name})");
+    let updated = match existing.find(&heading) {
         Some(start) => {
             let rest = &existing[start + 3..];
             let end = rest
@@ -196,7 +217,4 @@ async fn main() {
     std::fs::write(&doc, updated).expect("write BENCH.md");
     drop(market);
     store.pool().close().await;
-    let _ = std::fs::remove_file(&path);
-    let _ = std::fs::remove_file(path.with_extension("db-wal"));
-    let _ = std::fs::remove_file(path.with_extension("db-shm"));
 }

@@ -1,9 +1,12 @@
 //! The turn API (SPEC §7): submit a message to a session. The same Idempotency-Key
 //! returns the same turn; a message while a turn runs is steering, not a second turn,
 //! and so is a message while a research run runs (the run picks it up at its next phase).
-//! Accepted turns run in the background and report through the session log.
+//! Accepted turns run in the background and report through the session log; while one
+//! runs its process bumps a heartbeat, and [`close_interrupted`] closes the turns of a
+//! process that died (a crash, a deploy) so no session waits on them forever.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{SessionEvent, UserMessage};
@@ -17,6 +20,11 @@ use crate::Engine;
 
 use super::gateway::ModelGateway;
 use super::runner::run_turn;
+
+/// How often a running turn says it is alive.
+pub const HEARTBEAT: Duration = Duration::from_secs(10);
+/// A running turn silent for this long belongs to a process that died.
+pub const STALE_AFTER_MS: i64 = 60_000;
 
 /// Longest message a person may send.
 pub const MAX_MESSAGE_CHARS: usize = 4_000;
@@ -107,8 +115,8 @@ pub async fn submit(
 
     let turn_id = new_id("turn");
     let inserted = sqlx::query(
-        "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at)
-         values ($1, $2, $3, $4, $5, 'running', $6) on conflict (session_id, idempotency_key) do nothing",
+        "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
+         values ($1, $2, $3, $4, $5, 'running', $6, $6) on conflict (session_id, idempotency_key) do nothing",
     )
     .bind(&turn_id)
     .bind(&session.id)
@@ -141,7 +149,9 @@ pub async fn submit(
         turn_id.clone(),
     );
     tokio::spawn(async move {
+        let beat = tokio::spawn(heartbeat(engine.store.clone(), id.clone()));
         let outcome = run_turn(&engine, model.as_ref(), &caller, &session_id, &id, &message).await;
+        beat.abort();
         let (status, route, steps) = match &outcome {
             Ok(o) => (
                 "finished",
@@ -186,4 +196,75 @@ pub async fn submit(
         turn_id,
         steering: false,
     })
+}
+
+/// Bumps the turn's heartbeat until aborted (when the turn ends).
+async fn heartbeat(store: crate::store::Store, turn_id: String) {
+    let mut tick = tokio::time::interval(HEARTBEAT);
+    loop {
+        tick.tick().await;
+        let beat = sqlx::query(
+            "update turns set heartbeat_at = $1 where id = $2 and status = 'running'",
+        )
+        .bind(now_ms())
+        .bind(&turn_id)
+        .execute(store.pool())
+        .await;
+        if let Err(e) = beat {
+            tracing::warn!(error = %e, turn = %turn_id, "turn heartbeat failed");
+        }
+    }
+}
+
+/// Closes every turn still 'running' whose heartbeat is older than `silent_ms`: its
+/// process died. The turn is marked failed and its session's log gets a plain message
+/// and `turn.finished`, in one write transaction (a turn is closed once, whichever
+/// instance sweeps first). Returns how many were closed. One instance on SQLite
+/// passes 0 at start-up (nothing of its own runs yet); otherwise [`STALE_AFTER_MS`].
+pub async fn close_interrupted(engine: &Engine, silent_ms: i64) -> EngineResult<usize> {
+    let cutoff = now_ms() - silent_ms;
+    let stale: Vec<(String, String)> = sqlx::query_as(
+        "select id, session_id from turns
+          where status = 'running' and coalesce(heartbeat_at, created_at) <= $1",
+    )
+    .bind(cutoff)
+    .fetch_all(engine.store.pool())
+    .await?;
+    let mut closed = 0;
+    for (turn_id, session_id) in stale {
+        let mut tx = engine.sessions.begin().await?;
+        let won = sqlx::query(
+            "update turns set status = 'failed', finished_at = $1
+              where id = $2 and status = 'running' and coalesce(heartbeat_at, created_at) <= $3",
+        )
+        .bind(now_ms())
+        .bind(&turn_id)
+        .bind(cutoff)
+        .execute(&mut *tx)
+        .await?
+        .rows_affected()
+            == 1;
+        if !won {
+            continue;
+        }
+        let mut appended = Vec::new();
+        for event in [
+            SessionEvent::NarrationDelta(luna_protocol::event::NarrationDelta {
+                turn_id: turn_id.clone(),
+                text: "Me interrumpí antes de terminar: el servidor se reinició. Vuelve a enviar tu mensaje si aún lo necesitas.".into(),
+                anchors: Vec::new(),
+            }),
+            SessionEvent::TurnFinished(luna_protocol::event::TurnFinished {
+                turn_id: turn_id.clone(),
+                intent_kind: luna_protocol::event::IntentKind::Cierre,
+            }),
+        ] {
+            appended.push(engine.sessions.append(&mut tx, &session_id, &event).await?);
+        }
+        tx.commit().await?;
+        engine.sessions.publish(appended);
+        tracing::warn!(turn = %turn_id, session = %session_id, "closed a turn whose process died");
+        closed += 1;
+    }
+    Ok(closed)
 }

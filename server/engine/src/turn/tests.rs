@@ -587,3 +587,81 @@ async fn an_explorer_who_used_the_daily_searches_is_refused_before_any_model_ste
         .unwrap();
     assert_eq!(out.intent.kind(), "responder");
 }
+
+/// A crash mid-turn (simulated as the state a killed process leaves: the turn row
+/// 'running', the log at `turn.accepted`, a silent heartbeat). The sweeper closes it
+/// once, in the log, so the next message starts a new turn instead of steering a dead
+/// one; a turn whose process is alive is left alone.
+#[tokio::test]
+async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
+    use super::service::{close_interrupted, STALE_AFTER_MS};
+    use luna_protocol::event::{TurnAccepted, UserMessage};
+    use luna_protocol::session::Stage;
+    let (engine, caller, session) = setup().await;
+    let crashed = |id: &str| {
+        [
+            SessionEvent::UserMessage(UserMessage {
+                turn_id: id.into(),
+                text: "hola".into(),
+                steering: false,
+            }),
+            SessionEvent::TurnAccepted(TurnAccepted {
+                turn_id: id.into(),
+                stage: Stage::SinCriterio,
+            }),
+        ]
+    };
+    engine
+        .sessions
+        .append_all(&session, &crashed("turn_muerto"))
+        .await
+        .unwrap();
+    let old = crate::clock::now_ms() - STALE_AFTER_MS - 1_000;
+    for (id, key, beat) in [
+        ("turn_muerto", "k-muerto", old),
+        ("turn_vivo", "k-vivo", crate::clock::now_ms()),
+    ] {
+        sqlx::query(
+            "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
+             values ($1, $2, $3, $4, 'hola', 'running', $5, $5)",
+        )
+        .bind(id)
+        .bind(&session)
+        .bind(&caller.workspace_id)
+        .bind(key)
+        .bind(beat)
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
+    }
+    let stuck = engine.sessions.snapshot_at_latest(&caller, &session).await.unwrap();
+    assert_eq!(stuck.view.active_turn.as_deref(), Some("turn_muerto"));
+
+    assert_eq!(close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(), 1);
+    assert_eq!(close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(), 0, "closed once");
+    let status = |id: &'static str| {
+        let engine = engine.clone();
+        async move {
+            sqlx::query_scalar::<_, String>("select status from turns where id = $1")
+                .bind(id)
+                .fetch_one(engine.store.pool())
+                .await
+                .unwrap()
+        }
+    };
+    assert_eq!(status("turn_muerto").await, "failed");
+    assert_eq!(status("turn_vivo").await, "running", "a live turn is left alone");
+    let events = engine.sessions.events_since(&caller, &session, 0).await.unwrap();
+    assert_eq!(kinds(&events)[2..], ["narration.delta", "turn.finished"]);
+    let view = engine.sessions.snapshot_at_latest(&caller, &session).await.unwrap().view;
+    assert_eq!(view.active_turn, None);
+
+    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
+        TurnIntent::Responder {},
+        "Hola de nuevo, ¿qué buscas?",
+    )]));
+    let ack = submit(&engine, model, &caller, &session, "hola otra vez", "k-nuevo")
+        .await
+        .unwrap();
+    assert!(!ack.steering, "the next message is a turn of its own");
+}
