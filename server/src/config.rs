@@ -20,6 +20,8 @@ pub struct Config {
     pub smtp_url: Option<String>,
     pub cookie_secure: bool,
     pub seed_demo: bool,
+    /// A running turn whose heartbeat is silent this long belongs to a dead process.
+    pub turn_stale: std::time::Duration,
 }
 
 /// A configuration error: the variable and what is wrong with it.
@@ -200,6 +202,20 @@ impl Config {
             smtp_url,
             cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
             seed_demo: parse_bool("LUNA_DEMO", get("LUNA_DEMO"), true)?,
+            turn_stale: match non_empty("LUNA_TURN_STALE_SECS") {
+                None => std::time::Duration::from_millis(
+                    luna_engine::turn::service::STALE_AFTER_MS as u64,
+                ),
+                Some(v) => match v.trim().parse::<u64>() {
+                    Ok(secs) if (3..=3600).contains(&secs) => std::time::Duration::from_secs(secs),
+                    _ => {
+                        return Err(err(
+                            "LUNA_TURN_STALE_SECS",
+                            format!("«{v}» no es válido; usa segundos entre 3 y 3600"),
+                        ))
+                    }
+                },
+            },
         })
     }
 

@@ -116,6 +116,7 @@ pub async fn main_entry() -> i32 {
             return 1;
         }
     };
+    engine.turn_stale = config.turn_stale;
     if let Ok(date) = std::env::var("LUNA_ALIAS_RELEASE_DATE") {
         match luna_engine::registry::alias::parse_release_date(&date) {
             Some(d) => engine.registry.set_alias_release_date(d),
@@ -179,10 +180,11 @@ pub async fn main_entry() -> i32 {
     };
     let _dispatcher = crate::mail::start_dispatcher(&engine);
     // Turns a dead process left running are closed in their sessions' logs: at start-up
-    // (on SQLite, one instance: every running turn is a dead one), then every 30 s.
+    // (on SQLite, one instance: every running turn is a dead one), then every half of
+    // `LUNA_TURN_STALE_SECS`.
     let first_sweep = match engine.store.backend() {
         luna_engine::store::Backend::Sqlite => 0,
-        luna_engine::store::Backend::Postgres => luna_engine::turn::service::STALE_AFTER_MS,
+        luna_engine::store::Backend::Postgres => engine.turn_stale.as_millis() as i64,
     };
     match luna_engine::turn::service::close_interrupted(&engine, first_sweep).await {
         Ok(0) => {}
@@ -192,11 +194,11 @@ pub async fn main_entry() -> i32 {
     {
         let engine = engine.clone();
         tokio::spawn(async move {
-            let mut tick = tokio::time::interval(std::time::Duration::from_secs(30));
+            let stale = engine.turn_stale.as_millis() as i64;
+            let mut tick = tokio::time::interval(engine.turn_stale / 2);
             tick.tick().await;
             loop {
                 tick.tick().await;
-                let stale = luna_engine::turn::service::STALE_AFTER_MS;
                 if let Err(e) = luna_engine::turn::service::close_interrupted(&engine, stale).await {
                     tracing::error!(error = %e, "could not close interrupted turns");
                 }

@@ -58,6 +58,9 @@ pub struct Engine {
     pub model: turn::gateway::ModelHandle,
     /// Long research runs driven by this process.
     pub research: research::Research,
+    /// A running turn whose heartbeat (every sixth of this) is silent this long
+    /// belongs to a dead process (`turn::service::close_interrupted`).
+    pub turn_stale: std::time::Duration,
 }
 
 impl Engine {
@@ -102,6 +105,7 @@ impl Engine {
             registry: Arc::new(registry::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             research: research::Research::new(),
+            turn_stale: std::time::Duration::from_millis(turn::service::STALE_AFTER_MS as u64),
             store,
         }
     }

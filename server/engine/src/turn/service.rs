@@ -21,9 +21,8 @@ use crate::Engine;
 use super::gateway::ModelGateway;
 use super::runner::run_turn;
 
-/// How often a running turn says it is alive.
-pub const HEARTBEAT: Duration = Duration::from_secs(10);
-/// A running turn silent for this long belongs to a process that died.
+/// By default, a running turn silent for this long belongs to a process that died
+/// (`Engine::turn_stale`); it says it is alive six times as often.
 pub const STALE_AFTER_MS: i64 = 60_000;
 
 /// Longest message a person may send.
@@ -149,7 +148,11 @@ pub async fn submit(
         turn_id.clone(),
     );
     tokio::spawn(async move {
-        let beat = tokio::spawn(heartbeat(engine.store.clone(), id.clone()));
+        let beat = tokio::spawn(heartbeat(
+            engine.store.clone(),
+            id.clone(),
+            engine.turn_stale / 6,
+        ));
         let outcome = run_turn(&engine, model.as_ref(), &caller, &session_id, &id, &message).await;
         beat.abort();
         let (status, route, steps) = match &outcome {
@@ -199,8 +202,8 @@ pub async fn submit(
 }
 
 /// Bumps the turn's heartbeat until aborted (when the turn ends).
-async fn heartbeat(store: crate::store::Store, turn_id: String) {
-    let mut tick = tokio::time::interval(HEARTBEAT);
+async fn heartbeat(store: crate::store::Store, turn_id: String, every: Duration) {
+    let mut tick = tokio::time::interval(every.max(Duration::from_millis(100)));
     loop {
         tick.tick().await;
         let beat = sqlx::query(
@@ -220,7 +223,7 @@ async fn heartbeat(store: crate::store::Store, turn_id: String) {
 /// process died. The turn is marked failed and its session's log gets a plain message
 /// and `turn.finished`, in one write transaction (a turn is closed once, whichever
 /// instance sweeps first). Returns how many were closed. One instance on SQLite
-/// passes 0 at start-up (nothing of its own runs yet); otherwise [`STALE_AFTER_MS`].
+/// passes 0 at start-up (nothing of its own runs yet); otherwise `Engine::turn_stale`.
 pub async fn close_interrupted(engine: &Engine, silent_ms: i64) -> EngineResult<usize> {
     let cutoff = now_ms() - silent_ms;
     let stale: Vec<(String, String)> = sqlx::query_as(
