@@ -106,7 +106,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
                 undo_token: t.undo_token.clone(),
                 undone: None,
             };
-            match find_tool_line(&mut view.chat, &t.call_ref) {
+            match find_tool_line(&mut view.chat, &t.turn_id, &t.call_ref) {
                 Some(existing) => *existing = line,
                 None => view.chat.messages.push(ChatMessage::Tool(line)),
             }
@@ -211,9 +211,17 @@ fn end_turn(view: &mut SessionView, turn_id: &str) {
     }
 }
 
-fn find_tool_line<'a>(chat: &'a mut Chat, call_ref: &str) -> Option<&'a mut ToolLine> {
+/// The line `tool.started` opened for this call. Call refs are local to their turn or
+/// research run (`c1`, `p1c1`), so the owner is matched too.
+fn find_tool_line<'a>(
+    chat: &'a mut Chat,
+    turn_id: &str,
+    call_ref: &str,
+) -> Option<&'a mut ToolLine> {
     chat.messages.iter_mut().rev().find_map(|m| match m {
-        ChatMessage::Tool(line) if line.call_ref == call_ref => Some(line),
+        ChatMessage::Tool(line) if line.call_ref == call_ref && line.turn_id == turn_id => {
+            Some(line)
+        }
         _ => None,
     })
 }

@@ -20,7 +20,8 @@ Cuando termines, responde sin llamar herramientas con un único objeto JSON:
 - proponer_decision: {\"decision\": {\"clase\": ..., \"proposal_id\" | \"quote_id\" | \"sequence_id\"}} con un id devuelto por una herramienta en este turno.
 - cierre: {\"variante\": \"completo\" | \"parcial\" | \"sin_cobertura\", \"salidas\": []}.
 - limite: {\"falta\": {\"tipo\": \"operacion\" | \"conector\" | \"dato\" | \"permiso\" | \"credito\", \"detalle\"}}.
-En la narración marca cada cifra, fecha, monto o nombre como [[tipo:id]] con una referencia devuelta por las herramientas de este turno (por ejemplo [[company:...]] o [[evidence:c1.0.count]]: llamada, fila y campo).";
+En la narración marca cada cifra, fecha, monto o nombre como [[tipo:id]] con una referencia devuelta por las herramientas de este turno (por ejemplo [[company:...]] o [[evidence:c1.0.count]]: llamada, fila y campo).
+Si el turno trae \"research\", es un paso de una investigación larga: sigue research.instructions (en encuadre y ajuste, una sola llamada a market_search con los filtros; en informe, el objeto JSON final sin llamar herramientas).";
 
 /// The messages for one step: system, the compiled turn, then every exchange of this
 /// turn as an assistant tool call and its tool result, then the repair note if any.
