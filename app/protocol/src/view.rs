@@ -79,17 +79,25 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             view.stage = Some(t.stage);
         }
         SessionEvent::NarrationDelta(d) => append_narration(&mut view.chat, d),
-        SessionEvent::ToolStarted(t) => view.chat.messages.push(ChatMessage::Tool(ToolLine {
-            turn_id: t.turn_id.clone(),
-            call_ref: t.call_ref.clone(),
-            label: t.label.clone(),
-            status: ToolStatus::Running,
-            summary: None,
-            refs: Vec::new(),
-            reads_counted: 0,
-            undo_token: None,
-            undone: None,
-        })),
+        SessionEvent::ToolStarted(t) => {
+            let line = ToolLine {
+                turn_id: t.turn_id.clone(),
+                call_ref: t.call_ref.clone(),
+                label: t.label.clone(),
+                status: ToolStatus::Running,
+                summary: None,
+                refs: Vec::new(),
+                reads_counted: 0,
+                undo_token: None,
+                undone: None,
+            };
+            // A call started again (a research phase re-run after a restart) keeps
+            // its one line.
+            match find_tool_line(&mut view.chat, &t.turn_id, &t.call_ref) {
+                Some(existing) => *existing = line,
+                None => view.chat.messages.push(ChatMessage::Tool(line)),
+            }
+        }
         SessionEvent::ToolFinished(t) => {
             let line = ToolLine {
                 turn_id: t.turn_id.clone(),

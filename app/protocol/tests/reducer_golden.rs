@@ -238,3 +238,18 @@ fn tool_lines_pair_within_their_turn_or_run() {
         vec![("run_a", ToolStatus::Done), ("run_b", ToolStatus::Running)]
     );
 }
+
+#[test]
+fn a_call_started_again_keeps_its_one_line() {
+    use luna_protocol::event::{SessionEvent, ToolStarted};
+    // A research phase interrupted by a restart runs its calls again.
+    let started = SessionEvent::ToolStarted(ToolStarted {
+        turn_id: "run_a".into(),
+        call_ref: "p1c1".into(),
+        label: "Contando proveedores".into(),
+    });
+    let mut view = SessionView::default();
+    luna_protocol::view::apply(&mut view, &started);
+    luna_protocol::view::apply(&mut view, &started);
+    assert_eq!(view.chat.messages.len(), 1);
+}

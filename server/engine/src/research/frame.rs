@@ -38,6 +38,14 @@ impl Rejected {
         self.giro || self.state || self.buyer || self.other
     }
 
+    /// How many filters were dropped.
+    pub fn count(&self) -> usize {
+        [self.giro, self.state, self.buyer, self.other]
+            .iter()
+            .filter(|on| **on)
+            .count()
+    }
+
     /// «el giro y el estado» — what was dropped, in words (never the model's values).
     pub fn describe(&self) -> String {
         let mut parts = Vec::new();

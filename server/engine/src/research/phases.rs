@@ -37,8 +37,13 @@ fn refused_sentence(rejected: &Rejected) -> String {
     if !rejected.any() {
         return String::new();
     }
+    let verb = if rejected.count() > 1 {
+        "están"
+    } else {
+        "está"
+    };
     format!(
-        " Descarté {} que proponía el modelo porque no está en el catálogo; sigo con lo que pediste.",
+        " Descarté {} que proponía el modelo porque no {verb} en el catálogo; sigo con lo que pediste.",
         rejected.describe()
     )
 }
