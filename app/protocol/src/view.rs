@@ -79,17 +79,25 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             view.stage = Some(t.stage);
         }
         SessionEvent::NarrationDelta(d) => append_narration(&mut view.chat, d),
-        SessionEvent::ToolStarted(t) => view.chat.messages.push(ChatMessage::Tool(ToolLine {
-            turn_id: t.turn_id.clone(),
-            call_ref: t.call_ref.clone(),
-            label: t.label.clone(),
-            status: ToolStatus::Running,
-            summary: None,
-            refs: Vec::new(),
-            reads_counted: 0,
-            undo_token: None,
-            undone: None,
-        })),
+        SessionEvent::ToolStarted(t) => {
+            let line = ToolLine {
+                turn_id: t.turn_id.clone(),
+                call_ref: t.call_ref.clone(),
+                label: t.label.clone(),
+                status: ToolStatus::Running,
+                summary: None,
+                refs: Vec::new(),
+                reads_counted: 0,
+                undo_token: None,
+                undone: None,
+            };
+            // A call started again (a research phase re-run after a restart) keeps
+            // its one line.
+            match find_tool_line(&mut view.chat, &t.turn_id, &t.call_ref) {
+                Some(existing) => *existing = line,
+                None => view.chat.messages.push(ChatMessage::Tool(line)),
+            }
+        }
         SessionEvent::ToolFinished(t) => {
             let line = ToolLine {
                 turn_id: t.turn_id.clone(),
@@ -106,7 +114,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
                 undo_token: t.undo_token.clone(),
                 undone: None,
             };
-            match find_tool_line(&mut view.chat, &t.call_ref) {
+            match find_tool_line(&mut view.chat, &t.turn_id, &t.call_ref) {
                 Some(existing) => *existing = line,
                 None => view.chat.messages.push(ChatMessage::Tool(line)),
             }
@@ -211,9 +219,17 @@ fn end_turn(view: &mut SessionView, turn_id: &str) {
     }
 }
 
-fn find_tool_line<'a>(chat: &'a mut Chat, call_ref: &str) -> Option<&'a mut ToolLine> {
+/// The line `tool.started` opened for this call. Call refs are local to their turn or
+/// research run (`c1`, `p1c1`), so the owner is matched too.
+fn find_tool_line<'a>(
+    chat: &'a mut Chat,
+    turn_id: &str,
+    call_ref: &str,
+) -> Option<&'a mut ToolLine> {
     chat.messages.iter_mut().rev().find_map(|m| match m {
-        ChatMessage::Tool(line) if line.call_ref == call_ref => Some(line),
+        ChatMessage::Tool(line) if line.call_ref == call_ref && line.turn_id == turn_id => {
+            Some(line)
+        }
         _ => None,
     })
 }

@@ -195,3 +195,61 @@ fn the_view_survives_a_json_round_trip() {
     let back: StreamMessage = serde_json::from_str(&json).unwrap();
     assert_eq!(back, StreamMessage::Snapshot { seq: 27, view });
 }
+
+#[test]
+fn tool_lines_pair_within_their_turn_or_run() {
+    use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
+    // Two research runs of one session both name their first call `p1c1`.
+    let started = |owner: &str| {
+        SessionEvent::ToolStarted(ToolStarted {
+            turn_id: owner.into(),
+            call_ref: "p1c1".into(),
+            label: format!("Contando proveedores ({owner})"),
+        })
+    };
+    let mut view = SessionView::default();
+    for ev in [
+        started("run_a"),
+        started("run_b"),
+        SessionEvent::ToolFinished(ToolFinished {
+            turn_id: "run_a".into(),
+            call_ref: "p1c1".into(),
+            label: "Contando proveedores (run_a)".into(),
+            summary: "1 resultado".into(),
+            refs: Vec::new(),
+            reads_counted: 1,
+            ok: true,
+            undo_token: None,
+        }),
+    ] {
+        luna_protocol::view::apply(&mut view, &ev);
+    }
+    let lines: Vec<_> = view
+        .chat
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            ChatMessage::Tool(l) => Some((l.turn_id.as_str(), l.status)),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        lines,
+        vec![("run_a", ToolStatus::Done), ("run_b", ToolStatus::Running)]
+    );
+}
+
+#[test]
+fn a_call_started_again_keeps_its_one_line() {
+    use luna_protocol::event::{SessionEvent, ToolStarted};
+    // A research phase interrupted by a restart runs its calls again.
+    let started = SessionEvent::ToolStarted(ToolStarted {
+        turn_id: "run_a".into(),
+        call_ref: "p1c1".into(),
+        label: "Contando proveedores".into(),
+    });
+    let mut view = SessionView::default();
+    luna_protocol::view::apply(&mut view, &started);
+    luna_protocol::view::apply(&mut view, &started);
+    assert_eq!(view.chat.messages.len(), 1);
+}

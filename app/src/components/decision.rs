@@ -65,6 +65,10 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
         let _ = (session_id, resolution, id, is_sequence);
     };
 
+    let expired_text = match card.kind {
+        DecisionKind::RevelarContactos => "La cotización venció; pide a Luna una nueva.",
+        _ => "La propuesta venció; pide a Luna que la prepare de nuevo.",
+    };
     let accept_label = match card.kind {
         DecisionKind::GuardarEnCrm => "Guardar",
         DecisionKind::RevelarContactos => "Revelar",
@@ -126,7 +130,7 @@ pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> i
             })}
             {move || left().filter(|_| live.clock.get() > 0).map(|ms| view! {
                 <p class="text-xs text-slate-600 dark:text-slate-400" data-testid="decision-expiry">
-                    {if ms > 0 { countdown(ms) } else { "La cotización venció; pide a Luna una nueva.".to_owned() }}
+                    {if ms > 0 { countdown(ms) } else { expired_text.to_owned() }}
                 </p>
             })}
             <p class="mt-2 text-sm">{card.consequence}</p>

@@ -169,8 +169,25 @@ async fn a_research_run_streams_its_phases_in_order_over_the_websocket() {
         .await
         .unwrap();
     let phases = luna_engine::research::PHASES.len() as u64;
-    let received = read_until(&mut socket, 1 + 2 * phases).await;
-    assert_eq!(seqs(&received), (1..=1 + 2 * phases).collect::<Vec<u64>>());
+    // Each phase's tool calls stream as tool lines too: count, search, aggregate,
+    // screen and compare, each started and finished.
+    let lines = 2 * 5;
+    let total = 1 + 2 * phases + lines;
+    let received = read_until(&mut socket, total).await;
+    assert_eq!(seqs(&received), (1..=total).collect::<Vec<u64>>());
+    let tool_events = received
+        .iter()
+        .filter(|m| {
+            matches!(
+                m,
+                StreamMessage::Event {
+                    event: SessionEvent::ToolStarted(_) | SessionEvent::ToolFinished(_),
+                    ..
+                }
+            )
+        })
+        .count() as u64;
+    assert_eq!(tool_events, lines);
     let progress: Vec<_> = received
         .iter()
         .filter_map(|m| match m {

@@ -269,14 +269,19 @@ async fn research_card(
             "Consulta su avance con research_status.",
         ));
     }
+    if crate::clock::now_ms() >= p.expires_at() {
+        return Err(crate::research::expired_refusal());
+    }
     let mut c = card(
         DecisionKind::Investigar,
         "Lanzar una investigación larga",
         format!(
-            "Correrá en segundo plano con un tope de {} pasos del modelo; las búsquedas y conteos cuentan como en el chat (unos 2 créditos de inteligencia). Puedes cancelarla desde el tablero.",
+            "Correrá en segundo plano: el modelo encuadra la búsqueda y escribe el resultado con un tope de {} pasos; las búsquedas y conteos aparecen en el chat y cuentan como ahí (unos 2 créditos de inteligencia). Puedes cancelarla desde el tablero.",
             p.inference_cap
         ),
     );
+    // Like a quote, the proposal expires; accepting it later is `DECISION_EXPIRED`.
+    c.expires_at = Some(p.expires_at());
     c.preview = vec![line(p.title.clone(), Some(p.brief.clone()), None)];
     c.preview.extend(
         crate::research::PHASES

@@ -342,7 +342,13 @@ async fn resolve_as(
     .await
     {
         Ok(x) => x,
-        Err(e) if e.code() == ErrorCode::QuoteExpired => {
+        // The quote or proposal behind the card expired meanwhile: so does the card.
+        Err(e)
+            if matches!(
+                e.code(),
+                ErrorCode::QuoteExpired | ErrorCode::DecisionExpired
+            ) =>
+        {
             return expire(engine, caller, &row, via.as_str()).await;
         }
         Err(e) => return Err(e),

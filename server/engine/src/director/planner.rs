@@ -2,12 +2,14 @@
 //! plans tool calls step by step from what the transcript already holds, and ends with
 //! a `TurnOutput` whose every figure is an `[[evidence:…]]` or `[[company:…]]` anchor.
 //! It never invents data: what it cannot do ends in `limite` or an `encuadre` question.
+//! It also plays the model in a research run's steps (framing, steering, write-up).
 
 use serde_json::{json, Map, Value};
 
 use crate::turn::gateway::{
     Exchange, ModelGateway, ModelInput, ModelStep, Route, StepFuture, ToolCall,
 };
+use crate::turn::input::{ResearchStep, ResearchTask};
 use crate::turn::intent::{
     CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
 };
@@ -661,7 +663,53 @@ impl LocalDirector {
         ))
     }
 
+    /// A step of a long research run: the search the brief asks for (framing), the
+    /// current search changed by the person's steering, or the anchored write-up.
+    fn research_step(&self, input: &ModelInput, step: &ResearchStep) -> ModelStep {
+        match step.task {
+            ResearchTask::Encuadre => {
+                let req = parse(&step.brief, &CatalogVocabulary);
+                ModelStep::Tools(vec![call(
+                    "market_search",
+                    json!({"kind": "suppliers", "filters": supplier_filters(&req)}),
+                )])
+            }
+            ResearchTask::Ajuste => {
+                let mut filters = step.filters.as_object().cloned().unwrap_or_default();
+                for text in &input.turn.steering {
+                    let r = parse(text, &CatalogVocabulary);
+                    if let Some((key, _)) = &r.giro {
+                        filters.insert("giro".into(), json!(key));
+                    }
+                    if let Some((name, _)) = &r.state {
+                        filters.insert("state".into(), json!(name));
+                    }
+                    if let Some(buyer) = r.buyers.first() {
+                        filters.insert("buyer".into(), json!(buyer));
+                        filters.remove("has_awards");
+                    }
+                }
+                ModelStep::Tools(vec![call(
+                    "market_search",
+                    json!({"kind": "suppliers", "filters": filters}),
+                )])
+            }
+            // The director writes the result the way the code would: every name and
+            // figure an anchor into what the run read.
+            ResearchTask::Informe => final_(
+                TurnIntent::Cierre {
+                    variante: CierreVariante::Completo,
+                    salidas: vec![],
+                },
+                crate::research::writeup::markup(&input.transcript, &step.criterion),
+            ),
+        }
+    }
+
     fn plan(&self, input: &ModelInput) -> ModelStep {
+        if let Some(step) = &input.turn.research {
+            return self.research_step(input, step);
+        }
         let req = parse(&input.turn.message, &CatalogVocabulary);
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);

@@ -11,15 +11,29 @@
 //! event, only while the run is still `running`; a start-up resumes every unfinished
 //! run at its next phase ([`resume_all`]), so finished phases are never repeated.
 //!
+//! The model plays its part through the same `ModelGateway` turns use (`model`): it
+//! frames the brief into the search the phases make (validated against the catalogues,
+//! `frame`) and writes the result. Every gateway call spends one step of the run's
+//! inference cap (plans: `billing::plans`); with the cap used up the run frames with the
+//! grammar and writes with the code template (`writeup`), and the result says so. Each
+//! phase's tool calls appear in the chat as tool lines, like a turn's (`phases`).
+//!
 //! What a phase found and the final result are written with `[[kind:id]]` markers and
 //! resolved like narration (`turn::narration`) against the envelopes the run read: no
 //! figure reaches the person without its anchor. A person can cancel a run ([`cancel`])
 //! and steer it ([`steer`]): a message sent while it runs is stored and picked up at
-//! the next phase, which re-frames the criterion. Plans cap how many runs a workspace
-//! has at once and how many model steps one run spends (`billing::plans`).
+//! the next phase, which re-frames the criterion. A proposal expires
+//! ([`PROPOSAL_TTL_MS`]) like a quote; accepting it later is `DECISION_EXPIRED`. Plans
+//! cap how many runs a workspace has at once and how many model steps one run spends.
 
+mod frame;
+pub mod model;
+mod phases;
 pub mod tools;
+pub mod writeup;
 
+#[cfg(test)]
+mod model_tests;
 #[cfg(test)]
 mod tests;
 
@@ -32,20 +46,23 @@ use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{Anchor, RunProgress, SessionEvent};
 use luna_protocol::tool::Envelope;
 use serde::{Deserialize, Serialize};
-use serde_json::{json, Map, Value};
+use serde_json::{json, Value};
 use sqlx::Row;
 
 use crate::accounts::Caller;
 use crate::billing::limits;
 use crate::clock::now_ms;
-use crate::director::grammar::{self, Request};
-use crate::director::vocab::CatalogVocabulary;
 use crate::error::{EngineError, EngineResult};
 use crate::ids::new_id;
-use crate::registry::{Registry, Surface, ToolRequest};
+use crate::registry::Registry;
+use crate::turn::gateway::{Exchange, ToolCall};
 use crate::turn::narration::{self, KnownRefs, ResolvedNarration};
 use crate::turn::runner::harvest;
 use crate::Engine;
+
+pub use frame::Frame;
+pub use model::ModelStepNote;
+use phases::PhaseOutcome;
 
 /// The real phases of a run, in order: (key, Spanish label).
 pub const PHASES: [(&str, &str); 6] = [
@@ -65,6 +82,9 @@ pub const MAX_BRIEF_CHARS: usize = 2_000;
 pub const MAX_REFS: usize = 20;
 /// Proveedores a run names and screens.
 const TOP: usize = 5;
+/// A proposal (and its `investigar` card) expires after 30 minutes: the plan it shows
+/// was framed from the market as it was then.
+pub const PROPOSAL_TTL_MS: i64 = 30 * 60 * 1000;
 
 /// The runs of this process: who drives which run, and whether accepting a card
 /// starts the driver (tests drive phases themselves).
@@ -102,83 +122,6 @@ impl Research {
     }
 }
 
-// ---------------------------------------------------------------- the criterion
-
-/// What the run looks for, from the brief and later steering.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Frame {
-    /// (SCIAN prefix, display name).
-    pub giro: Option<(String, String)>,
-    /// (code, display name).
-    pub state: Option<(String, String)>,
-    pub buyers: Vec<String>,
-}
-
-impl Frame {
-    fn from_request(r: &Request) -> Frame {
-        Frame {
-            giro: r.giro.clone(),
-            state: r.state.clone(),
-            buyers: r.buyers.clone(),
-        }
-    }
-
-    /// Steering overrides what it names and keeps the rest.
-    fn steered(&self, r: &Request) -> Frame {
-        Frame {
-            giro: r.giro.clone().or_else(|| self.giro.clone()),
-            state: r.state.clone().or_else(|| self.state.clone()),
-            buyers: if r.buyers.is_empty() {
-                self.buyers.clone()
-            } else {
-                r.buyers.clone()
-            },
-        }
-    }
-
-    fn award_filters(&self) -> Map<String, Value> {
-        let mut f = Map::new();
-        if let Some((key, _)) = &self.giro {
-            f.insert("giro".into(), json!(key));
-        }
-        if let Some((_, name)) = &self.state {
-            f.insert("state".into(), json!(name));
-        }
-        if let Some(buyer) = self.buyers.first() {
-            f.insert("buyer".into(), json!(buyer));
-        }
-        f
-    }
-
-    fn supplier_filters(&self) -> Map<String, Value> {
-        let mut f = self.award_filters();
-        if !f.contains_key("buyer") {
-            f.insert("has_awards".into(), json!(true));
-        }
-        f
-    }
-
-    /// "Proveedores de insumos médicos en Nuevo León que le venden a gobierno" (no digits).
-    pub fn describe(&self) -> String {
-        let mut s = "Proveedores".to_owned();
-        if let Some((_, label)) = &self.giro {
-            s.push_str(&format!(" de {}", label.to_lowercase()));
-        }
-        if let Some((_, name)) = &self.state {
-            s.push_str(&format!(" en {name}"));
-        }
-        match self.buyers.first() {
-            Some(b) => s.push_str(&format!(" que le venden a {b}")),
-            None => s.push_str(" que le venden a gobierno"),
-        }
-        s
-    }
-}
-
-fn frame_of(text: &str) -> Frame {
-    Frame::from_request(&grammar::parse(text, &CatalogVocabulary))
-}
-
 // ---------------------------------------------------------------- checkpoints
 
 /// One tool call of a phase, as stored in its checkpoint.
@@ -192,6 +135,24 @@ pub struct StoredCall {
     pub envelope: Option<Envelope>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<String>,
+}
+
+impl StoredCall {
+    /// The call as a model transcript entry: its envelope, or `{error:{message}}`.
+    pub fn exchange(&self) -> Exchange {
+        let result = match (&self.envelope, &self.error) {
+            (Some(env), _) => serde_json::to_value(env).unwrap_or_default(),
+            (None, e) => json!({"error": {"message": e.clone().unwrap_or_default()}}),
+        };
+        Exchange {
+            call: self.call.clone(),
+            tool: ToolCall {
+                name: self.tool.clone(),
+                args: self.args.clone(),
+            },
+            result,
+        }
+    }
 }
 
 /// A finished phase: what it read and what it found (already resolved).
@@ -212,6 +173,9 @@ pub struct Checkpoint {
     /// The last steering row this phase read (rows after it wait for the next phase).
     #[serde(default)]
     pub steering_upto: i64,
+    /// The model steps this phase took (or would have taken, past the cap).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub model_steps: Vec<ModelStepNote>,
 }
 
 /// The final result: resolved text, its anchors and every ref it cites.
@@ -242,6 +206,7 @@ pub struct Run {
     pub result: Option<RunResult>,
     pub error: Option<String>,
     pub resumes: i64,
+    pub created_at: i64,
 }
 
 impl Run {
@@ -259,7 +224,24 @@ impl Run {
             .iter()
             .rev()
             .find_map(|c| c.frame.clone())
-            .unwrap_or_else(|| frame_of(&self.brief))
+            .unwrap_or_else(|| Frame::of_text(&self.brief))
+    }
+
+    /// Every model step of the run, with the key of the phase that took it.
+    pub fn model_steps(&self) -> impl Iterator<Item = (&str, &ModelStepNote)> {
+        self.checkpoints
+            .iter()
+            .flat_map(|c| c.model_steps.iter().map(move |n| (c.key.as_str(), n)))
+    }
+
+    /// When the proposal expires (unix milliseconds).
+    pub fn expires_at(&self) -> i64 {
+        self.created_at.saturating_add(PROPOSAL_TTL_MS)
+    }
+
+    /// What the run read, as the model sees tool results (the write-up's transcript).
+    pub fn exchanges(&self) -> Vec<Exchange> {
+        self.calls().map(StoredCall::exchange).collect()
     }
 
     /// Every phase with what it found; `current` is running, the rest pending (or
@@ -414,6 +396,7 @@ fn run_from_row(row: &crate::store::DbRow) -> EngineResult<Run> {
         result: result.and_then(|t| serde_json::from_str(&t).ok()),
         error: row.try_get("error")?,
         resumes: row.try_get("resumes")?,
+        created_at: row.try_get("created_at")?,
     })
 }
 
@@ -500,6 +483,17 @@ pub struct Proposal {
     pub calls_estimate: u32,
     /// Créditos de inteligencia the searches and counts spend.
     pub credits_estimate: u32,
+    /// When the proposal (and its card) expires, unix milliseconds.
+    pub expires_at: i64,
+}
+
+/// The typed refusal of a proposal that expired before it was accepted.
+pub fn expired_refusal() -> EngineError {
+    EngineError::typed(
+        ErrorCode::DecisionExpired,
+        "Esa propuesta de investigación ya venció y no se lanzó.",
+        "Pídele a Luna que la prepare de nuevo.",
+    )
 }
 
 fn check_brief(brief: &str, refs: &[String]) -> EngineResult<()> {
@@ -544,7 +538,7 @@ pub async fn propose(
             return Err(concurrency_refusal(max_runs));
         }
     }
-    let frame = frame_of(brief);
+    let frame = Frame::of_text(brief);
     let criterion = frame.describe();
     let title: String = format!("Investigación: {criterion}")
         .chars()
@@ -577,6 +571,7 @@ pub async fn propose(
         inference_cap: cap,
         calls_estimate: 6,
         credits_estimate: 2,
+        expires_at: now + PROPOSAL_TTL_MS,
     })
 }
 
@@ -607,21 +602,26 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
             already: true,
         });
     }
+    let now = now_ms();
+    if now >= run.expires_at() {
+        tx.rollback().await?;
+        return Err(expired_refusal());
+    }
     if running_in(&mut tx, &caller.workspace_id).await? >= i64::from(max_runs) {
         tx.rollback().await?;
         return Err(concurrency_refusal(max_runs));
     }
-    let now = now_ms();
     let moved = sqlx::query(
         "update research_runs set status = 'running', user_id = $1, inference_cap = $2,
              started_at = $3, updated_at = $4
-         where id = $5 and status = 'propuesta'",
+         where id = $5 and status = 'propuesta' and created_at > $6",
     )
     .bind(&caller.user_id)
     .bind(i64::from(cap))
     .bind(now)
     .bind(now)
     .bind(&run.id)
+    .bind(now - PROPOSAL_TTL_MS)
     .execute(&mut *tx)
     .await?;
     if moved.rows_affected() == 0 {
@@ -851,8 +851,8 @@ pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> 
         }
         announce(engine, &run).await?;
         let k = run.next_phase;
-        let (checkpoint, used) = run_phase(engine, &caller, &run, k).await?;
-        if !commit_phase(engine, &run, k, checkpoint, used).await? {
+        let outcome = phases::run_phase(engine, &caller, &run, k).await?;
+        if !commit_phase(engine, &run, k, outcome).await? {
             return Ok(());
         }
         done += 1;
@@ -861,8 +861,20 @@ pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> 
 
 /// `run.progress` for the phase that starts now (only while the run is running).
 async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
+    let ev = SessionEvent::RunProgress(run.progress(Some(run.next_phase)));
+    append_while_running(engine, run, &[ev]).await?;
+    Ok(())
+}
+
+/// Appends `events` to the run's session in one transaction, only while the run is
+/// still running (a cancelled run shows nothing more). False when it did not.
+async fn append_while_running(
+    engine: &Engine,
+    run: &Run,
+    events: &[SessionEvent],
+) -> EngineResult<bool> {
     let Some(session_id) = &run.session_id else {
-        return Ok(());
+        return Ok(false);
     };
     let mut tx = engine.sessions.begin().await?;
     let status: Option<String> =
@@ -872,13 +884,15 @@ async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
             .await?;
     if status.as_deref() != Some("running") {
         tx.rollback().await?;
-        return Ok(());
+        return Ok(false);
     }
-    let ev = SessionEvent::RunProgress(run.progress(Some(run.next_phase)));
-    let appended = engine.sessions.append(&mut tx, session_id, &ev).await?;
+    let mut appended = Vec::with_capacity(events.len());
+    for ev in events {
+        appended.push(engine.sessions.append(&mut tx, session_id, ev).await?);
+    }
     tx.commit().await?;
-    engine.sessions.publish([appended]);
-    Ok(())
+    engine.sessions.publish(appended);
+    Ok(true)
 }
 
 /// Stores phase `k`'s checkpoint and appends its `run.progress` in one transaction,
@@ -888,16 +902,16 @@ async fn commit_phase(
     engine: &Engine,
     run: &Run,
     k: usize,
-    checkpoint: Checkpoint,
-    used: i64,
+    outcome: PhaseOutcome,
 ) -> EngineResult<bool> {
+    let used = outcome.used;
     let mut next = run.clone();
-    next.checkpoints.push(checkpoint);
+    next.checkpoints.push(outcome.checkpoint);
     next.next_phase = k + 1;
     next.inference_used = used;
     let last = k + 1 == PHASES.len();
     if last {
-        next.result = Some(result_of(&next, &engine.registry));
+        next.result = outcome.result;
         next.status = "finished".to_owned();
     }
     let mut tx = engine.sessions.begin().await?;
@@ -950,347 +964,4 @@ async fn commit_phase(
     tx.commit().await?;
     engine.sessions.publish(appended);
     Ok(true)
-}
-
-/// One phase's work: its tool calls (through the pipeline, as Luna) and what it found.
-/// Returns the checkpoint and the run's inference spend after it.
-async fn run_phase(
-    engine: &Engine,
-    caller: &Caller,
-    run: &Run,
-    k: usize,
-) -> EngineResult<(Checkpoint, i64)> {
-    let mut used = run.inference_used;
-    let mut frame = run.frame();
-    let mut changed = None;
-    let mut applied = Vec::new();
-    let mut notes = String::new();
-    let mut upto = 0;
-    // Steering is picked up by the next phase that searches (never by the write-up).
-    if (1..PHASES.len() - 1).contains(&k) {
-        let steering = pending_steering(engine, &run.id).await?;
-        if !steering.is_empty() {
-            applied = steering.iter().map(|(_, t)| t.clone()).collect();
-            upto = steering.iter().map(|(id, _)| *id).max().unwrap_or(0);
-            if used < run.inference_cap {
-                used += 1;
-                for (_, text) in &steering {
-                    frame = frame.steered(&grammar::parse(text, &CatalogVocabulary));
-                }
-                changed = Some(frame.clone());
-                notes = format!("Ajusté el criterio con tu mensaje: {}. ", frame.describe());
-            } else {
-                notes = "Recibí tu mensaje, pero esta investigación ya usó su tope de inferencia y sigue con el criterio original. ".to_owned();
-            }
-        }
-    }
-    let mut calls = Vec::new();
-    let mut call = |tool: &str, args: Value| {
-        let handle = format!("p{k}c{}", calls.len() + 1);
-        calls.push(StoredCall {
-            call: handle,
-            tool: tool.to_owned(),
-            args,
-            envelope: None,
-            error: None,
-        });
-    };
-    let key = PHASES[k].0;
-    match key {
-        "encuadre" => {
-            // Framing is the run's first model step (the local director's reading).
-            if used < run.inference_cap {
-                used += 1;
-            }
-            changed = Some(frame.clone());
-        }
-        "proveedores" => {
-            call(
-                "market_count",
-                json!({"kind": "suppliers", "filters": frame.supplier_filters()}),
-            );
-            call(
-                "market_search",
-                json!({"kind": "suppliers", "filters": frame.supplier_filters(), "limit": TOP}),
-            );
-        }
-        "adjudicaciones" => call(
-            "market_aggregate",
-            json!({"filters": frame.award_filters(), "group_by": "supplier", "limit": TOP}),
-        ),
-        "riesgos" => {
-            let rfcs = top_rfcs(run);
-            if !rfcs.is_empty() {
-                call("market_screen", json!({"rfcs": rfcs}));
-            }
-        }
-        "segmentos" => match &frame.state {
-            Some((_, state)) => {
-                let mut national = frame.award_filters();
-                national.remove("state");
-                call(
-                    "market_compare",
-                    json!({"segments": [
-                        {"label": state, "filters": frame.award_filters()},
-                        {"label": "Todo el país", "filters": national},
-                    ]}),
-                );
-            }
-            None => call(
-                "market_aggregate",
-                json!({"filters": frame.award_filters(), "group_by": "state", "limit": 3}),
-            ),
-        },
-        _ => {
-            // The write-up is the run's last model step.
-            if used < run.inference_cap {
-                used += 1;
-            }
-        }
-    }
-    for c in calls.iter_mut() {
-        let mut req = ToolRequest::new(c.tool.clone(), c.args.clone(), Surface::Luna);
-        req.session_id = run.session_id.clone();
-        // A phase interrupted after a call and re-run after a restart reuses the key:
-        // the charge is not made twice.
-        req.idempotency_key = Some(format!("{}:{}:{}", run.id, key, c.call));
-        let response = engine.call_tool(caller, req).await;
-        match response.outcome {
-            Ok(env) => c.envelope = Some(env),
-            Err(e) => c.error = Some(e.message),
-        }
-    }
-    let known = run.known(&engine.registry, &calls);
-    let markup = format!("{notes}{}", found_markup(key, &frame, &calls, run));
-    let (found, anchors) = resolve_markup(&markup, &known);
-    Ok((
-        Checkpoint {
-            key: key.to_owned(),
-            found,
-            anchors,
-            calls,
-            frame: changed,
-            steering: applied,
-            steering_upto: upto,
-        },
-        used,
-    ))
-}
-
-fn rows_of(c: &StoredCall) -> &[luna_protocol::tool::ResultRow] {
-    c.envelope
-        .as_ref()
-        .map(|e| e.results.as_slice())
-        .unwrap_or(&[])
-}
-
-/// The RFCs of the Proveedores the run found on top (by Adjudicaciones, else by search).
-fn top_rfcs(run: &Run) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for c in run.calls() {
-        let from_agg = c.tool == "market_aggregate"
-            && c.args.get("group_by").and_then(Value::as_str) == Some("supplier");
-        let rows = rows_of(c);
-        let ids: Vec<String> = if from_agg {
-            rows.iter()
-                .filter_map(|r| r.fields.get("key").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        } else if c.tool == "market_search" {
-            rows.iter()
-                .filter_map(|r| r.fields.get("rfc").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        } else {
-            continue;
-        };
-        for id in ids {
-            if !out.contains(&id) && out.len() < TOP {
-                out.push(id);
-            }
-        }
-    }
-    out
-}
-
-fn failed_line(c: &StoredCall) -> String {
-    match &c.error {
-        Some(e) => format!("No pude completar esta fase: {e} "),
-        None => String::new(),
-    }
-}
-
-/// What a phase found, with `[[kind:id]]` markers for every name and figure.
-fn found_markup(key: &str, frame: &Frame, calls: &[StoredCall], run: &Run) -> String {
-    let first = calls.first();
-    match key {
-        "encuadre" => {
-            let mut s = format!("Voy a revisar {}.", frame.describe());
-            if !run.refs.is_empty() {
-                let refs: Vec<String> = run.refs.iter().map(|r| format!("[[{r}]]")).collect();
-                s.push_str(&format!(" Parto de {}.", refs.join(", ")));
-            }
-            s
-        }
-        "proveedores" => {
-            let mut s = String::new();
-            if let Some(count) = calls.first() {
-                if count.envelope.is_some() {
-                    s.push_str(&format!(
-                        "Hay [[evidence:{}.0.total]] {}.",
-                        count.call,
-                        frame.describe()
-                    ));
-                } else {
-                    s.push_str(&failed_line(count));
-                }
-            }
-            if let Some(search) = calls.get(1) {
-                let names: Vec<String> = rows_of(search)
-                    .iter()
-                    .take(3)
-                    .map(|r| format!("[[{}]]", r.ref_))
-                    .collect();
-                if !names.is_empty() {
-                    s.push_str(&format!(" Entre ellos: {}.", names.join(", ")));
-                } else if search.error.is_some() {
-                    s.push_str(&failed_line(search));
-                }
-            }
-            s
-        }
-        "adjudicaciones" => match first {
-            Some(c) if !rows_of(c).is_empty() => {
-                let rows = rows_of(c);
-                let mut s = format!(
-                    "Por monto, quien más le vende a gobierno es [[{}]]: [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]].",
-                    rows[0].ref_,
-                    c = c.call
-                );
-                if rows.len() > 1 {
-                    s.push_str(&format!(
-                        " Le sigue [[{}]]: [[evidence:{c}.1.awards]] por [[evidence:{c}.1.amount_mxn]].",
-                        rows[1].ref_,
-                        c = c.call
-                    ));
-                }
-                s
-            }
-            Some(c) if c.error.is_some() => failed_line(c),
-            _ => "No encontré Adjudicaciones con ese criterio en la cobertura cargada.".to_owned(),
-        },
-        "riesgos" => match first {
-            Some(c) if c.envelope.is_some() => {
-                let flagged: Vec<String> = rows_of(c)
-                    .iter()
-                    .filter(|r| {
-                        r.fields.get("risk_level").and_then(Value::as_str) == Some("con_marcas")
-                    })
-                    .map(|r| format!("[[{}]]", r.ref_))
-                    .collect();
-                if flagged.is_empty() {
-                    format!(
-                        "Revisé [[evidence:{}.shown]] de los principales: ninguno tiene marcas de riesgo vigentes.",
-                        c.call
-                    )
-                } else {
-                    format!(
-                        "Revisé [[evidence:{}.shown]] de los principales; con marcas de riesgo vigentes: {}.",
-                        c.call,
-                        flagged.join(", ")
-                    )
-                }
-            }
-            Some(c) => failed_line(c),
-            None => "No hubo Proveedores que revisar.".to_owned(),
-        },
-        "segmentos" => match first {
-            Some(c) if c.tool == "market_compare" && rows_of(c).len() >= 2 => {
-                let state = frame.state.as_ref().map(|s| s.1.as_str()).unwrap_or("");
-                format!(
-                    "En {state} hubo [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]], contra [[evidence:{c}.1.awards]] en todo el país.",
-                    c = c.call
-                )
-            }
-            Some(c) if c.tool == "market_aggregate" && !rows_of(c).is_empty() => format!(
-                "Donde más se adjudica: [[{}]] con [[evidence:{}.0.awards]] Adjudicaciones.",
-                rows_of(c)[0].ref_,
-                c.call
-            ),
-            Some(c) => failed_line(c),
-            None => String::new(),
-        },
-        _ => "El resultado está listo, con la evidencia de cada cifra.".to_owned(),
-    }
-}
-
-/// The result: who leads, how big the field is, risks and segments, each figure an
-/// anchor into what the run read. Sentences that do not resolve are dropped.
-fn result_of(run: &Run, reg: &Registry) -> RunResult {
-    let known = run.known(reg, &[]);
-    let frame = run.frame();
-    let find = |tool: &str, group_by: Option<&str>| {
-        run.calls().find(|c| {
-            c.tool == tool
-                && c.envelope.is_some()
-                && group_by
-                    .is_none_or(|g| c.args.get("group_by").and_then(Value::as_str) == Some(g))
-        })
-    };
-    let mut markup = String::new();
-    if let Some(agg) = find("market_aggregate", Some("supplier")).filter(|c| !rows_of(c).is_empty())
-    {
-        let rows = rows_of(agg);
-        markup.push_str(&format!(
-            "Por monto, domina [[{}]]: [[evidence:{c}.0.awards]] Adjudicaciones por [[evidence:{c}.0.amount_mxn]].",
-            rows[0].ref_,
-            c = agg.call
-        ));
-        let others: Vec<String> = rows
-            .iter()
-            .skip(1)
-            .take(2)
-            .map(|r| format!("[[{}]]", r.ref_))
-            .collect();
-        if !others.is_empty() {
-            markup.push_str(&format!(" Le siguen {}.", others.join(" y ")));
-        }
-    } else {
-        markup.push_str(&format!(
-            "No encontré Adjudicaciones de {} en la cobertura cargada.",
-            frame.describe().to_lowercase()
-        ));
-    }
-    if let Some(count) = find("market_count", None) {
-        markup.push_str(&format!(
-            " En total hay [[evidence:{}.0.total]] {}.",
-            count.call,
-            frame.describe()
-        ));
-    }
-    for c in run
-        .checkpoints
-        .iter()
-        .filter(|c| c.key == "riesgos" || c.key == "segmentos")
-    {
-        for call in &c.calls {
-            let f = found_markup(&c.key, &frame, std::slice::from_ref(call), run);
-            if !f.is_empty() && call.envelope.is_some() {
-                markup.push(' ');
-                markup.push_str(&f);
-            }
-        }
-    }
-    let (text, anchors) = resolve_markup(markup.trim(), &known);
-    let mut refs: Vec<String> = Vec::new();
-    for a in &anchors {
-        if !a.reference.starts_with("evidence:") && !refs.contains(&a.reference) {
-            refs.push(a.reference.clone());
-        }
-    }
-    RunResult {
-        text,
-        anchors,
-        refs,
-    }
 }

@@ -20,9 +20,10 @@ use crate::{testkit, Engine};
 
 use super::PHASES;
 
-const BRIEF: &str = "investiga el mercado de insumos médicos en Nuevo León y dime quién domina";
+pub(super) const BRIEF: &str =
+    "investiga el mercado de insumos médicos en Nuevo León y dime quién domina";
 
-async fn setup(plan: Plan) -> (Engine, Caller, String) {
+pub(super) async fn setup(plan: Plan) -> (Engine, Caller, String) {
     let engine = testkit::engine().await.unwrap();
     assert!(engine.market.ensure_demo().await.unwrap());
     engine.research.set_manual(true);
@@ -31,7 +32,7 @@ async fn setup(plan: Plan) -> (Engine, Caller, String) {
     (engine, caller, session)
 }
 
-async fn research_start(
+pub(super) async fn research_start(
     engine: &Engine,
     caller: &Caller,
     session: &str,
@@ -42,7 +43,7 @@ async fn research_start(
 }
 
 /// `research_start` as Luna, then the `investigar` card offered in the session.
-async fn offer(engine: &Engine, caller: &Caller, session: &str) -> (String, String) {
+pub(super) async fn offer(engine: &Engine, caller: &Caller, session: &str) -> (String, String) {
     let env = research_start(engine, caller, session).await.unwrap();
     let pid = env.results[0].fields["proposal_id"]
         .as_str()
@@ -62,7 +63,12 @@ async fn offer(engine: &Engine, caller: &Caller, session: &str) -> (String, Stri
 }
 
 /// Accepts the card and returns the run id it started.
-async fn accept(engine: &Engine, caller: &Caller, session: &str, decision: &str) -> String {
+pub(super) async fn accept(
+    engine: &Engine,
+    caller: &Caller,
+    session: &str,
+    decision: &str,
+) -> String {
     let r = decisions::resolve(engine, caller, session, decision, Resolution::Accept)
         .await
         .unwrap();
@@ -70,14 +76,14 @@ async fn accept(engine: &Engine, caller: &Caller, session: &str, decision: &str)
     refs[0].trim_start_matches("run:").to_owned()
 }
 
-async fn started(plan: Plan) -> (Engine, Caller, String, String) {
+pub(super) async fn started(plan: Plan) -> (Engine, Caller, String, String) {
     let (engine, caller, session) = setup(plan).await;
     let (_, decision) = offer(&engine, &caller, &session).await;
     let run = accept(&engine, &caller, &session, &decision).await;
     (engine, caller, session, run)
 }
 
-async fn progress(engine: &Engine, caller: &Caller, session: &str) -> Vec<RunProgress> {
+pub(super) async fn progress(engine: &Engine, caller: &Caller, session: &str) -> Vec<RunProgress> {
     engine
         .sessions
         .events_since(caller, session, 0)
@@ -105,7 +111,7 @@ fn done_order(events: &[RunProgress]) -> Vec<String> {
 }
 
 /// Every ASCII digit of `text` lies inside an anchor.
-fn assert_anchored(text: &str, anchors: &[Anchor]) {
+pub(super) fn assert_anchored(text: &str, anchors: &[Anchor]) {
     for (i, c) in text.char_indices() {
         if c.is_ascii_digit() {
             assert!(

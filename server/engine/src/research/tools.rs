@@ -43,8 +43,10 @@ pub fn register(reg: &mut Registry) {
                 "Úsala cuando la persona pida una investigación larga que no cabe en un turno: quién \
                  domina un giro en un estado, cómo se reparten las Adjudicaciones, qué riesgos hay entre \
                  los principales Proveedores. Desde el chat no lanza nada: muestra qué revisará (fases), \
-                 el tope de inferencia y un estimado, y devuelve proposal_id para la tarjeta investigar; \
-                 al aceptarla corre en segundo plano y cada fase aparece en el tablero. NO la uses para \
+                 el tope de pasos del modelo y un estimado, y devuelve proposal_id para la tarjeta \
+                 investigar, que vence a los 30 minutos; al aceptarla corre en segundo plano (el modelo \
+                 encuadra la búsqueda y escribe el resultado dentro del tope), sus búsquedas aparecen en \
+                 el chat y cada fase en el tablero. NO la uses para \
                  una búsqueda o un conteo que cabe en este turno (usa market_search o market_count) ni \
                  para ver cómo va una investigación (usa research_status).",
             )
@@ -68,8 +70,8 @@ pub fn register(reg: &mut Registry) {
             .label("Leyendo el avance de la investigación")
             .description(
                 "Úsala cuando la persona pregunte cómo va una investigación larga o qué encontró: \
-                 devuelve su estado, cada fase con lo que encontró y, al terminar, el resultado con sus \
-                 refs. NO la uses para lanzar una investigación (usa research_start) ni para buscar \
+                 devuelve su estado, cada fase con lo que encontró, los pasos del modelo que usó (de su \
+                 tope) y, al terminar, el resultado con sus refs. NO la uses para lanzar una investigación (usa research_start) ni para buscar \
                  Proveedores (usa market_search).",
             )
             .example(
@@ -110,7 +112,11 @@ async fn start(ctx: ToolCtx, args: StartArgs) -> EngineResult<ToolOutput> {
         .with("phases", phases)
         .with("inference_cap", p.inference_cap)
         .with("tool_calls_estimate", p.calls_estimate)
-        .with("intelligence_credits_estimate", p.credits_estimate);
+        .with("intelligence_credits_estimate", p.credits_estimate)
+        .with(
+            "expires_in_seconds",
+            (p.expires_at - crate::clock::now_ms()).max(0) / 1000,
+        );
     let mut env = Envelope::rows(vec![row]);
     env.next_action = Some(
         "Propón la decisión investigar con este proposal_id; nada corre hasta que la persona la acepte."
@@ -127,6 +133,12 @@ async fn status(ctx: ToolCtx, args: StatusArgs) -> EngineResult<ToolOutput> {
         .iter()
         .map(|ph| json!({"label": ph.label, "status": ph.status, "found": ph.found}))
         .collect();
+    // Every model step with the phase that took it and what came of it (a step past
+    // the cap is listed as `tope`: it was not called).
+    let model_steps: Vec<_> = run
+        .model_steps()
+        .map(|(phase, n)| json!({"phase": phase, "purpose": n.purpose, "outcome": n.outcome, "rejected": n.rejected}))
+        .collect();
     let row = ResultRow::new(format!("run:{}", run.id), run.title.clone())
         .with("status", p.status)
         .with("phase", &p.phase)
@@ -134,6 +146,7 @@ async fn status(ctx: ToolCtx, args: StatusArgs) -> EngineResult<ToolOutput> {
         .with("summary", &p.summary)
         .with("refs", &p.refs)
         .with("inference_used", run.inference_used)
-        .with("inference_cap", run.inference_cap);
+        .with("inference_cap", run.inference_cap)
+        .with("model_steps", model_steps);
     Ok(Envelope::rows(vec![row]).into())
 }

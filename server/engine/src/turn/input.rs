@@ -54,7 +54,39 @@ pub struct TurnInput {
     pub facts: FactLedger,
     pub board: BoardBrief,
     pub stage: Stage,
-    /// Steering messages received while this turn ran.
+    /// Steering messages received while this turn ran (in a research step: the
+    /// messages the run received since its last phase).
     #[serde(default)]
     pub steering: Vec<String>,
+    /// Set when the step belongs to a long research run rather than a chat turn:
+    /// what the step is for and what the run follows (SPEC §10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub research: Option<ResearchStep>,
+}
+
+/// What a research run asks of the model in one step.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ResearchTask {
+    /// Turn the brief into the search the phases make: one `market_search` call
+    /// whose filters (giro, state, buyer) answer the brief.
+    Encuadre,
+    /// The same, from the current filters and the person's steering messages.
+    Ajuste,
+    /// Write the result over the run's tool results, every figure a `[[kind:id]]`.
+    Informe,
+}
+
+/// A research step as the model sees it (no run ids, keys or internal state).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ResearchStep {
+    pub task: ResearchTask,
+    /// The person's brief, in their words.
+    pub brief: String,
+    /// The criterion the run follows now, in words.
+    pub criterion: String,
+    /// The filters the run searches with now (`giro`, `state`, `buyer`).
+    pub filters: serde_json::Value,
+    /// What this step must answer, in Spanish.
+    pub instructions: String,
 }

@@ -187,6 +187,36 @@ pub fn trim_to_anchored(text: &str, known: &KnownRefs) -> ResolvedNarration {
     })
 }
 
+/// What the narration policy (SPEC §7.2) makes of one answer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Verdict {
+    /// Every marker resolved and no figure is bare.
+    Accepted(ResolvedNarration),
+    /// Rejected, and the one repair is still available: ask for it with these problems.
+    Repair(Vec<NarrationProblem>),
+    /// Rejected with no repair left: only the sentences that resolve remain.
+    Trimmed(ResolvedNarration),
+}
+
+/// Applies the policy to `text`: accept it, ask for the one repair (`may_repair`),
+/// or cut it to what is anchored.
+pub fn judge(text: &str, known: &KnownRefs, may_repair: bool) -> Verdict {
+    match resolve(text, known) {
+        Ok(r) => Verdict::Accepted(r),
+        Err(problems) if may_repair => Verdict::Repair(problems),
+        Err(_) => Verdict::Trimmed(trim_to_anchored(text, known)),
+    }
+}
+
+/// The repair request the model reads: every problem, in the runner's format.
+pub fn repair_note(problems: &[NarrationProblem]) -> String {
+    problems
+        .iter()
+        .map(|p| format!("{p:?}"))
+        .collect::<Vec<_>>()
+        .join("; ")
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

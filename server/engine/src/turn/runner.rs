@@ -187,7 +187,9 @@ pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
     }
 }
 
-fn summary_of(response: &crate::registry::ToolResponse) -> String {
+/// The tool line's summary: how many results (and whether there are more), or the
+/// typed error's message.
+pub fn summary_of(response: &crate::registry::ToolResponse) -> String {
     match &response.outcome {
         Ok(env) if env.results.is_empty() => "Sin resultados".to_owned(),
         Ok(env) => {
@@ -325,6 +327,7 @@ pub async fn run_turn(
             board: BoardBrief::from_board(&view.board),
             stage,
             steering: Vec::new(),
+            research: None,
         },
         tools,
         transcript: Vec::new(),

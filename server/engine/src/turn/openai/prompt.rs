@@ -20,7 +20,8 @@ Cuando termines, responde sin llamar herramientas con un único objeto JSON:
 - proponer_decision: {\"decision\": {\"clase\": ..., \"proposal_id\" | \"quote_id\" | \"sequence_id\"}} con un id devuelto por una herramienta en este turno.
 - cierre: {\"variante\": \"completo\" | \"parcial\" | \"sin_cobertura\", \"salidas\": []}.
 - limite: {\"falta\": {\"tipo\": \"operacion\" | \"conector\" | \"dato\" | \"permiso\" | \"credito\", \"detalle\"}}.
-En la narración marca cada cifra, fecha, monto o nombre como [[tipo:id]] con una referencia devuelta por las herramientas de este turno (por ejemplo [[company:...]] o [[evidence:c1.0.count]]: llamada, fila y campo).";
+En la narración marca cada cifra, fecha, monto o nombre como [[tipo:id]] con una referencia devuelta por las herramientas de este turno (por ejemplo [[company:...]] o [[evidence:c1.0.count]]: llamada, fila y campo).
+Si el turno trae \"research\", es un paso de una investigación larga: sigue research.instructions (en encuadre y ajuste, una sola llamada a market_search con los filtros; en informe, el objeto JSON final sin llamar herramientas).";
 
 /// The messages for one step: system, the compiled turn, then every exchange of this
 /// turn as an assistant tool call and its tool result, then the repair note if any.
@@ -169,5 +170,57 @@ mod tests {
         assert!(matches!(parse_step(&call("")), Ok(ModelStep::Tools(_))));
         assert!(parse_step(&call("{nope")).is_err());
         assert!(parse_step(&call("[1]")).is_err());
+    }
+
+    #[test]
+    fn a_research_step_reaches_the_model_with_its_task_and_the_run_transcript() {
+        use crate::turn::gateway::{Exchange, StepContext};
+        use crate::turn::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
+        let input = ModelInput {
+            turn: TurnInput {
+                message: "investiga empaque en Jalisco".into(),
+                thread: Vec::new(),
+                facts: Default::default(),
+                board: BoardBrief::default(),
+                stage: luna_protocol::session::Stage::Buscando,
+                steering: Vec::new(),
+                research: Some(ResearchStep {
+                    task: ResearchTask::Informe,
+                    brief: "investiga empaque en Jalisco".into(),
+                    criterion: "Proveedores de empaque en Jalisco".into(),
+                    filters: serde_json::json!({"state": "Jalisco"}),
+                    instructions: "Escribe el resultado.".into(),
+                }),
+            },
+            tools: Vec::new(),
+            transcript: vec![Exchange {
+                call: "p1c1".into(),
+                tool: ToolCall {
+                    name: "market_count".into(),
+                    args: serde_json::json!({"kind": "suppliers"}),
+                },
+                result: serde_json::json!({"results": []}),
+            }],
+            repair: None,
+            context: StepContext::default(),
+        };
+        let m = messages(&input);
+        let Message::User { content } = &m[1] else {
+            panic!("the compiled turn follows the system prompt");
+        };
+        assert!(content.contains(r#""task":"informe""#), "{content}");
+        assert!(content.contains("Escribe el resultado."));
+        // The run's calls arrive as this step's tool exchanges, under their handles.
+        assert!(
+            matches!(&m[2], Message::Assistant { tool_calls, .. } if tool_calls[0].id == "p1c1")
+        );
+        assert!(tools(&input).is_empty());
+        // A chat turn carries no research key at all.
+        let mut chat = input.clone();
+        chat.turn.research = None;
+        let Message::User { content } = &messages(&chat)[1] else {
+            panic!("the compiled turn follows the system prompt");
+        };
+        assert!(!content.contains("research"));
     }
 }
