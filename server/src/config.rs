@@ -281,7 +281,10 @@ mod tests {
     #[test]
     fn postgres_is_accepted_and_other_engines_are_refused_without_the_password() {
         let url = "postgres://luna:secreto@127.0.0.1:5432/luna";
-        assert_eq!(cfg(&[("LUNA_DATABASE_URL", url)]).unwrap().database_url, url);
+        assert_eq!(
+            cfg(&[("LUNA_DATABASE_URL", url)]).unwrap().database_url,
+            url
+        );
         let e = cfg(&[("LUNA_DATABASE_URL", "mysql://luna:secreto@db/luna")]).unwrap_err();
         assert_eq!(e.var, "LUNA_DATABASE_URL");
         assert!(!e.problem.contains("secreto"), "{}", e.problem);

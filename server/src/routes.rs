@@ -199,8 +199,18 @@ pub async fn main_entry() -> i32 {
             tick.tick().await;
             loop {
                 tick.tick().await;
-                if let Err(e) = luna_engine::turn::service::close_interrupted(&engine, stale).await {
+                if let Err(e) = luna_engine::turn::service::close_interrupted(&engine, stale).await
+                {
                     tracing::error!(error = %e, "could not close interrupted turns");
+                }
+                // Research runs whose instance died (their lease expired) continue here.
+                if let Err(e) = luna_engine::research::resume_all(
+                    &engine,
+                    luna_engine::research::Takeover::Expired,
+                )
+                .await
+                {
+                    tracing::error!(error = %e, "could not take over research runs");
                 }
             }
         });
@@ -215,7 +225,11 @@ pub async fn main_entry() -> i32 {
     }
     // Research runs left running by the previous process continue from their last
     // checkpoint (or are failed and reported on their card).
-    match luna_engine::research::resume_all(&engine).await {
+    let takeover = match engine.store.backend() {
+        luna_engine::store::Backend::Sqlite => luna_engine::research::Takeover::All,
+        luna_engine::store::Backend::Postgres => luna_engine::research::Takeover::Expired,
+    };
+    match luna_engine::research::resume_all(&engine, takeover).await {
         Ok(resumed) => tracing::info!(runs = resumed.len(), "research runs resumed"),
         Err(e) => tracing::error!(error = %e, "could not resume research runs"),
     }

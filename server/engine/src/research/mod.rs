@@ -86,12 +86,36 @@ const TOP: usize = 5;
 /// was framed from the market as it was then.
 pub const PROPOSAL_TTL_MS: i64 = 30 * 60 * 1000;
 
+/// How long a run's lease lasts without renewal; it is renewed before every phase.
+pub const LEASE_MS: i64 = 5 * 60 * 1000;
+
 /// The runs of this process: who drives which run, and whether accepting a card
-/// starts the driver (tests drive phases themselves).
-#[derive(Debug, Clone, Default)]
+/// starts the driver (tests drive phases themselves). `instance` names this process
+/// in run leases.
+#[derive(Debug, Clone)]
 pub struct Research {
     manual: Arc<AtomicBool>,
     active: Arc<Mutex<HashSet<String>>>,
+    instance: Arc<str>,
+}
+
+impl Default for Research {
+    fn default() -> Self {
+        Research {
+            manual: Arc::default(),
+            active: Arc::default(),
+            instance: crate::ids::new_id("inst").into(),
+        }
+    }
+}
+
+/// Which running runs [`resume_all`] takes over.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Takeover {
+    /// Every running run: one instance (SQLite) starting up drives none yet.
+    All,
+    /// Only runs whose lease expired: their instance died.
+    Expired,
 }
 
 impl Research {
@@ -780,21 +804,42 @@ pub fn spawn(engine: &Engine, run_id: &str) -> Option<tokio::task::JoinHandle<()
 /// On start-up: every run left `running` is picked up at its next phase, or failed
 /// (and reported on its card) once it was interrupted `MAX_RESUMES` times or the
 /// person who started it no longer belongs to the workspace.
-pub async fn resume_all(engine: &Engine) -> EngineResult<Vec<tokio::task::JoinHandle<()>>> {
-    let rows =
-        sqlx::query("select id from research_runs where status = 'running' order by started_at")
-            .fetch_all(engine.store.pool())
-            .await?;
+pub async fn resume_all(
+    engine: &Engine,
+    takeover: Takeover,
+) -> EngineResult<Vec<tokio::task::JoinHandle<()>>> {
+    let now = now_ms();
+    let horizon = match takeover {
+        Takeover::All => i64::MAX,
+        Takeover::Expired => now,
+    };
+    let rows = sqlx::query(
+        "select id from research_runs
+          where status = 'running' and coalesce(lease_until, 0) < $1 order by started_at",
+    )
+    .bind(horizon)
+    .fetch_all(engine.store.pool())
+    .await?;
     let mut handles = Vec::new();
     for row in rows {
         let id: String = row.try_get("id")?;
-        let resumes: i64 = sqlx::query_scalar(
-            "update research_runs set resumes = resumes + 1, updated_at = $1 where id = $2 returning resumes",
+        // Taken over by one instance only: the lease moves in the same guarded update.
+        let resumes: Option<i64> = sqlx::query_scalar(
+            "update research_runs set resumes = resumes + 1, updated_at = $1, runner = $2,
+                    lease_until = $3
+              where id = $4 and status = 'running' and coalesce(lease_until, 0) < $5
+          returning resumes",
         )
-        .bind(now_ms())
+        .bind(now)
+        .bind(&*engine.research.instance)
+        .bind(now + LEASE_MS)
         .bind(&id)
-        .fetch_one(engine.store.pool())
+        .bind(horizon)
+        .fetch_optional(engine.store.pool())
         .await?;
+        let Some(resumes) = resumes else {
+            continue;
+        };
         if resumes > MAX_RESUMES {
             fail(
                 engine,
@@ -812,6 +857,24 @@ pub async fn resume_all(engine: &Engine) -> EngineResult<Vec<tokio::task::JoinHa
     Ok(handles)
 }
 
+/// Takes (or renews) this instance's lease on a running run: free, ours, or expired.
+/// False when another live instance holds it.
+async fn take_lease(engine: &Engine, run_id: &str) -> EngineResult<bool> {
+    let now = now_ms();
+    let done = sqlx::query(
+        "update research_runs set runner = $1, lease_until = $2
+          where id = $3 and status = 'running'
+            and (runner is null or runner = $1 or coalesce(lease_until, 0) < $4)",
+    )
+    .bind(&*engine.research.instance)
+    .bind(now + LEASE_MS)
+    .bind(run_id)
+    .bind(now)
+    .execute(engine.store.pool())
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
 /// Runs the next phases of `run_id` (at most `max_phases`, all if `None`), each
 /// committed with its checkpoint and `run.progress`. Stops as soon as the run is no
 /// longer running (cancelled, failed, finished).
@@ -825,6 +888,10 @@ pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> 
             return Ok(());
         };
         if run.status != "running" || run.next_phase >= PHASES.len() {
+            return Ok(());
+        }
+        if !take_lease(engine, run_id).await? {
+            // Another instance drives it; it will checkpoint the phases itself.
             return Ok(());
         }
         let Some(caller) = engine

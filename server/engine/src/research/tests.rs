@@ -219,7 +219,9 @@ async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_pha
     let store = engine.store.clone();
     drop(engine);
     let engine = Engine::from_store(store);
-    let handles = super::resume_all(&engine).await.unwrap();
+    let handles = super::resume_all(&engine, super::Takeover::All)
+        .await
+        .unwrap();
     assert_eq!(handles.len(), 1);
     for h in handles {
         h.await.unwrap();
@@ -267,7 +269,9 @@ async fn an_interrupted_run_is_failed_and_reported_after_too_many_restarts() {
         .execute(engine.store.pool())
         .await
         .unwrap();
-    let handles = super::resume_all(&engine).await.unwrap();
+    let handles = super::resume_all(&engine, super::Takeover::All)
+        .await
+        .unwrap();
     assert!(handles.is_empty());
     let r = super::get(&engine, &caller, &run).await.unwrap();
     assert_eq!(r.status, "failed");
@@ -489,4 +493,47 @@ async fn steering_past_the_inference_cap_is_reported_and_not_applied() {
         phase.calls[0].args.pointer("/filters/state"),
         Some(&json!("Nuevo León"))
     );
+}
+
+/// Two app instances on one database: while instance A holds a run's lease, B neither
+/// takes it over nor runs a phase of it; once A's lease expired (A died), B takes it
+/// over and finishes it, without repeating A's finished phases.
+#[tokio::test]
+async fn a_run_is_driven_by_one_instance_and_taken_over_only_when_its_lease_expired() {
+    let (a, caller, _session, run) = started(Plan::Founder).await;
+    super::drive(&a, &run, Some(1)).await.unwrap();
+    let b = Engine::from_store(crate::store::Store::open(a.store.url()).await.unwrap());
+    b.research.set_manual(true);
+
+    assert!(super::resume_all(&b, super::Takeover::Expired)
+        .await
+        .unwrap()
+        .is_empty());
+    super::drive(&b, &run, Some(1)).await.unwrap();
+    let held = super::get(&b, &caller, &run).await.unwrap();
+    assert_eq!(held.next_phase, 1, "B ran a phase of a run A drives");
+
+    // A dies: its lease runs out.
+    sqlx::query("update research_runs set lease_until = 0 where id = $1")
+        .bind(&run)
+        .execute(b.store.pool())
+        .await
+        .unwrap();
+    let handles = super::resume_all(&b, super::Takeover::Expired)
+        .await
+        .unwrap();
+    assert_eq!(handles.len(), 1);
+    for h in handles {
+        h.await.unwrap();
+    }
+    let done = super::get(&b, &caller, &run).await.unwrap();
+    assert_eq!(done.status, "finished");
+    assert_eq!(done.checkpoints.len(), PHASES.len());
+    assert_eq!(
+        tool_calls(&b, &caller, "market_count").await,
+        1,
+        "phase 1 ran once"
+    );
+    // A, still alive in a test, can no longer drive it.
+    super::drive(&a, &run, None).await.unwrap();
 }

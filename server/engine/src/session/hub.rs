@@ -48,14 +48,21 @@ impl Hub {
             .subscribe()
     }
 
-    /// Sends committed events to the session's subscribers, in the given order.
+    /// Sends committed events to the session's subscribers, in the given order, each
+    /// seq once (an older seq than one already sent is dropped: subscribers that see a
+    /// gap read the log).
     pub fn publish(&self, session_id: &str, events: impl IntoIterator<Item = StoredEvent>) {
         let mut map = self.lock();
         let Some(channel) = map.get_mut(session_id) else {
             return;
         };
         for event in events {
-            channel.last = channel.last.max(event.seq);
+            // A channel carries each seq once: the appender and the bus (catching up
+            // from the log) may both hand over the same event.
+            if event.seq <= channel.last {
+                continue;
+            }
+            channel.last = event.seq;
             if channel.sender.send(event).is_err() {
                 // Nobody listens any more: forget the channel until someone subscribes.
                 map.remove(session_id);

@@ -238,8 +238,22 @@ async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
     let id = b.create(&owner).await.unwrap().id;
     b.append_one(&id, message(0)).await.unwrap();
     let mut live = a.subscribe(&owner, &id).await.unwrap();
-    // Give the listener time to be LISTENing before B appends.
-    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    // Wait until A's listener is live: B appends probes until A hears one, then let
+    // whatever is still in flight arrive.
+    let started = std::time::Instant::now();
+    let last = loop {
+        let probe = b.append_one(&id, message(100)).await.unwrap().seq;
+        let heard = tokio::time::timeout(std::time::Duration::from_millis(300), live.recv()).await;
+        if heard.is_ok() {
+            break probe;
+        }
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "instance A never heard of B's appends"
+        );
+    };
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    while live.try_recv().is_ok() {}
     for i in 1..=3 {
         b.append_one(&id, message(i)).await.unwrap();
     }
@@ -251,11 +265,15 @@ async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
             .unwrap();
         seqs.push(e.seq);
     }
-    assert_eq!(seqs, vec![2, 3, 4]);
+    assert_eq!(
+        seqs,
+        vec![last + 1, last + 2, last + 3],
+        "each once, in order"
+    );
     // A's own appends reach its followers once, not again through the bus.
     a.append_one(&id, message(9)).await.unwrap();
     let own = live.recv().await.unwrap();
-    assert_eq!(own.seq, 5);
+    assert_eq!(own.seq, last + 4);
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(live.try_recv().is_err(), "an event was delivered twice");
     listener.abort();

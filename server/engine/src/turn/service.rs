@@ -206,13 +206,12 @@ async fn heartbeat(store: crate::store::Store, turn_id: String, every: Duration)
     let mut tick = tokio::time::interval(every.max(Duration::from_millis(100)));
     loop {
         tick.tick().await;
-        let beat = sqlx::query(
-            "update turns set heartbeat_at = $1 where id = $2 and status = 'running'",
-        )
-        .bind(now_ms())
-        .bind(&turn_id)
-        .execute(store.pool())
-        .await;
+        let beat =
+            sqlx::query("update turns set heartbeat_at = $1 where id = $2 and status = 'running'")
+                .bind(now_ms())
+                .bind(&turn_id)
+                .execute(store.pool())
+                .await;
         if let Err(e) = beat {
             tracing::warn!(error = %e, turn = %turn_id, "turn heartbeat failed");
         }

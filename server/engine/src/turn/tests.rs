@@ -634,11 +634,19 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         .await
         .unwrap();
     }
-    let stuck = engine.sessions.snapshot_at_latest(&caller, &session).await.unwrap();
+    let stuck = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap();
     assert_eq!(stuck.view.active_turn.as_deref(), Some("turn_muerto"));
 
     assert_eq!(close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(), 1);
-    assert_eq!(close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(), 0, "closed once");
+    assert_eq!(
+        close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(),
+        0,
+        "closed once"
+    );
     let status = |id: &'static str| {
         let engine = engine.clone();
         async move {
@@ -650,18 +658,38 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         }
     };
     assert_eq!(status("turn_muerto").await, "failed");
-    assert_eq!(status("turn_vivo").await, "running", "a live turn is left alone");
-    let events = engine.sessions.events_since(&caller, &session, 0).await.unwrap();
+    assert_eq!(
+        status("turn_vivo").await,
+        "running",
+        "a live turn is left alone"
+    );
+    let events = engine
+        .sessions
+        .events_since(&caller, &session, 0)
+        .await
+        .unwrap();
     assert_eq!(kinds(&events)[2..], ["narration.delta", "turn.finished"]);
-    let view = engine.sessions.snapshot_at_latest(&caller, &session).await.unwrap().view;
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
     assert_eq!(view.active_turn, None);
 
     let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
         TurnIntent::Responder {},
         "Hola de nuevo, ¿qué buscas?",
     )]));
-    let ack = submit(&engine, model, &caller, &session, "hola otra vez", "k-nuevo")
-        .await
-        .unwrap();
+    let ack = submit(
+        &engine,
+        model,
+        &caller,
+        &session,
+        "hola otra vez",
+        "k-nuevo",
+    )
+    .await
+    .unwrap();
     assert!(!ack.steering, "the next message is a turn of its own");
 }
