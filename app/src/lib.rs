@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod board_api;
+pub mod codec;
 pub mod components;
 pub mod decisions_api;
 pub mod error;

@@ -99,7 +99,7 @@ async fn follow(live: Live) {
                 let Ok(Message::Text(text)) = frame else {
                     break;
                 };
-                let Ok(message) = serde_json::from_str::<StreamMessage>(&text) else {
+                let Ok(message) = luna_protocol::json::from_str::<StreamMessage>(&text) else {
                     continue;
                 };
                 live.online.set(true);

@@ -6,7 +6,7 @@ use crate::api::{whoami, Logout};
 
 #[component]
 pub fn TopBar() -> impl IntoView {
-    let me = Resource::new(|| (), |_| whoami());
+    let me = crate::codec::resource(|| (), |_| whoami());
     let logout = ServerAction::<Logout>::new();
     view! {
         <header class="flex items-center justify-between gap-3 border-b border-slate-200 bg-white px-4 py-2 dark:border-slate-800 dark:bg-slate-900">
