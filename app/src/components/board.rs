@@ -7,7 +7,7 @@ use luna_protocol::board::SelectionItem;
 
 use super::decision::DecisionCardView;
 use super::drawer::Drawer;
-use super::kanban::SavedCollectionView;
+use super::kanban::saved_collection;
 use super::live::Live;
 
 #[component]
@@ -140,7 +140,7 @@ pub fn SavedSection() -> impl IntoView {
             })}
             {move || match collection.get() {
                 None => view! { <Empty text="Al guardar la selección en tu CRM, aquí aparece la colección como tablero o tabla, con sus etapas." /> }.into_any(),
-                Some(id) => view! { <SavedCollectionView collection_id=id /> }.into_any(),
+                Some(id) => Suspend::new(saved_collection(id)).into_any(),
             }}
         </section>
     }
