@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use luna_protocol::chat::{segments, ChatMessage, Segment, ToolLine, ToolStatus};
 use luna_protocol::event::RefusalCode;
 
-use super::decision::{outcome_label, DecisionCardView};
+use super::decision::{decision_card, outcome_label};
 use super::drawer::Drawer;
 use super::live::Live;
 use super::mode::ModeSelector;
@@ -160,7 +160,7 @@ fn message_view(message: ChatMessage) -> AnyView {
                     .cloned()
             });
             match (outcome, pending) {
-                (None, Some(card)) => view! { <DecisionCardView card inline=true /> }.into_any(),
+                (None, Some(card)) => Suspend::new(decision_card(card, true)).into_any(),
                 (outcome, _) => view! {
                     <div class="rounded-xl border border-slate-200 px-4 py-2 text-sm dark:border-slate-800" data-testid="decision-ref">
                         <span class="font-medium">{title}</span>
