@@ -120,7 +120,7 @@ mod wire {
                     turn_id,
                     text,
                     steering,
-                } = Person::deserialize(rest)?;
+                } = crate::json::read(rest)?;
                 ChatMessage::Person {
                     turn_id,
                     text,
@@ -132,14 +132,14 @@ mod wire {
                     turn_id,
                     text,
                     anchors,
-                } = Luna::deserialize(rest)?;
+                } = crate::json::read(rest)?;
                 ChatMessage::Luna {
                     turn_id,
                     text,
                     anchors,
                 }
             }
-            "tool" => ChatMessage::Tool(ToolLine::deserialize(rest)?),
+            "tool" => ChatMessage::Tool(crate::json::read::<ToolLine>(rest)?),
             "decision" => {
                 let Decision {
                     decision_id,
@@ -147,7 +147,7 @@ mod wire {
                     title,
                     outcome,
                     result,
-                } = Decision::deserialize(rest)?;
+                } = crate::json::read(rest)?;
                 ChatMessage::Decision {
                     decision_id,
                     decision_kind,
@@ -161,7 +161,7 @@ mod wire {
                     turn_id,
                     code,
                     message,
-                } = Refused::deserialize(rest)?;
+                } = crate::json::read(rest)?;
                 ChatMessage::Refused {
                     turn_id,
                     code,
@@ -173,7 +173,7 @@ mod wire {
                     run_id,
                     title,
                     status,
-                } = Run::deserialize(rest)?;
+                } = crate::json::read(rest)?;
                 ChatMessage::Run {
                     run_id,
                     title,

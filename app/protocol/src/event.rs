@@ -67,18 +67,18 @@ impl SessionEvent {
         use serde::de::Error as _;
         use SessionEvent as E;
         Ok(match kind {
-            "user.message" => E::UserMessage(Deserialize::deserialize(rest)?),
-            "turn.accepted" => E::TurnAccepted(Deserialize::deserialize(rest)?),
-            "narration.delta" => E::NarrationDelta(Deserialize::deserialize(rest)?),
-            "tool.started" => E::ToolStarted(Deserialize::deserialize(rest)?),
-            "tool.finished" => E::ToolFinished(Deserialize::deserialize(rest)?),
-            "board.patched" => E::BoardPatched(Deserialize::deserialize(rest)?),
-            "decision.proposed" => E::DecisionProposed(Deserialize::deserialize(rest)?),
-            "decision.resolved" => E::DecisionResolved(Deserialize::deserialize(rest)?),
-            "run.progress" => E::RunProgress(Deserialize::deserialize(rest)?),
-            "turn.finished" => E::TurnFinished(Deserialize::deserialize(rest)?),
-            "turn.refused" => E::TurnRefused(Deserialize::deserialize(rest)?),
-            "undo.applied" => E::UndoApplied(Deserialize::deserialize(rest)?),
+            "user.message" => E::UserMessage(crate::json::read(rest)?),
+            "turn.accepted" => E::TurnAccepted(crate::json::read(rest)?),
+            "narration.delta" => E::NarrationDelta(crate::json::read(rest)?),
+            "tool.started" => E::ToolStarted(crate::json::read(rest)?),
+            "tool.finished" => E::ToolFinished(crate::json::read(rest)?),
+            "board.patched" => E::BoardPatched(crate::json::read(rest)?),
+            "decision.proposed" => E::DecisionProposed(crate::json::read(rest)?),
+            "decision.resolved" => E::DecisionResolved(crate::json::read(rest)?),
+            "run.progress" => E::RunProgress(crate::json::read(rest)?),
+            "turn.finished" => E::TurnFinished(crate::json::read(rest)?),
+            "turn.refused" => E::TurnRefused(crate::json::read(rest)?),
+            "undo.applied" => E::UndoApplied(crate::json::read(rest)?),
             other => return Err(serde_json::Error::unknown_variant(other, Self::KINDS)),
         })
     }

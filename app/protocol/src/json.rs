@@ -6,22 +6,32 @@
 //! tagged enum (`#[serde(tag = "…")]`) buffers the object in its private `Content` type and
 //! compiles every variant's type a second time for that buffer. So the browser reads every
 //! payload — websocket frames, server-function answers, hydrated resources — in two steps:
-//! text → `serde_json::Value` → wire type ([`from_slice`], [`from_str`]). Each type's
-//! derived `Deserialize` is then compiled once, for `Value`.
+//! text → `serde_json::Value` → wire type ([`from_slice`], [`from_str`]), and the second
+//! step goes through [`read`], this module's own small `Deserializer` over a `Value`. Each
+//! type's derived `Deserialize` is then compiled once.
+//!
+//! `read` accepts what `serde_json::from_value` accepts for these types (the tests compare
+//! the two), with one deliberate difference that keeps it small: a struct must be a JSON
+//! object (serde_json also takes an array of the fields in order, which nothing sends), so
+//! no struct's `visit_seq` is compiled in.
 //!
 //! The four internally tagged enums (`SessionEvent`, `StreamMessage`, `ChatMessage`,
 //! `PatchOp`) implement `Deserialize` by hand with [`untag`]: the tag is taken out of the
-//! object and the rest is read as the variant's type from the same `Value`, so serde's
-//! `Content` buffer is never compiled in. The JSON they accept and produce is unchanged
-//! (their `Serialize` is still derived); the server uses the same implementations.
+//! object and the rest is read as the variant's type with [`read`], so serde's `Content`
+//! buffer is never compiled in. The JSON they accept and produce is unchanged (their
+//! `Serialize` is still derived); the server uses the same implementations.
 
-use serde::de::{DeserializeOwned, Error as _, Unexpected};
+use serde::de::value::StringDeserializer;
+use serde::de::{
+    DeserializeOwned, DeserializeSeed, EnumAccess, Error as _, IntoDeserializer, MapAccess,
+    SeqAccess, Unexpected, VariantAccess, Visitor,
+};
 use serde::{Deserialize, Deserializer};
-use serde_json::{Error, Value};
+use serde_json::{Error, Map, Value};
 
 /// Parses JSON bytes into `T` through a `serde_json::Value` (see the module docs).
 pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
-    T::deserialize(serde_json::from_slice::<Value>(bytes)?)
+    read(serde_json::from_slice::<Value>(bytes)?)
 }
 
 /// Parses JSON text into `T` through a `serde_json::Value` (see the module docs).
@@ -29,8 +39,13 @@ pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
     from_slice(text.as_bytes())
 }
 
+/// Reads `T` from a `Value`, like `serde_json::from_value` (see the module docs).
+pub fn read<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
+    T::deserialize(ValueDe(value))
+}
+
 /// Reads an internally tagged object: returns the value of its `tag` field and the
-/// object without it, which the caller reads as the variant's own type.
+/// object without it, which the caller reads as the variant's own type with [`read`].
 pub(crate) fn untag<'de, D: Deserializer<'de>>(
     deserializer: D,
     tag: &'static str,
@@ -53,10 +68,215 @@ fn unexpected(value: &Value) -> Unexpected<'_> {
     match value {
         Value::Null => Unexpected::Unit,
         Value::Bool(b) => Unexpected::Bool(*b),
-        Value::Number(_) => Unexpected::Other("a number"),
+        Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+            (Some(u), _, _) => Unexpected::Unsigned(u),
+            (None, Some(i), _) => Unexpected::Signed(i),
+            (None, None, f) => Unexpected::Float(f.unwrap_or(f64::NAN)),
+        },
         Value::String(s) => Unexpected::Str(s),
         Value::Array(_) => Unexpected::Seq,
         Value::Object(_) => Unexpected::Map,
+    }
+}
+
+/// The `Deserializer` behind [`read`]: an owned `Value`.
+struct ValueDe(Value);
+
+type Key = StringDeserializer<Error>;
+
+impl<'de> Deserializer<'de> for ValueDe {
+    type Error = Error;
+
+    fn deserialize_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_unit(),
+            Value::Bool(b) => visitor.visit_bool(b),
+            Value::Number(n) => match (n.as_u64(), n.as_i64(), n.as_f64()) {
+                (Some(u), _, _) => visitor.visit_u64(u),
+                (None, Some(i), _) => visitor.visit_i64(i),
+                (None, None, f) => visitor.visit_f64(f.unwrap_or(f64::NAN)),
+            },
+            Value::String(s) => visitor.visit_string(s),
+            Value::Array(items) => {
+                let len = items.len();
+                let mut seq = Seq(items.into_iter());
+                let out = visitor.visit_seq(&mut seq)?;
+                match seq.0.len() {
+                    0 => Ok(out),
+                    _ => Err(Error::invalid_length(len, &"fewer elements in array")),
+                }
+            }
+            Value::Object(map) => visit_object(map, visitor),
+        }
+    }
+
+    fn deserialize_option<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Null => visitor.visit_none(),
+            value => visitor.visit_some(ValueDe(value)),
+        }
+    }
+
+    fn deserialize_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Object(map) => visit_object(map, visitor),
+            other => Err(Error::invalid_type(unexpected(&other), &visitor)),
+        }
+    }
+
+    fn deserialize_enum<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        _variants: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::String(variant) => {
+                visitor.visit_enum(IntoDeserializer::<Error>::into_deserializer(variant))
+            }
+            Value::Object(map) if map.len() == 1 => {
+                let (variant, value) = map.into_iter().next().expect("one entry");
+                visitor.visit_enum(Variant { variant, value })
+            }
+            other => Err(Error::invalid_type(
+                unexpected(&other),
+                &"a string or an object with one key",
+            )),
+        }
+    }
+
+    fn deserialize_newtype_struct<V: Visitor<'de>>(
+        self,
+        _name: &'static str,
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        visitor.visit_newtype_struct(self)
+    }
+
+    fn deserialize_ignored_any<V: Visitor<'de>>(self, visitor: V) -> Result<V::Value, Error> {
+        visitor.visit_unit()
+    }
+
+    serde::forward_to_deserialize_any! {
+        bool i8 i16 i32 i64 i128 u8 u16 u32 u64 u128 f32 f64 char str string
+        bytes byte_buf unit unit_struct seq tuple tuple_struct map identifier
+    }
+}
+
+fn visit_object<'de, V: Visitor<'de>>(
+    map: Map<String, Value>,
+    visitor: V,
+) -> Result<V::Value, Error> {
+    let mut access = Object {
+        entries: map.into_iter(),
+        value: None,
+    };
+    visitor.visit_map(&mut access)
+}
+
+struct Seq(std::vec::IntoIter<Value>);
+
+impl<'de> SeqAccess<'de> for Seq {
+    type Error = Error;
+
+    fn next_element_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        self.0
+            .next()
+            .map(|v| seed.deserialize(ValueDe(v)))
+            .transpose()
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.0.len())
+    }
+}
+
+struct Object {
+    entries: serde_json::map::IntoIter,
+    value: Option<Value>,
+}
+
+impl<'de> MapAccess<'de> for Object {
+    type Error = Error;
+
+    fn next_key_seed<S: DeserializeSeed<'de>>(
+        &mut self,
+        seed: S,
+    ) -> Result<Option<S::Value>, Error> {
+        match self.entries.next() {
+            Some((key, value)) => {
+                self.value = Some(value);
+                seed.deserialize(Key::new(key)).map(Some)
+            }
+            None => Ok(None),
+        }
+    }
+
+    fn next_value_seed<S: DeserializeSeed<'de>>(&mut self, seed: S) -> Result<S::Value, Error> {
+        match self.value.take() {
+            Some(value) => seed.deserialize(ValueDe(value)),
+            None => Err(Error::custom("value is missing")),
+        }
+    }
+
+    fn size_hint(&self) -> Option<usize> {
+        Some(self.entries.len())
+    }
+}
+
+/// `{"Variant": value}`: an externally tagged enum's variant with data.
+struct Variant {
+    variant: String,
+    value: Value,
+}
+
+impl<'de> EnumAccess<'de> for Variant {
+    type Error = Error;
+    type Variant = ValueDe;
+
+    fn variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<(S::Value, ValueDe), Error> {
+        Ok((
+            seed.deserialize(Key::new(self.variant))?,
+            ValueDe(self.value),
+        ))
+    }
+}
+
+impl<'de> VariantAccess<'de> for ValueDe {
+    type Error = Error;
+
+    fn unit_variant(self) -> Result<(), Error> {
+        match self.0 {
+            Value::Null => Ok(()),
+            other => Err(Error::invalid_type(unexpected(&other), &"unit variant")),
+        }
+    }
+
+    fn newtype_variant_seed<S: DeserializeSeed<'de>>(self, seed: S) -> Result<S::Value, Error> {
+        seed.deserialize(self)
+    }
+
+    fn tuple_variant<V: Visitor<'de>>(self, _len: usize, visitor: V) -> Result<V::Value, Error> {
+        match self.0 {
+            Value::Array(_) => self.deserialize_any(visitor),
+            other => Err(Error::invalid_type(unexpected(&other), &"tuple variant")),
+        }
+    }
+
+    fn struct_variant<V: Visitor<'de>>(
+        self,
+        fields: &'static [&'static str],
+        visitor: V,
+    ) -> Result<V::Value, Error> {
+        self.deserialize_struct("", fields, visitor)
     }
 }
 
@@ -288,6 +508,93 @@ mod tests {
         for o in &ops {
             same::<PatchOp, derived::Patch>(o);
         }
+    }
+
+    /// `read` answers like `serde_json::from_value`: the same value, or an error for both.
+    /// Returns whether the input was accepted.
+    fn like_serde_json<T>(input: Value) -> bool
+    where
+        T: DeserializeOwned + PartialEq + std::fmt::Debug,
+    {
+        let ours = read::<T>(input.clone());
+        let theirs = serde_json::from_value::<T>(input.clone());
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(a, b, "{input}");
+                true
+            }
+            (Err(_), Err(_)) => false,
+            (a, b) => panic!("{input}: read {a:?}, serde_json {b:?}"),
+        }
+    }
+
+    #[test]
+    fn read_matches_serde_json_from_value() {
+        use crate::crm::{CollectionBoard, SortKey};
+        use crate::event::StoredEvent;
+        use crate::evidence::CompanyFile;
+        use crate::session::SessionInfo;
+        use crate::view::SessionView;
+
+        let events: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.events.json")).unwrap();
+        assert!(like_serde_json::<Vec<StoredEvent>>(events.clone()));
+        for e in events.as_array().unwrap() {
+            assert!(like_serde_json::<StoredEvent>(e.clone()));
+            assert!(like_serde_json::<SessionEvent>(e["event"].clone()));
+        }
+        let view: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.view.json")).unwrap();
+        assert!(like_serde_json::<SessionView>(view.clone()));
+        assert!(like_serde_json::<SessionView>(json!({})));
+        like_serde_json::<SessionView>(json!({"stage": null, "rejected": 2}));
+        like_serde_json::<SessionView>(json!({"stage": "buscando", "rejected": -1}));
+        like_serde_json::<SessionView>(json!({"rejected": 1.5}));
+        like_serde_json::<SessionView>(json!("view"));
+
+        assert!(like_serde_json::<CompanyFile>(json!({
+            "ref": "company:c1", "name": "Cartones", "awards_count": 2,
+            "awards_total_mxn": 1500, "awards": [], "by_buyer": [],
+            "marks": [], "permits": [], "crm": [],
+            "by_year": [{"label": "2024", "amount_mxn": 12.5, "count": 1}]
+        })));
+        like_serde_json::<CompanyFile>(json!({"name": "x"}));
+        assert!(like_serde_json::<CollectionBoard>(json!({
+            "collection_id": "col_1", "name": "Lista", "stages": ["Nuevo"],
+            "records": [{"record_ref": "record:r", "title": "T", "stage": "Nuevo",
+                         "version": 3, "updated_at": 1700000000000_i64, "company_ref": null}]
+        })));
+        assert!(like_serde_json::<SessionInfo>(json!({
+            "id": "ses_1", "stage": "sin_criterio", "mode": "automatico",
+            "budget": {"credit_cap": 1, "contact_cap": 2, "credits_spent": 0, "contacts_spent": 0},
+            "created_at": 1, "last_seq": 0
+        })));
+        like_serde_json::<Option<SessionInfo>>(Value::Null);
+        for key in [
+            json!("Title"),
+            json!({"Title": null}),
+            json!({"Column": 2}),
+            json!({"Column": "x"}),
+            json!({"Column": 1, "Title": null}),
+            json!("Column"),
+            json!(3),
+        ] {
+            like_serde_json::<SortKey>(key);
+        }
+        like_serde_json::<(u32, String)>(json!([1, "a"]));
+        like_serde_json::<(u32, String)>(json!([1, "a", 2]));
+        like_serde_json::<Vec<u8>>(json!([1, 256]));
+        like_serde_json::<i64>(json!(-5));
+        like_serde_json::<f64>(json!(-5));
+        like_serde_json::<String>(json!(null));
+    }
+
+    #[test]
+    fn read_takes_structs_only_as_objects() {
+        use crate::stream::Thinking;
+        let array = json!(["t1", "pienso"]);
+        assert!(serde_json::from_value::<Thinking>(array.clone()).is_ok());
+        assert!(read::<Thinking>(array).is_err());
     }
 
     #[test]

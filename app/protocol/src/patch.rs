@@ -47,13 +47,12 @@ struct FromPath {
 
 fn read_op(op: &str, rest: Value) -> Result<PatchOp, serde_json::Error> {
     use serde::de::Error as _;
-    let with_value =
-        |rest| PathValue::deserialize(rest).map(|PathValue { path, value }| (path, value));
-    let from_path = |rest| FromPath::deserialize(rest).map(|FromPath { from, path }| (from, path));
+    let with_value = |rest| crate::json::read(rest).map(|PathValue { path, value }| (path, value));
+    let from_path = |rest| crate::json::read(rest).map(|FromPath { from, path }| (from, path));
     Ok(match op {
         "add" => with_value(rest).map(|(path, value)| PatchOp::Add { path, value })?,
         "remove" => PatchOp::Remove {
-            path: PathOnly::deserialize(rest)?.path,
+            path: crate::json::read::<PathOnly>(rest)?.path,
         },
         "replace" => with_value(rest).map(|(path, value)| PatchOp::Replace { path, value })?,
         "move" => from_path(rest).map(|(from, path)| PatchOp::Move { from, path })?,

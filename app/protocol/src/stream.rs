@@ -34,11 +34,11 @@ impl<'de> Deserialize<'de> for StreamMessage {
         let (kind, rest) = crate::json::untag(deserializer, "type")?;
         let message = match kind.as_str() {
             // The same fields as a stored event and a snapshot: read as those.
-            "event" => StoredEvent::deserialize(rest)
+            "event" => crate::json::read(rest)
                 .map(|StoredEvent { seq, event }| StreamMessage::Event { seq, event }),
-            "snapshot" => SessionSnapshot::deserialize(rest)
+            "snapshot" => crate::json::read(rest)
                 .map(|SessionSnapshot { seq, view }| StreamMessage::Snapshot { seq, view }),
-            "thinking" => Thinking::deserialize(rest).map(StreamMessage::Thinking),
+            "thinking" => crate::json::read(rest).map(StreamMessage::Thinking),
             other => Err(serde_json::Error::unknown_variant(
                 other,
                 &["event", "snapshot", "thinking"],
