@@ -224,13 +224,20 @@ fn tool_line(line: ToolLine) -> impl IntoView {
             <span aria-hidden="true">{icon}</span>
             <span>{line.label}</span>
             {line.summary.map(|s| view! { <span class="text-slate-500 dark:text-slate-400">"· "{s}</span> })}
-            {undo.map(|token| view! { <UndoButton token /> })}
+            {undo.map(|token| Suspend::new(undo_button(token)))}
             // Undone (in this tab or another, now or before a reload): the log says so.
             {line.undone.map(|summary| view! {
                 <span class="text-slate-600 dark:text-slate-300" role="status" data-testid="undo-result">{summary}</span>
             })}
         </div>
     }
+}
+
+/// "deshacer" and its receipt. Split out of the main wasm: fetched when the chat first
+/// shows a write that can be undone.
+#[leptos::lazy]
+fn undo_button(token: String) -> AnyView {
+    view! { <UndoButton token /> }.into_any()
 }
 
 #[component]
