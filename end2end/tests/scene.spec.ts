@@ -108,7 +108,8 @@ test('browser: the whole scene in the split view, with the drawer, the save card
   await page.reload();
   await hydrated(page);
   await expect(page.getByTestId('luna-message')).toHaveCount(3);
-  expect(await page.getByTestId('chat-log').innerText()).toBe(chat);
+  // Polled: lazily loaded parts of the chat render a moment after the rest.
+  await expect.poll(() => page.getByTestId('chat-log').innerText()).toBe(chat);
 });
 
 test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones tabs', async ({ page }) => {
