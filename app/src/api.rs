@@ -11,13 +11,13 @@ use crate::error::AppError;
 use crate::server::{caller, engine, fail};
 
 /// The signed-in person. 401 without a session.
-#[server(prefix = "/api", endpoint = "whoami")]
+#[server(prefix = "/api", endpoint = "whoami", output = crate::codec::Answer)]
 pub async fn whoami() -> Result<Me, AppError> {
     Ok(caller()?.me())
 }
 
 /// Checks the credentials, opens a fresh session (new cookie) and goes to the chat.
-#[server(prefix = "/api", endpoint = "login")]
+#[server(prefix = "/api", endpoint = "login", output = crate::codec::Answer)]
 pub async fn login(email: String, password: String) -> Result<(), AppError> {
     use crate::server::{session_cookie, CookiePolicy};
     use axum::http::{header::SET_COOKIE, HeaderValue};
@@ -41,7 +41,7 @@ pub async fn login(email: String, password: String) -> Result<(), AppError> {
 }
 
 /// Ends the session and clears the cookie.
-#[server(prefix = "/api", endpoint = "logout")]
+#[server(prefix = "/api", endpoint = "logout", output = crate::codec::Answer)]
 pub async fn logout() -> Result<(), AppError> {
     use crate::server::{session_cookie, session_token, CookiePolicy};
     use axum::http::{header::SET_COOKIE, HeaderValue};
@@ -87,7 +87,7 @@ pub struct SettingsView {
 }
 
 /// Everything the settings page shows. Owners and admins only (403 otherwise).
-#[server(prefix = "/api", endpoint = "settings")]
+#[server(prefix = "/api", endpoint = "settings", output = crate::codec::Answer)]
 pub async fn settings() -> Result<SettingsView, AppError> {
     let caller = caller()?;
     let engine = engine()?;
@@ -119,7 +119,7 @@ pub async fn settings() -> Result<SettingsView, AppError> {
 }
 
 /// Makes a member an admin or an admin a member (owners and admins; audited).
-#[server(prefix = "/api", endpoint = "set_member_role")]
+#[server(prefix = "/api", endpoint = "set_member_role", output = crate::codec::Answer)]
 pub async fn set_member_role(user_id: String, role: Role) -> Result<(), AppError> {
     let caller = caller()?;
     engine()?
@@ -130,7 +130,7 @@ pub async fn set_member_role(user_id: String, role: Role) -> Result<(), AppError
 }
 
 /// Creates an MCP API key and returns its secret, shown once.
-#[server(prefix = "/api", endpoint = "create_api_key")]
+#[server(prefix = "/api", endpoint = "create_api_key", output = crate::codec::Answer)]
 pub async fn create_api_key(name: String) -> Result<String, AppError> {
     let caller = caller()?;
     let key = engine()?
@@ -141,7 +141,7 @@ pub async fn create_api_key(name: String) -> Result<String, AppError> {
     Ok(key.secret)
 }
 
-#[server(prefix = "/api", endpoint = "revoke_api_key")]
+#[server(prefix = "/api", endpoint = "revoke_api_key", output = crate::codec::Answer)]
 pub async fn revoke_api_key(id: String) -> Result<(), AppError> {
     let caller = caller()?;
     engine()?

@@ -13,7 +13,7 @@ use crate::error::AppError;
 use crate::server::{caller, engine, fail};
 
 /// The evidence drawer's file for a `company:<id>`.
-#[server(prefix = "/api", endpoint = "company_file_open")]
+#[server(prefix = "/api", endpoint = "company_file_open", output = crate::codec::Answer)]
 pub async fn open_company_file(company_ref: String) -> Result<CompanyFile, AppError> {
     let caller = caller()?;
     luna_engine::screen::company_file(&engine()?, &caller, &company_ref)
@@ -22,7 +22,7 @@ pub async fn open_company_file(company_ref: String) -> Result<CompanyFile, AppEr
 }
 
 /// The saved collection with its stages and records (Tablero / Tabla).
-#[server(prefix = "/api", endpoint = "collection_board_read")]
+#[server(prefix = "/api", endpoint = "collection_board_read", output = crate::codec::Answer)]
 pub async fn read_collection_board(collection_id: String) -> Result<CollectionBoard, AppError> {
     let caller = caller()?;
     luna_engine::screen::collection_board(&engine()?, &caller, &collection_id)
@@ -31,7 +31,7 @@ pub async fn read_collection_board(collection_id: String) -> Result<CollectionBo
 }
 
 /// Moves a card to another stage (`crm_record` update with the version read).
-#[server(prefix = "/api", endpoint = "move_record")]
+#[server(prefix = "/api", endpoint = "move_record", output = crate::codec::Answer)]
 pub async fn move_record(
     session_id: Option<String>,
     record_ref: String,
@@ -52,7 +52,7 @@ pub async fn move_record(
 }
 
 /// "quitar": removes a company from the session's selection; returns how many remain.
-#[server(prefix = "/api", endpoint = "remove_from_selection")]
+#[server(prefix = "/api", endpoint = "remove_from_selection", output = crate::codec::Answer)]
 pub async fn remove_from_selection(
     session_id: String,
     company_ref: String,
@@ -64,7 +64,7 @@ pub async fn remove_from_selection(
 }
 
 /// "deshacer" on a tool line that wrote.
-#[server(prefix = "/api", endpoint = "undo_write")]
+#[server(prefix = "/api", endpoint = "undo_write", output = crate::codec::Answer)]
 pub async fn undo_write(
     session_id: Option<String>,
     undo_token: String,
@@ -76,7 +76,7 @@ pub async fn undo_write(
 }
 
 /// "Cancelar" on a research run card: stops the run at its next phase boundary.
-#[server(prefix = "/api", endpoint = "cancel_research_run")]
+#[server(prefix = "/api", endpoint = "cancel_research_run", output = crate::codec::Answer)]
 pub async fn cancel_research_run(run_id: String) -> Result<(), AppError> {
     let caller = caller()?;
     luna_engine::research::cancel(&engine()?, &caller, &run_id)

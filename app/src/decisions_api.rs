@@ -13,7 +13,7 @@ use crate::error::AppError;
 use crate::server::{caller, engine, fail};
 
 /// Accepts or declines a decision card of a session. Resolving twice is a no-op.
-#[server(prefix = "/api", endpoint = "resolve_decision")]
+#[server(prefix = "/api", endpoint = "resolve_decision", output = crate::codec::Answer)]
 pub async fn resolve_decision(
     session_id: String,
     decision_id: String,
@@ -26,7 +26,7 @@ pub async fn resolve_decision(
 }
 
 /// Authorizes the ticked steps of a `revisar_secuencia` card (a person only).
-#[server(prefix = "/api", endpoint = "authorize_sequence_steps")]
+#[server(prefix = "/api", endpoint = "authorize_sequence_steps", output = crate::codec::Answer)]
 pub async fn authorize_sequence_steps(
     session_id: String,
     decision_id: String,
@@ -40,7 +40,7 @@ pub async fn authorize_sequence_steps(
 }
 
 /// Sets the session's mode (Preguntar / Automático con presupuesto / Ajuste fino).
-#[server(prefix = "/api", endpoint = "set_session_mode")]
+#[server(prefix = "/api", endpoint = "set_session_mode", output = crate::codec::Answer)]
 pub async fn set_session_mode(
     session_id: String,
     request: ModeRequest,
@@ -52,7 +52,7 @@ pub async fn set_session_mode(
 }
 
 /// The workspace's auto policy (defaults for the mode selector).
-#[server(prefix = "/api", endpoint = "workspace_auto_policy")]
+#[server(prefix = "/api", endpoint = "workspace_auto_policy", output = crate::codec::Answer)]
 pub async fn workspace_auto_policy() -> Result<AutoPolicy, AppError> {
     let caller = caller()?;
     luna_engine::decisions::auto::policy(&engine()?, &caller)
@@ -61,7 +61,7 @@ pub async fn workspace_auto_policy() -> Result<AutoPolicy, AppError> {
 }
 
 /// Changes the workspace's auto policy. Owners and admins only; audited.
-#[server(prefix = "/api", endpoint = "set_auto_policy")]
+#[server(prefix = "/api", endpoint = "set_auto_policy", output = crate::codec::Answer)]
 pub async fn set_auto_policy(policy: AutoPolicy) -> Result<AutoPolicy, AppError> {
     let caller = caller()?;
     luna_engine::decisions::auto::set_policy(&engine()?, &caller, &policy)

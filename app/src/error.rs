@@ -3,7 +3,6 @@
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use serde::{Deserialize, Serialize};
-use server_fn::codec::JsonEncoding;
 use server_fn::error::{FromServerFnError, ServerFnErrorErr};
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, thiserror::Error)]
@@ -15,7 +14,7 @@ pub enum AppError {
 }
 
 impl FromServerFnError for AppError {
-    type Encoder = JsonEncoding;
+    type Encoder = crate::codec::WireJson;
 
     fn from_server_fn_error(value: ServerFnErrorErr) -> Self {
         AppError::Transport(value)

@@ -11,7 +11,7 @@ use crate::error::AppError;
 use crate::server::{caller, engine, fail};
 
 /// Pending notes and suggested edits with their diffs, and recent Knowledge topics.
-#[server(prefix = "/api", endpoint = "knowledge_review")]
+#[server(prefix = "/api", endpoint = "knowledge_review", output = crate::codec::Answer)]
 pub async fn knowledge_review() -> Result<ReviewBoard, AppError> {
     let caller = caller()?;
     engine()?
@@ -22,7 +22,7 @@ pub async fn knowledge_review() -> Result<ReviewBoard, AppError> {
 }
 
 /// "Fusionar": the note or edit becomes Knowledge. Merging twice is a no-op.
-#[server(prefix = "/api", endpoint = "knowledge_merge")]
+#[server(prefix = "/api", endpoint = "knowledge_merge", output = crate::codec::Answer)]
 pub async fn knowledge_merge(id: String) -> Result<Resolution, AppError> {
     let caller = caller()?;
     engine()?
@@ -33,7 +33,7 @@ pub async fn knowledge_merge(id: String) -> Result<Resolution, AppError> {
 }
 
 /// "Rechazar": the note is discarded or the edit dropped. Rejecting twice is a no-op.
-#[server(prefix = "/api", endpoint = "knowledge_reject")]
+#[server(prefix = "/api", endpoint = "knowledge_reject", output = crate::codec::Answer)]
 pub async fn knowledge_reject(id: String) -> Result<Resolution, AppError> {
     let caller = caller()?;
     engine()?

@@ -8,6 +8,7 @@
 
 pub mod api;
 pub mod board_api;
+pub mod codec;
 pub mod components;
 pub mod decisions_api;
 pub mod error;
@@ -21,9 +22,9 @@ pub mod tools_api;
 use leptos::prelude::*;
 use leptos_meta::{provide_meta_context, MetaTags, Stylesheet, Title};
 use leptos_router::components::{Route, Router, Routes};
-use leptos_router::{path, SsrMode};
+use leptos_router::{path, Lazy, SsrMode};
 
-use pages::{KnowledgeReviewPage, LoginPage, NotFoundPage, SettingsPage, ToolsPage, WorkspacePage};
+use pages::{KnowledgeRoute, LoginRoute, NotFoundPage, SettingsRoute, ToolsRoute, WorkspacePage};
 
 /// The HTML document the server renders around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
@@ -48,24 +49,16 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
 #[component]
 pub fn App() -> impl IntoView {
     provide_meta_context();
-    // Marks the page as interactive once the WebAssembly has hydrated it (used by the
-    // end-to-end tests, and harmless otherwise).
-    #[cfg(feature = "hydrate")]
-    Effect::new(|_| {
-        if let Some(body) = document().body() {
-            let _ = body.set_attribute("data-hydrated", "true");
-        }
-    });
     view! {
         <Stylesheet id="leptos" href="/pkg/luna.css" />
         <Title text="Luna" />
         <Router>
             <Routes fallback=|| view! { <NotFoundPage /> }>
-                <Route path=path!("/login") view=LoginPage />
+                <Route path=path!("/login") view={Lazy::<LoginRoute>::new()} />
                 <Route path=path!("/") view=WorkspacePage />
-                <Route path=path!("/herramientas") view=ToolsPage />
-                <Route path=path!("/ajustes") view=SettingsPage ssr=SsrMode::Async />
-                <Route path=path!("/conocimiento") view=KnowledgeReviewPage ssr=SsrMode::Async />
+                <Route path=path!("/herramientas") view={Lazy::<ToolsRoute>::new()} />
+                <Route path=path!("/ajustes") view={Lazy::<SettingsRoute>::new()} ssr=SsrMode::Async />
+                <Route path=path!("/conocimiento") view={Lazy::<KnowledgeRoute>::new()} ssr=SsrMode::Async />
             </Routes>
         </Router>
     }

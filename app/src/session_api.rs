@@ -12,7 +12,7 @@ use crate::error::AppError;
 use crate::server::{caller, engine, fail};
 
 /// Opens a new work session for the signed-in person and returns its id.
-#[server(prefix = "/api", endpoint = "create_session")]
+#[server(prefix = "/api", endpoint = "create_session", output = crate::codec::Answer)]
 pub async fn create_session() -> Result<String, AppError> {
     let caller = caller()?;
     let info = engine()?.sessions.create(&caller).await.map_err(fail)?;
@@ -20,7 +20,7 @@ pub async fn create_session() -> Result<String, AppError> {
 }
 
 /// The board and chat of a session at its newest `seq`. 404 for another workspace.
-#[server(prefix = "/api", endpoint = "session_snapshot")]
+#[server(prefix = "/api", endpoint = "session_snapshot", output = crate::codec::Answer)]
 pub async fn session_snapshot(session_id: String) -> Result<Snapshot, AppError> {
     let caller = caller()?;
     engine()?
@@ -31,7 +31,7 @@ pub async fn session_snapshot(session_id: String) -> Result<Snapshot, AppError> 
 }
 
 /// The signed-in person's most recent session in this workspace, if any.
-#[server(prefix = "/api", endpoint = "latest_session")]
+#[server(prefix = "/api", endpoint = "latest_session", output = crate::codec::Answer)]
 pub async fn latest_session() -> Result<Option<SessionInfo>, AppError> {
     let caller = caller()?;
     engine()?.sessions.latest(&caller).await.map_err(fail)
@@ -39,7 +39,7 @@ pub async fn latest_session() -> Result<Option<SessionInfo>, AppError> {
 
 /// Sends the person's message to a session. `idempotency_key` is minted by the browser
 /// per message: a retry returns the same turn. A message while a turn runs steers it.
-#[server(prefix = "/api", endpoint = "send_message")]
+#[server(prefix = "/api", endpoint = "send_message", output = crate::codec::Answer)]
 pub async fn send_message(
     session_id: String,
     text: String,

@@ -13,7 +13,7 @@ use crate::error::AppError;
 use crate::server::{caller, engine};
 
 /// Tools the current person may call from the interface, in catalog order.
-#[server(prefix = "/api", endpoint = "tools")]
+#[server(prefix = "/api", endpoint = "tools", output = crate::codec::Answer)]
 pub async fn list_tools() -> Result<Vec<ToolSummary>, AppError> {
     use luna_engine::registry::policy::{authorize, Decision};
     use luna_engine::registry::Surface;
@@ -37,7 +37,7 @@ pub async fn list_tools() -> Result<Vec<ToolSummary>, AppError> {
 
 /// Calls a tool as the `ui` surface. A tool failure is data (`ToolOutcome::Err`) with
 /// HTTP 200, like MCP's `isError`; only a missing session fails the request (401).
-#[server(prefix = "/api", endpoint = "call_tool", input = server_fn::codec::Json)]
+#[server(prefix = "/api", endpoint = "call_tool", input = server_fn::codec::Json, output = crate::codec::Answer)]
 pub async fn call_tool(
     name: String,
     args: Value,
@@ -53,7 +53,7 @@ pub async fn call_tool(
 }
 
 /// The tool reference (the same markdown as docs/TOOLS.md), for a help page.
-#[server(prefix = "/api", endpoint = "tool_reference")]
+#[server(prefix = "/api", endpoint = "tool_reference", output = crate::codec::Answer)]
 pub async fn tool_reference() -> Result<String, AppError> {
     caller()?;
     Ok(luna_engine::registry::docs::markdown(&engine()?.registry))

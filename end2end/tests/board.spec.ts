@@ -211,7 +211,9 @@ test('after the websocket drops mid-turn the chat and the board end as an uninte
   await page.reload();
   await hydrated(page);
   await expect(answers).toHaveCount(answered + 1);
-  expect(await page.getByTestId('chat-log').innerText()).toBe(live);
+  // Polled: the lazily loaded parts (saved list, cards, «deshacer») render a moment
+  // after the rest of the reloaded page.
+  await expect.poll(() => page.getByTestId('chat-log').innerText()).toBe(live);
   await expect(page.getByTestId('selection-card').first()).toBeVisible();
-  expect(await page.locator('#board-pane').innerText()).toBe(board);
+  await expect.poll(() => page.locator('#board-pane').innerText()).toBe(board);
 });

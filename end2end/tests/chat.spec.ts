@@ -26,12 +26,15 @@ test('a member asks for credits and gets an anchored answer that survives a relo
   await page.reload();
   await hydrated(page);
   await expect(page.getByTestId('luna-message').last()).toContainText('créditos de contacto');
-  expect(await page.getByTestId('chat-log').innerText()).toBe(before);
+  // Polled: lazily loaded parts of the chat render a moment after the rest.
+  await expect.poll(() => page.getByTestId('chat-log').innerText()).toBe(before);
 });
 
 test('without a criterion Luna asks what to look for instead of inventing it', async ({ page }) => {
   await login(page, 'admin@demo.luna.mx');
   await hydrated(page);
+  // Enter before the session is open sends nothing (the button is disabled until then).
+  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
   await page.getByLabel('Mensaje para Luna').fill('hola');
   await page.keyboard.press('Enter');
   await expect(page.getByTestId('luna-message').last()).toContainText('Cuéntame qué empresas buscas');

@@ -13,8 +13,12 @@ async function freshConversation(page: Page) {
   await login(page, MEMBER);
   await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
-  // A new conversation: an empty chat and board, whatever earlier suites left.
-  await page.getByTestId('new-session').click();
+  // A new conversation: an empty chat and board, whatever earlier suites left. The button
+  // opens the session and reloads the page: wait for that load, or the checks below can
+  // pass on the old page (already empty when an earlier test left a new conversation)
+  // and the message goes to the old session.
+  await Promise.all([page.waitForEvent('load'), page.getByTestId('new-session').click()]);
+  await hydrated(page);
   await expect(page.getByTestId('person-message')).toHaveCount(0);
   await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
 }
@@ -104,7 +108,8 @@ test('browser: the whole scene in the split view, with the drawer, the save card
   await page.reload();
   await hydrated(page);
   await expect(page.getByTestId('luna-message')).toHaveCount(3);
-  expect(await page.getByTestId('chat-log').innerText()).toBe(chat);
+  // Polled: lazily loaded parts of the chat render a moment after the rest.
+  await expect.poll(() => page.getByTestId('chat-log').innerText()).toBe(chat);
 });
 
 test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones tabs', async ({ page }) => {

@@ -7,5 +7,16 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    leptos::mount::hydrate_body(luna_app::App);
+    // Asynchronous hydration (what `leptos::mount::hydrate_lazy` does): a page that is a
+    // lazy route waits for its wasm chunk before it hydrates. Once the whole page has
+    // hydrated, <body> is marked as interactive (the end-to-end tests wait for it).
+    // `hydrate_from_async` starts leptos' executor itself.
+    wasm_bindgen_futures::spawn_local(async {
+        let body = leptos::prelude::document()
+            .body()
+            .expect("the page has a <body>");
+        let app = leptos::mount::hydrate_from_async(body.clone(), luna_app::App).await;
+        app.forget();
+        let _ = body.set_attribute("data-hydrated", "true");
+    });
 }

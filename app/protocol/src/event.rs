@@ -5,14 +5,16 @@
 //!
 //! JSON form: `{"type":"turn.accepted","turn_id":"…","stage":"buscando"}`.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
+use serde_json::Value;
 
 use crate::board::{RunPhase, RunStatus};
 use crate::decision::{DecisionCard, DecisionOutcome, DecisionResult};
 use crate::patch::PatchOp;
 use crate::session::Stage;
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type")]
 pub enum SessionEvent {
     /// The person's message. `steering` is true when it arrived while a turn ran.
@@ -44,6 +46,43 @@ pub enum SessionEvent {
 }
 
 impl SessionEvent {
+    /// Every dotted name, in declaration order.
+    pub const KINDS: &'static [&'static str] = &[
+        "user.message",
+        "turn.accepted",
+        "narration.delta",
+        "tool.started",
+        "tool.finished",
+        "board.patched",
+        "decision.proposed",
+        "decision.resolved",
+        "run.progress",
+        "turn.finished",
+        "turn.refused",
+        "undo.applied",
+    ];
+
+    /// Reads the event named `kind` from the rest of its object.
+    fn from_tagged(kind: &str, rest: Value) -> Result<Self, serde_json::Error> {
+        use serde::de::Error as _;
+        use SessionEvent as E;
+        Ok(match kind {
+            "user.message" => E::UserMessage(crate::json::read(rest)?),
+            "turn.accepted" => E::TurnAccepted(crate::json::read(rest)?),
+            "narration.delta" => E::NarrationDelta(crate::json::read(rest)?),
+            "tool.started" => E::ToolStarted(crate::json::read(rest)?),
+            "tool.finished" => E::ToolFinished(crate::json::read(rest)?),
+            "board.patched" => E::BoardPatched(crate::json::read(rest)?),
+            "decision.proposed" => E::DecisionProposed(crate::json::read(rest)?),
+            "decision.resolved" => E::DecisionResolved(crate::json::read(rest)?),
+            "run.progress" => E::RunProgress(crate::json::read(rest)?),
+            "turn.finished" => E::TurnFinished(crate::json::read(rest)?),
+            "turn.refused" => E::TurnRefused(crate::json::read(rest)?),
+            "undo.applied" => E::UndoApplied(crate::json::read(rest)?),
+            other => return Err(serde_json::Error::unknown_variant(other, Self::KINDS)),
+        })
+    }
+
     /// The dotted name, as stored in the log's `kind` column.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -60,6 +99,13 @@ impl SessionEvent {
             SessionEvent::TurnRefused(_) => "turn.refused",
             SessionEvent::UndoApplied(_) => "undo.applied",
         }
+    }
+}
+
+impl<'de> Deserialize<'de> for SessionEvent {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let (kind, rest) = crate::json::untag(deserializer, "type")?;
+        Self::from_tagged(&kind, rest).map_err(serde::de::Error::custom)
     }
 }
 

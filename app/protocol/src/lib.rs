@@ -13,6 +13,7 @@ pub mod decision;
 pub mod error;
 pub mod event;
 pub mod evidence;
+pub mod json;
 pub mod knowledge;
 pub mod patch;
 pub mod session;

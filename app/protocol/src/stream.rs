@@ -3,14 +3,16 @@
 //! `Replica` is the client side: it keeps the view and the last seq, ignores
 //! duplicates and reports a gap (the client then reconnects with `since`).
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::event::SessionEvent;
+use crate::event::{SessionEvent, StoredEvent};
+use crate::session::SessionSnapshot;
 use crate::view::{apply, SessionView};
 
 /// One websocket text frame, as JSON:
 /// `{"type":"event","seq":n,"event":{…}}` or `{"type":"snapshot","seq":n,"view":{…}}`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
+#[derive(Debug, Clone, PartialEq, Serialize)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamMessage {
     Event {
@@ -24,6 +26,26 @@ pub enum StreamMessage {
     /// Live reasoning of a streaming model: shown while the turn runs, never stored,
     /// never replayed, never part of the view. It has no `seq`.
     Thinking(Thinking),
+}
+
+impl<'de> Deserialize<'de> for StreamMessage {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        use serde::de::Error as _;
+        let (kind, rest) = crate::json::untag(deserializer, "type")?;
+        let message = match kind.as_str() {
+            // The same fields as a stored event and a snapshot: read as those.
+            "event" => crate::json::read(rest)
+                .map(|StoredEvent { seq, event }| StreamMessage::Event { seq, event }),
+            "snapshot" => crate::json::read(rest)
+                .map(|SessionSnapshot { seq, view }| StreamMessage::Snapshot { seq, view }),
+            "thinking" => crate::json::read(rest).map(StreamMessage::Thinking),
+            other => Err(serde_json::Error::unknown_variant(
+                other,
+                &["event", "snapshot", "thinking"],
+            )),
+        };
+        message.map_err(D::Error::custom)
+    }
 }
 
 /// A piece of a model's reasoning, as it streams (`{"type":"thinking",…}`).

@@ -123,8 +123,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             let mut doc =
                 serde_json::to_value(&view.board).map_err(|e| ApplyError::Patch(e.to_string()))?;
             apply_patch(&mut doc, &p.patch).map_err(|e| ApplyError::Patch(e.to_string()))?;
-            view.board =
-                serde_json::from_value(doc).map_err(|e| ApplyError::Patch(e.to_string()))?;
+            view.board = crate::json::read(doc).map_err(|e| ApplyError::Patch(e.to_string()))?;
         }
         SessionEvent::DecisionProposed(d) => {
             let card = &d.card;

@@ -5,9 +5,9 @@
 use leptos::prelude::*;
 use luna_protocol::board::SelectionItem;
 
-use super::decision::DecisionCardView;
+use super::decision::decision_card;
 use super::drawer::Drawer;
-use super::kanban::SavedCollectionView;
+use super::kanban::saved_collection;
 use super::live::Live;
 
 #[component]
@@ -140,7 +140,7 @@ pub fn SavedSection() -> impl IntoView {
             })}
             {move || match collection.get() {
                 None => view! { <Empty text="Al guardar la selección en tu CRM, aquí aparece la colección como tablero o tabla, con sus etapas." /> }.into_any(),
-                Some(id) => view! { <SavedCollectionView collection_id=id /> }.into_any(),
+                Some(id) => Suspend::new(saved_collection(id)).into_any(),
             }}
         </section>
     }
@@ -159,7 +159,7 @@ pub fn PendingSection() -> impl IntoView {
                 fallback=|| view! { <Empty text="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." /> }
             >
                 <ul class="space-y-2">
-                    {move || pending().into_iter().map(|card| view! { <li><DecisionCardView card /></li> }).collect_view()}
+                    {move || pending().into_iter().map(|card| view! { <li>{Suspend::new(decision_card(card, false))}</li> }).collect_view()}
                 </ul>
             </Show>
         </section>

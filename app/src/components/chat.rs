@@ -9,7 +9,7 @@ use leptos::prelude::*;
 use luna_protocol::chat::{segments, ChatMessage, Segment, ToolLine, ToolStatus};
 use luna_protocol::event::RefusalCode;
 
-use super::decision::{outcome_label, DecisionCardView};
+use super::decision::{decision_card, outcome_label};
 use super::drawer::Drawer;
 use super::live::Live;
 use super::mode::ModeSelector;
@@ -160,7 +160,7 @@ fn message_view(message: ChatMessage) -> AnyView {
                     .cloned()
             });
             match (outcome, pending) {
-                (None, Some(card)) => view! { <DecisionCardView card inline=true /> }.into_any(),
+                (None, Some(card)) => Suspend::new(decision_card(card, true)).into_any(),
                 (outcome, _) => view! {
                     <div class="rounded-xl border border-slate-200 px-4 py-2 text-sm dark:border-slate-800" data-testid="decision-ref">
                         <span class="font-medium">{title}</span>
@@ -224,13 +224,20 @@ fn tool_line(line: ToolLine) -> impl IntoView {
             <span aria-hidden="true">{icon}</span>
             <span>{line.label}</span>
             {line.summary.map(|s| view! { <span class="text-slate-500 dark:text-slate-400">"· "{s}</span> })}
-            {undo.map(|token| view! { <UndoButton token /> })}
+            {undo.map(|token| Suspend::new(undo_button(token)))}
             // Undone (in this tab or another, now or before a reload): the log says so.
             {line.undone.map(|summary| view! {
                 <span class="text-slate-600 dark:text-slate-300" role="status" data-testid="undo-result">{summary}</span>
             })}
         </div>
     }
+}
+
+/// "deshacer" and its receipt. Split out of the main wasm: fetched when the chat first
+/// shows a write that can be undone.
+#[leptos::lazy]
+fn undo_button(token: String) -> AnyView {
+    view! { <UndoButton token /> }.into_any()
 }
 
 #[component]

@@ -31,8 +31,15 @@ fn countdown(ms: i64) -> String {
     format!("Vence en {}:{:02}", s / 60, s % 60)
 }
 
+/// A pending card, in the chat (`inline`) or on the board. Split out of the main wasm:
+/// fetched when the session first has a card waiting.
+#[leptos::lazy]
+pub fn decision_card(card: DecisionCard, inline: bool) -> AnyView {
+    view! { <DecisionCardView card inline /> }.into_any()
+}
+
 #[component]
-pub fn DecisionCardView(card: DecisionCard, #[prop(optional)] inline: bool) -> impl IntoView {
+fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
     let live = expect_context::<Live>();
     let (busy, set_busy) = signal(false);
     let (error, set_error) = signal(None::<String>);

@@ -83,8 +83,22 @@ impl Default for Drawer {
     }
 }
 
+/// The drawer. Its dialog (the file, the charts, the server function that reads the
+/// file) is split out of the main wasm and fetched the first time a file is opened.
 #[component]
 pub fn EvidenceDrawer() -> impl IntoView {
+    let drawer = expect_context::<Drawer>();
+    view! {
+        <Show when=move || drawer.open.with(Option::is_some)>
+            {Suspend::new(drawer_dialog())}
+        </Show>
+    }
+    .into_any()
+}
+
+/// The open drawer; unmounted (with its Escape listener) when it closes.
+#[leptos::lazy]
+fn drawer_dialog() -> AnyView {
     let drawer = expect_context::<Drawer>();
     let file = LocalResource::new(move || {
         let open = drawer.open.get();
@@ -112,7 +126,6 @@ pub fn EvidenceDrawer() -> impl IntoView {
     on_cleanup(move || on_escape.remove());
 
     view! {
-        <Show when=move || drawer.open.with(Option::is_some)>
             <div class="fixed inset-0 z-40 bg-slate-900/40" aria-hidden="true" on:click=move |_| drawer.close()></div>
             <div
                 role="dialog"
@@ -153,7 +166,6 @@ pub fn EvidenceDrawer() -> impl IntoView {
                     }}
                 </div>
             </div>
-        </Show>
     }
     .into_any()
 }

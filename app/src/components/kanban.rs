@@ -74,8 +74,15 @@ impl Mover {
     }
 }
 
+/// The saved list as Tablero or Tabla. Split out of the main wasm: fetched once the
+/// session has a saved list.
+#[leptos::lazy]
+pub fn saved_collection(collection_id: String) -> AnyView {
+    view! { <SavedCollectionView collection_id /> }.into_any()
+}
+
 #[component]
-pub fn SavedCollectionView(collection_id: String) -> impl IntoView {
+fn SavedCollectionView(collection_id: String) -> impl IntoView {
     let live = expect_context::<Live>();
     let layout = RwSignal::new(Layout::Board);
     let mover = Mover {

@@ -93,13 +93,13 @@ async fn follow(live: Live) {
         };
         let host = location.host().unwrap_or_default();
         let url = format!("{scheme}://{host}/api/sessions/{id}/events?since={since}");
-        if let Ok(socket) = WebSocket::open(&url) {
-            let (_write, mut read) = socket.split();
-            while let Some(frame) = read.next().await {
+        if let Ok(mut socket) = WebSocket::open(&url) {
+            // Read only (the browser never writes to it): no split into two halves.
+            while let Some(frame) = socket.next().await {
                 let Ok(Message::Text(text)) = frame else {
                     break;
                 };
-                let Ok(message) = serde_json::from_str::<StreamMessage>(&text) else {
+                let Ok(message) = luna_protocol::json::from_str::<StreamMessage>(&text) else {
                     continue;
                 };
                 live.online.set(true);

@@ -76,6 +76,14 @@ pub fn ModeSelector() -> impl IntoView {
         });
     };
 
+    let activate = Callback::new(move |()| {
+        apply(if fine.get_untracked() {
+            SessionMode::AjusteFino
+        } else {
+            SessionMode::Automatico
+        })
+    });
+
     view! {
         <div class="mb-2 flex flex-wrap items-center gap-2 text-xs">
             <label for="mode" class="text-slate-500 dark:text-slate-400">"Modo"</label>
@@ -112,38 +120,75 @@ pub fn ModeSelector() -> impl IntoView {
             })}
         </div>
         <Show when=move || open.get()>
-            <div class="mb-2 flex flex-wrap items-end gap-2 rounded-lg border border-slate-200 p-2 text-xs dark:border-slate-800" data-testid="auto-panel">
-                <label class="flex flex-col">
-                    "Tope de créditos en esta sesión"
-                    <input type="number" min="0" inputmode="numeric" data-testid="auto-credit-cap"
-                        class="w-28 rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
-                        prop:value=credits on:input=move |ev| set_credits.set(event_target_value(&ev)) />
-                </label>
-                <label class="flex flex-col">
-                    "Tope de contactos"
-                    <input type="number" min="0" inputmode="numeric" data-testid="auto-contact-cap"
-                        class="w-24 rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
-                        prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
-                </label>
-                <Show when=move || fine.get()>
-                    <KindChecks
-                        kinds=allowed
-                        chosen
-                        set_chosen
-                        legend="Acciones en automático"
-                        fieldset_class="flex w-full flex-wrap gap-3"
-                        legend_class="sr-only"
-                        label_class="flex items-center gap-1"
-                    />
-                </Show>
-                <button type="button" data-testid="auto-activate"
-                    class="rounded-md bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 disabled:opacity-60"
-                    disabled=move || busy.get()
-                    on:click=move |_| apply(if fine.get_untracked() { SessionMode::AjusteFino } else { SessionMode::Automatico })
-                >"Activar"</button>
-                <p class="w-full text-slate-500 dark:text-slate-400">"Luna hará sola lo que quepa en este presupuesto y te dirá el costo de cada acción. Enviar correos y fusionar conocimiento siempre te preguntan."</p>
-            </div>
+            {Suspend::new(auto_panel(AutoPanel {
+                credits,
+                set_credits,
+                contacts,
+                set_contacts,
+                fine,
+                allowed,
+                chosen,
+                set_chosen,
+                busy,
+                activate,
+            }))}
         </Show>
         {move || error.get().map(|e| view! { <p role="alert" class="mb-1 text-xs text-rose-700 dark:text-rose-300">{e}</p> })}
     }
+}
+
+/// The auto-mode panel's state; it lives in the selector, the panel only shows it.
+#[derive(Clone, Copy)]
+struct AutoPanel {
+    credits: ReadSignal<String>,
+    set_credits: WriteSignal<String>,
+    contacts: ReadSignal<String>,
+    set_contacts: WriteSignal<String>,
+    fine: ReadSignal<bool>,
+    allowed: ReadSignal<Vec<DecisionKind>>,
+    chosen: ReadSignal<Vec<DecisionKind>>,
+    set_chosen: WriteSignal<Vec<DecisionKind>>,
+    busy: ReadSignal<bool>,
+    /// "Activar": auto mode, or ajuste fino with the chosen classes.
+    activate: Callback<()>,
+}
+
+/// The caps (and, in ajuste fino, the classes) of auto mode. Split out of the main wasm:
+/// fetched the first time the person picks an automatic mode.
+#[leptos::lazy]
+fn auto_panel(p: AutoPanel) -> AnyView {
+    view! {
+        <div class="mb-2 flex flex-wrap items-end gap-2 rounded-lg border border-slate-200 p-2 text-xs dark:border-slate-800" data-testid="auto-panel">
+            <label class="flex flex-col">
+                "Tope de créditos en esta sesión"
+                <input type="number" min="0" inputmode="numeric" data-testid="auto-credit-cap"
+                    class="w-28 rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
+                    prop:value=p.credits on:input=move |ev| p.set_credits.set(event_target_value(&ev)) />
+            </label>
+            <label class="flex flex-col">
+                "Tope de contactos"
+                <input type="number" min="0" inputmode="numeric" data-testid="auto-contact-cap"
+                    class="w-24 rounded-md border border-slate-300 bg-white px-2 py-1 dark:border-slate-700 dark:bg-slate-950"
+                    prop:value=p.contacts on:input=move |ev| p.set_contacts.set(event_target_value(&ev)) />
+            </label>
+            <Show when=move || p.fine.get()>
+                <KindChecks
+                    kinds=p.allowed
+                    chosen=p.chosen
+                    set_chosen=p.set_chosen
+                    legend="Acciones en automático"
+                    fieldset_class="flex w-full flex-wrap gap-3"
+                    legend_class="sr-only"
+                    label_class="flex items-center gap-1"
+                />
+            </Show>
+            <button type="button" data-testid="auto-activate"
+                class="rounded-md bg-emerald-600 px-3 py-1.5 font-medium text-white hover:bg-emerald-700 disabled:opacity-60"
+                disabled=move || p.busy.get()
+                on:click=move |_| p.activate.run(())
+            >"Activar"</button>
+            <p class="w-full text-slate-500 dark:text-slate-400">"Luna hará sola lo que quepa en este presupuesto y te dirá el costo de cada acción. Enviar correos y fusionar conocimiento siempre te preguntan."</p>
+        </div>
+    }
+    .into_any()
 }

@@ -62,20 +62,30 @@ fn anchored(text: String, anchors: Vec<Anchor>) -> AnyView {
     parts.into_any()
 }
 
+/// The board's research runs, once the session has one. The section is split out of
+/// the main wasm: fetched when the first run appears.
 #[component]
 pub fn RunsSection() -> impl IntoView {
     let live = expect_context::<Live>();
     let runs = Memo::new(move |_| live.replica.with(|r| r.view.board.runs.clone()));
     view! {
         <Show when=move || !runs.with(Vec::is_empty)>
-            <section aria-label="Investigaciones" class="space-y-2">
-                <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Investigaciones"</h2>
-                <ul class="space-y-2">
-                    {move || runs.get().into_iter().map(|card| view! { <RunCardView card /> }).collect_view()}
-                </ul>
-            </section>
+            {Suspend::new(runs_section(runs))}
         </Show>
     }
+}
+
+#[leptos::lazy]
+fn runs_section(runs: Memo<Vec<RunCard>>) -> AnyView {
+    view! {
+        <section aria-label="Investigaciones" class="space-y-2">
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500">"Investigaciones"</h2>
+            <ul class="space-y-2">
+                {move || runs.get().into_iter().map(|card| view! { <RunCardView card /> }).collect_view()}
+            </ul>
+        </section>
+    }
+    .into_any()
 }
 
 fn phase_view(phase: RunPhase) -> impl IntoView {

@@ -14,18 +14,28 @@ fn status_label(s: SequenceStatus) -> &'static str {
     }
 }
 
+/// The board's sequences, once the session has one. The section is split out of the
+/// main wasm: fetched when the first sequence appears.
 #[component]
 pub fn SequencesSection() -> impl IntoView {
     let live = expect_context::<Live>();
-    let cards = move || live.replica.with(|r| r.view.board.sequences.clone());
+    let cards = Memo::new(move |_| live.replica.with(|r| r.view.board.sequences.clone()));
     view! {
-        <Show when=move || !cards().is_empty()>
-            <section aria-label="Secuencias" class="space-y-2">
-                <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Secuencias"</h2>
-                <ul class="space-y-2">{move || cards().into_iter().map(sequence_card).collect_view()}</ul>
-            </section>
+        <Show when=move || !cards.with(Vec::is_empty)>
+            {Suspend::new(sequences_section(cards))}
         </Show>
     }
+}
+
+#[leptos::lazy]
+fn sequences_section(cards: Memo<Vec<SequenceCard>>) -> AnyView {
+    view! {
+        <section aria-label="Secuencias" class="space-y-2">
+            <h2 class="text-sm font-semibold uppercase tracking-wide text-slate-500 dark:text-slate-400">"Secuencias"</h2>
+            <ul class="space-y-2">{move || cards.get().into_iter().map(sequence_card).collect_view()}</ul>
+        </section>
+    }
+    .into_any()
 }
 
 fn sequence_card(card: SequenceCard) -> impl IntoView {

@@ -10,9 +10,11 @@ use super::live::Live;
 use super::research::RunsSection;
 use super::sequences::SequencesSection;
 
-const MIN_PCT: f64 = 25.0;
-const MAX_PCT: f64 = 75.0;
-const DEFAULT_PCT: f64 = 42.0;
+// The chat's width in tenths of a percent of the split view. Integers, so that the
+// browser's wasm carries no float formatting or parsing (see docs/BENCH.md).
+const MIN_PCT: i32 = 250;
+const MAX_PCT: i32 = 750;
+const DEFAULT_PCT: i32 = 420;
 #[cfg(feature = "hydrate")]
 const STORAGE_KEY: &str = "luna.split.chat_pct";
 
@@ -23,8 +25,21 @@ enum Tab {
     Decisions,
 }
 
-fn clamp(pct: f64) -> f64 {
+fn clamp(pct: i32) -> i32 {
     pct.clamp(MIN_PCT, MAX_PCT)
+}
+
+/// `425` → `"42.5"`, as the width is stored and used in CSS.
+fn percent(tenths: i32) -> String {
+    format!("{}.{}", tenths / 10, tenths % 10)
+}
+
+/// `"42.5"` (or `"42"`) → `425`; what `percent` wrote.
+#[cfg(feature = "hydrate")]
+fn parse_percent(text: &str) -> Option<i32> {
+    let (whole, tenth) = text.trim().split_once('.').unwrap_or((text.trim(), "0"));
+    let tenth = tenth.get(..1).unwrap_or("0");
+    Some(whole.parse::<i32>().ok()? * 10 + tenth.parse::<i32>().ok()?)
 }
 
 #[component]
@@ -52,17 +67,17 @@ pub fn SplitView() -> impl IntoView {
                 .ok()
                 .flatten()
                 .and_then(|s| s.get_item(STORAGE_KEY).ok().flatten())
-                .and_then(|v| v.parse::<f64>().ok());
+                .and_then(|v| parse_percent(&v));
             if let Some(v) = stored {
                 set_chat_pct.set(clamp(v));
             }
         });
     }
-    let remember = move |pct: f64| {
+    let remember = move |pct: i32| {
         set_chat_pct.set(clamp(pct));
         #[cfg(feature = "hydrate")]
         if let Some(storage) = window().local_storage().ok().flatten() {
-            let _ = storage.set_item(STORAGE_KEY, &format!("{:.1}", clamp(pct)));
+            let _ = storage.set_item(STORAGE_KEY, &percent(clamp(pct)));
         }
     };
 
@@ -89,7 +104,9 @@ pub fn SplitView() -> impl IntoView {
         if let Some(el) = container.get_untracked() {
             let rect = el.get_bounding_client_rect();
             if rect.width() > 0.0 {
-                remember((ev.client_x() as f64 - rect.left()) / rect.width() * 100.0);
+                remember(
+                    ((ev.client_x() as f64 - rect.left()) / rect.width() * 1000.0).round() as i32,
+                );
             }
         }
         #[cfg(not(feature = "hydrate"))]
@@ -97,7 +114,7 @@ pub fn SplitView() -> impl IntoView {
     };
     let on_pointer_up = move |_| set_dragging.set(false);
     let on_key = move |ev: leptos::ev::KeyboardEvent| {
-        let step = if ev.shift_key() { 10.0 } else { 2.0 };
+        let step = if ev.shift_key() { 100 } else { 20 };
         match ev.key().as_str() {
             "ArrowLeft" => remember(chat_pct.get_untracked() - step),
             "ArrowRight" => remember(chat_pct.get_untracked() + step),
@@ -154,7 +171,7 @@ pub fn SplitView() -> impl IntoView {
             inert=inert
             node_ref=container
             class="flex min-h-0 flex-1 flex-col md:flex-row"
-            style:--chat-width=move || format!("{:.1}%", chat_pct.get())
+            style:--chat-width=move || format!("{}%", percent(chat_pct.get()))
             data-testid="split-view"
         >
             <section
@@ -171,9 +188,9 @@ pub fn SplitView() -> impl IntoView {
                 role="separator"
                 aria-orientation="vertical"
                 aria-label="Cambiar el ancho del chat y el tablero"
-                aria-valuemin=MIN_PCT
-                aria-valuemax=MAX_PCT
-                aria-valuenow=move || format!("{:.0}", chat_pct.get())
+                aria-valuemin=MIN_PCT / 10
+                aria-valuemax=MAX_PCT / 10
+                aria-valuenow=move || (chat_pct.get() + 5) / 10
                 tabindex="0"
                 data-testid="divider"
                 class=move || {

@@ -1,12 +1,13 @@
 //! The top bar: workspace, plan, navigation and the signed-in person.
 
 use leptos::prelude::*;
+use server_fn::ServerFn;
 
 use crate::api::{whoami, Logout};
 
 #[component]
 pub fn TopBar() -> impl IntoView {
-    let me = Resource::new(|| (), |_| whoami());
+    let me = crate::codec::resource(|| (), |_| whoami());
     let logout = ServerAction::<Logout>::new();
     view! {
         <header class="flex items-center justify-between gap-3 border-b border-slate-200 bg-white px-4 py-2 dark:border-slate-800 dark:bg-slate-900">
@@ -38,11 +39,24 @@ pub fn TopBar() -> impl IntoView {
                         })
                     })}
                 </Transition>
-                <ActionForm action=logout>
+                // What <ActionForm> renders, without reading the (empty) arguments from the
+                // form: that would compile serde_qs' form parser into the main wasm. Without
+                // JavaScript the form posts to the server function, which redirects.
+                <form
+                    action=Logout::url()
+                    method="post"
+                    on:submit=move |ev| {
+                        if ev.default_prevented() {
+                            return;
+                        }
+                        ev.prevent_default();
+                        logout.dispatch(Logout {});
+                    }
+                >
                     <button type="submit" class="rounded-lg px-2 py-1 text-sm text-slate-600 hover:bg-slate-100 dark:text-slate-300 dark:hover:bg-slate-800">
                         "Salir"
                     </button>
-                </ActionForm>
+                </form>
             </div>
         </header>
     }

@@ -17,7 +17,7 @@ type Flash = Option<Result<String, String>>;
 pub fn KnowledgeReviewPage() -> impl IntoView {
     let merge = ServerAction::<KnowledgeMerge>::new();
     let reject = ServerAction::<KnowledgeReject>::new();
-    let data = Resource::new(
+    let data = crate::codec::resource(
         move || (merge.version().get(), reject.version().get()),
         |_| knowledge_review(),
     );

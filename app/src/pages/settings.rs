@@ -12,7 +12,7 @@ use crate::components::{Forbidden, TopBar};
 pub fn SettingsPage() -> impl IntoView {
     let create = ServerAction::<CreateApiKey>::new();
     let revoke = ServerAction::<RevokeApiKey>::new();
-    let data = Resource::new(
+    let data = crate::codec::resource(
         move || (create.version().get(), revoke.version().get()),
         |_| settings(),
     );
@@ -108,7 +108,7 @@ fn AutoPolicySection() -> impl IntoView {
     let (contacts, set_contacts) = signal(String::new());
     let (classes, set_classes) = signal(Vec::<DecisionKind>::new());
     let (status, set_status) = signal(None::<Result<String, String>>);
-    let loaded = Resource::new(|| (), |_| crate::decisions_api::workspace_auto_policy());
+    let loaded = crate::codec::resource(|| (), |_| crate::decisions_api::workspace_auto_policy());
     Effect::new(move |_| {
         if let Some(Ok(p)) = loaded.get() {
             set_allowed.set(p.allowed);

@@ -9,7 +9,7 @@ use crate::tools_api::list_tools;
 
 #[component]
 pub fn ToolsPage() -> impl IntoView {
-    let tools = Resource::new(|| (), |_| list_tools());
+    let tools = crate::codec::resource(|| (), |_| list_tools());
     view! {
         <Title text="Herramientas · Luna" />
         <div class="flex min-h-screen flex-col">
