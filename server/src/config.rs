@@ -22,6 +22,8 @@ pub struct Config {
     pub seed_demo: bool,
     /// A running turn whose heartbeat is silent this long belongs to a dead process.
     pub turn_stale: std::time::Duration,
+    /// How long a research run's instance holds it without renewing (`LUNA_RESEARCH_LEASE_SECS`).
+    pub research_lease: std::time::Duration,
 }
 
 /// A configuration error: the variable and what is wrong with it.
@@ -30,6 +32,29 @@ pub struct Config {
 pub struct ConfigError {
     pub var: &'static str,
     pub problem: String,
+}
+
+/// A duration in whole seconds within `range`, `default` when unset.
+fn seconds(
+    var: &'static str,
+    value: Option<String>,
+    range: std::ops::RangeInclusive<u64>,
+    default: u64,
+) -> Result<std::time::Duration, ConfigError> {
+    let Some(v) = value else {
+        return Ok(std::time::Duration::from_secs(default));
+    };
+    match v.trim().parse::<u64>() {
+        Ok(secs) if range.contains(&secs) => Ok(std::time::Duration::from_secs(secs)),
+        _ => Err(err(
+            var,
+            format!(
+                "«{v}» no es válido; usa segundos entre {} y {}",
+                range.start(),
+                range.end()
+            ),
+        )),
+    }
 }
 
 fn err(var: &'static str, problem: impl Into<String>) -> ConfigError {
@@ -202,20 +227,18 @@ impl Config {
             smtp_url,
             cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
             seed_demo: parse_bool("LUNA_DEMO", get("LUNA_DEMO"), true)?,
-            turn_stale: match non_empty("LUNA_TURN_STALE_SECS") {
-                None => std::time::Duration::from_millis(
-                    luna_engine::turn::service::STALE_AFTER_MS as u64,
-                ),
-                Some(v) => match v.trim().parse::<u64>() {
-                    Ok(secs) if (3..=3600).contains(&secs) => std::time::Duration::from_secs(secs),
-                    _ => {
-                        return Err(err(
-                            "LUNA_TURN_STALE_SECS",
-                            format!("«{v}» no es válido; usa segundos entre 3 y 3600"),
-                        ))
-                    }
-                },
-            },
+            turn_stale: seconds(
+                "LUNA_TURN_STALE_SECS",
+                non_empty("LUNA_TURN_STALE_SECS"),
+                3..=3600,
+                luna_engine::turn::service::STALE_AFTER_MS as u64 / 1000,
+            )?,
+            research_lease: seconds(
+                "LUNA_RESEARCH_LEASE_SECS",
+                non_empty("LUNA_RESEARCH_LEASE_SECS"),
+                5..=3600,
+                luna_engine::research::LEASE_MS as u64 / 1000,
+            )?,
         })
     }
 
@@ -306,6 +329,29 @@ mod tests {
             "LUNA_SECRET"
         );
         assert_eq!(cfg(&[("LUNA_DEMO", "maybe")]).unwrap_err().var, "LUNA_DEMO");
+    }
+
+    #[test]
+    fn worker_timings_are_seconds_within_their_range() {
+        let c = cfg(&[]).unwrap();
+        assert_eq!(c.turn_stale, Duration::from_secs(60));
+        assert_eq!(c.research_lease, Duration::from_secs(300));
+        let c = cfg(&[
+            ("LUNA_TURN_STALE_SECS", "3"),
+            ("LUNA_RESEARCH_LEASE_SECS", "10"),
+        ])
+        .unwrap();
+        assert_eq!(
+            (c.turn_stale, c.research_lease),
+            (Duration::from_secs(3), Duration::from_secs(10))
+        );
+        let e = cfg(&[("LUNA_RESEARCH_LEASE_SECS", "2")]).unwrap_err();
+        assert_eq!(e.var, "LUNA_RESEARCH_LEASE_SECS");
+        assert!(e.problem.contains("entre 5 y 3600"), "{}", e.problem);
+        assert_eq!(
+            cfg(&[("LUNA_TURN_STALE_SECS", "mucho")]).unwrap_err().var,
+            "LUNA_TURN_STALE_SECS"
+        );
     }
 
     #[test]

@@ -117,6 +117,7 @@ pub async fn main_entry() -> i32 {
         }
     };
     engine.turn_stale = config.turn_stale;
+    engine.research.set_lease(config.research_lease);
     if let Ok(date) = std::env::var("LUNA_ALIAS_RELEASE_DATE") {
         match luna_engine::registry::alias::parse_release_date(&date) {
             Some(d) => engine.registry.set_alias_release_date(d),
@@ -127,35 +128,19 @@ pub async fn main_entry() -> i32 {
         }
     }
     if config.seed_demo {
-        match luna_engine::demo::seed_if_empty(&engine.accounts).await {
-            Ok(true) => print_demo_logins(),
-            Ok(false) => {}
+        match luna_engine::demo::seed_all(&engine).await {
+            Ok(seeded) => {
+                if seeded.logins {
+                    print_demo_logins();
+                }
+                if seeded.market {
+                    println!("Datos de demostración de Proveedores y Adjudicaciones generados.");
+                }
+            }
             Err(e) => {
                 eprintln!("no se pudo sembrar la demo: {e}");
                 return 1;
             }
-        }
-        // The embedded run needs market data: build the demo data on first start.
-        match engine.market.ensure_demo().await {
-            Ok(true) => {
-                println!("Datos de demostración de Proveedores y Adjudicaciones generados.")
-            }
-            Ok(false) => {}
-            Err(e) => {
-                eprintln!("no se pudo generar los datos de demostración: {e}");
-                return 1;
-            }
-        }
-        // The demo team's CRM pipeline and Empresas directory (idempotent).
-        if let Err(e) = luna_engine::crm::demo::seed(&engine.store).await {
-            eprintln!("no se pudo sembrar el CRM de demostración: {e}");
-            return 1;
-        }
-        // The demo team's Cerebro topics and review queue (idempotent).
-        if let Err(e) = luna_engine::demo::seed_knowledge(&engine.accounts, &engine.knowledge).await
-        {
-            eprintln!("no se pudo sembrar el conocimiento de demostración: {e}");
-            return 1;
         }
     }
 

@@ -9,7 +9,7 @@
 
 use std::time::{Duration, Instant};
 
-use luna_engine::market::generator::GeneratorConfig;
+use luna_engine::market::generator::{GenerateReport, GeneratorConfig};
 use luna_engine::market::*;
 use luna_engine::store::Backend;
 use luna_engine::Store;
@@ -56,7 +56,13 @@ async fn main() {
         .and_then(|s| s.parse().ok())
         .unwrap_or(1.0);
     let iterations: usize = 200;
-    let store = Store::open_temp().await.expect("open");
+    // LUNA_BENCH_DB keeps the generated data in that database (built once, reused by
+    // later runs), for EXPLAIN sessions with `sqlite3` or `psql`.
+    let keep = std::env::var("LUNA_BENCH_DB").ok();
+    let store = match &keep {
+        Some(url) => Store::open(url).await.expect("open LUNA_BENCH_DB"),
+        None => Store::open_temp().await.expect("open"),
+    };
     let engine_name = match store.backend() {
         Backend::Sqlite => "SQLite",
         Backend::Postgres => "PostgreSQL",
@@ -68,7 +74,31 @@ async fn main() {
         cfg.suppliers, cfg.awards
     );
     let t0 = Instant::now();
-    let report = market.generate(&cfg).await.expect("generate");
+    let built: i64 = sqlx::query_scalar("select count(*) from mk_suppliers")
+        .fetch_one(store.pool())
+        .await
+        .expect("count");
+    let reused = keep.is_some() && built > 0;
+    let report = if reused {
+        eprintln!("reusing the data in LUNA_BENCH_DB (build time and BENCH.md not written)");
+        let mut r = GenerateReport::default();
+        for (n, table) in [
+            (&mut r.suppliers, "mk_suppliers"),
+            (&mut r.awards, "mk_awards"),
+            (&mut r.opportunities, "mk_opportunities"),
+            (&mut r.permits, "mk_permits"),
+            (&mut r.risks, "mk_risks"),
+        ] {
+            let c: i64 = sqlx::query_scalar(&format!("select count(*) from {table}"))
+                .fetch_one(store.pool())
+                .await
+                .expect("count");
+            *n = c as u64;
+        }
+        r
+    } else {
+        market.generate(&cfg).await.expect("generate")
+    };
     let build = t0.elapsed();
     sqlx::query("analyze")
         .execute(store.pool())
@@ -197,6 +227,10 @@ async fn main() {
         na = agg_t.len(),
     );
     println!("{section}");
+    if reused {
+        store.pool().close().await;
+        return;
+    }
     let doc = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../docs/BENCH.md");
     let existing = std::fs::read_to_string(&doc).unwrap_or_else(|_| "# Benchmarks\n\n".into());
     let heading = format!("## Market data ({engine_name})");

@@ -23,6 +23,32 @@ pub const DEMO_WORKSPACES: &[(&str, Plan)] = &[
     ("Consultoría Ibarra", Plan::Explorer),
 ];
 
+/// What [`seed_all`] created on this start.
+#[derive(Debug, Default, PartialEq, Eq)]
+pub struct Seeded {
+    /// The demo logins were created (print them).
+    pub logins: bool,
+    /// The demo Proveedores and Adjudicaciones were generated.
+    pub market: bool,
+}
+
+/// Everything the embedded demo needs, idempotent: logins, market data, the team's
+/// CRM pipeline and Cerebro. Runs under the store's start-up lock, so instances
+/// started at the same moment on one database seed it once.
+pub async fn seed_all(engine: &crate::Engine) -> EngineResult<Seeded> {
+    let lock = engine.store.startup_lock().await?;
+    let seeded = async {
+        let logins = seed_if_empty(&engine.accounts).await?;
+        let market = engine.market.ensure_demo().await?;
+        crate::crm::demo::seed(&engine.store).await?;
+        seed_knowledge(&engine.accounts, &engine.knowledge).await?;
+        EngineResult::Ok(Seeded { logins, market })
+    }
+    .await;
+    lock.release().await?;
+    seeded
+}
+
 /// Seeds the demo accounts when the database has no users. Returns true if it seeded.
 pub async fn seed_if_empty(accounts: &Accounts) -> EngineResult<bool> {
     if accounts.user_count().await? > 0 {
@@ -70,6 +96,36 @@ mod tests {
     use super::*;
     use crate::knowledge::{ProposalKind, TopicStatus};
     use crate::store::Store;
+
+    /// Two instances started at the same moment on one database (a deployment's
+    /// rollout): both start, and the demo exists once.
+    #[tokio::test]
+    async fn instances_started_together_seed_the_demo_once() {
+        let a = crate::Engine::from_store(Store::open_temp().await.unwrap());
+        let b = crate::Engine::from_store(Store::open(a.store.url()).await.unwrap());
+        let (sa, sb) = tokio::join!(seed_all(&a), seed_all(&b));
+        let (sa, sb) = (sa.unwrap(), sb.unwrap());
+        assert!(sa.logins != sb.logins, "one instance creates the logins");
+        assert!(
+            sa.market != sb.market,
+            "one instance builds the market data"
+        );
+        assert_eq!(
+            a.accounts.user_count().await.unwrap(),
+            DEMO_USERS.len() as i64
+        );
+        let one: i64 = sqlx::query_scalar("select count(*) from mk_suppliers")
+            .fetch_one(a.store.pool())
+            .await
+            .unwrap();
+        // A third start adds nothing.
+        assert_eq!(seed_all(&b).await.unwrap(), Seeded::default());
+        let again: i64 = sqlx::query_scalar("select count(*) from mk_suppliers")
+            .fetch_one(a.store.pool())
+            .await
+            .unwrap();
+        assert!(one > 0 && one == again);
+    }
 
     #[tokio::test]
     async fn demo_knowledge_seeds_topics_and_a_review_queue_once() {

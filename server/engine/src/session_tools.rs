@@ -2,17 +2,19 @@
 //! (argued cards: every item needs a `why`) and `board_read`. The board lives in the
 //! session log: `selection_update` reads the current projection and appends the new
 //! selection as a `board.patched` event; its result is a summary for the model.
-//! `saved_refresh` keeps the board's saved-list counts true after any CRM write.
+//! `saved_summary` projects a CRM collection onto the board (exact stage counts) and
+//! `saved_refresh` keeps the board's saved list true after any CRM write.
 
-use luna_protocol::board::{Board, SelectionItem};
+use luna_protocol::board::{Board, SavedCollection, SelectionItem, StageCount};
 use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{BoardPatched, SessionEvent};
 use luna_protocol::patch::PatchOp;
 use luna_protocol::tool::{Envelope, ResultRow};
 use schemars::JsonSchema;
 use serde::Deserialize;
-use serde_json::json;
+use serde_json::{json, Value};
 
+use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort};
 use crate::error::{EngineError, EngineResult};
 use crate::market::types::{GetArgs, MarketRecord};
 use crate::market::Market;
@@ -274,8 +276,7 @@ pub async fn saved_refresh(
     let Some(saved) = &board.saved else {
         return Ok(None);
     };
-    let fresh =
-        crate::decisions::saved_summary(engine, caller, &saved.collection_id, &saved.name).await?;
+    let fresh = saved_summary(engine, caller, &saved.collection_id, &saved.name).await?;
     if &fresh == saved {
         return Ok(None);
     }
@@ -286,4 +287,54 @@ pub async fn saved_refresh(
             serde_json::to_value(&fresh).map_err(EngineError::internal)?,
         )],
     })))
+}
+
+/// The saved collection as the board shows it, counted exactly.
+pub(crate) async fn saved_summary(
+    engine: &crate::Engine,
+    caller: &crate::accounts::Caller,
+    collection_id: &str,
+    name: &str,
+) -> EngineResult<SavedCollection> {
+    let env = engine
+        .crm
+        .query(
+            &caller.workspace_id,
+            &QueryRequest {
+                collection_id: collection_id.to_owned(),
+                op: QueryOp::Aggregate,
+                filter: RecordFilter::default(),
+                sort: RecordSort::UpdatedDesc,
+                limit: 1,
+                cursor: None,
+                projection: Vec::new(),
+                budget: 4_000,
+            },
+        )
+        .await?;
+    let row = env.results.first();
+    let total = row
+        .and_then(|r| r.fields.get("total"))
+        .and_then(Value::as_u64)
+        .unwrap_or(0);
+    let stages = row
+        .and_then(|r| r.fields.get("by_stage"))
+        .and_then(Value::as_array)
+        .map(|list| {
+            list.iter()
+                .filter_map(|s| {
+                    Some(StageCount {
+                        stage: s.get("stage")?.as_str()?.to_owned(),
+                        count: u32::try_from(s.get("count")?.as_u64()?).ok()?,
+                    })
+                })
+                .collect()
+        })
+        .unwrap_or_default();
+    Ok(SavedCollection {
+        collection_id: collection_id.to_owned(),
+        name: name.to_owned(),
+        total: u32::try_from(total).unwrap_or(u32::MAX),
+        stages,
+    })
 }

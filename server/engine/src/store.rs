@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use sqlx::any::{AnyArguments, AnyConnectOptions, AnyPoolOptions};
 use sqlx::Arguments;
-use sqlx::{AnyPool, ConnectOptions, Executor};
+use sqlx::{AnyPool, ConnectOptions, Connection, Executor};
 
 use crate::error::{EngineError, EngineResult};
 
@@ -27,6 +27,8 @@ static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/post
 
 /// The advisory lock key of `Store::begin_write` on PostgreSQL ("luna" in ASCII).
 const WRITE_LOCK: i64 = 0x6c75_6e61;
+/// The advisory lock key of `Store::startup_lock` on PostgreSQL ("lunb").
+const STARTUP_LOCK: i64 = 0x6c75_6e62;
 
 /// Which engine a store runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -175,12 +177,69 @@ impl Store {
         }
     }
 
+    /// Holds off every other instance's start-up work (demo seeding) until
+    /// [`StartupLock::release`], so instances started at the same moment on one
+    /// database seed one after the other and the later ones find the demo in place.
+    /// On PostgreSQL a session-level advisory lock on a connection of its own; on
+    /// SQLite an exclusive lock on the file `<database>.startup-lock`.
+    pub async fn startup_lock(&self) -> EngineResult<StartupLock> {
+        match self.backend {
+            Backend::Sqlite => {
+                let path = self.url.trim_start_matches("sqlite:");
+                let path = path.split_once('?').map_or(path, |(p, _)| p);
+                if path == ":memory:" {
+                    return Ok(StartupLock::None);
+                }
+                let path = format!("{path}.startup-lock");
+                let file = tokio::task::spawn_blocking(move || {
+                    let file = std::fs::OpenOptions::new()
+                        .create(true)
+                        .truncate(false)
+                        .write(true)
+                        .open(&path)?;
+                    file.lock()?;
+                    std::io::Result::Ok(file)
+                })
+                .await
+                .map_err(EngineError::internal)?
+                .map_err(|e| EngineError::Internal(format!("startup lock: {e}")))?;
+                Ok(StartupLock::File(file))
+            }
+            Backend::Postgres => {
+                let mut conn = self.pool.acquire().await?.detach();
+                sqlx::query("select cast(pg_advisory_lock($1) as text)")
+                    .bind(STARTUP_LOCK)
+                    .execute(&mut conn)
+                    .await?;
+                Ok(StartupLock::Postgres(conn))
+            }
+        }
+    }
+
     /// True when the database answers a trivial query (used by `/readyz`).
     pub async fn ping(&self) -> bool {
         sqlx::query_scalar::<_, i64>("select 1")
             .fetch_one(&self.pool)
             .await
             .is_ok()
+    }
+}
+
+/// The start-up lock of [`Store::startup_lock`]. Closing its connection or file
+/// releases it, so a process that dies while holding it never blocks the others.
+pub enum StartupLock {
+    None,
+    File(std::fs::File),
+    Postgres(Conn),
+}
+
+impl StartupLock {
+    /// Lets the next instance's start-up work run.
+    pub async fn release(self) -> EngineResult<()> {
+        match self {
+            StartupLock::None | StartupLock::File(_) => Ok(()),
+            StartupLock::Postgres(conn) => Ok(conn.close().await?),
+        }
     }
 }
 

@@ -231,6 +231,66 @@ async fn full_text_folds_accents_and_case() {
     }
 }
 
+/// Awards found by text come newest first (date, then id), and walking the pages
+/// returns exactly the awards whose title or supplier has the words, once each, in
+/// that order: brute force over every award of the state.
+#[tokio::test]
+async fn awards_by_text_come_newest_first_and_pages_walk_every_match() {
+    let m = demo_market().await;
+    let rows =
+        sqlx::query("select id, title, supplier_name, date from mk_awards where state_code = 14")
+            .fetch_all(m.store().pool())
+            .await
+            .unwrap();
+    let terms = luna_engine::catalog::text::terms("cartón", 8);
+    let matches = |text: &str| {
+        let folded = luna_engine::catalog::text::fold(text);
+        let words: Vec<&str> = folded
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .collect();
+        terms
+            .iter()
+            .all(|t| words.iter().any(|w| w.starts_with(t.as_str())))
+    };
+    let mut expected: Vec<(String, i64)> = rows
+        .iter()
+        .filter(|r| {
+            matches(&r.get::<String, _>("title")) || matches(&r.get::<String, _>("supplier_name"))
+        })
+        .map(|r| {
+            (
+                r.get::<Option<String>, _>("date").unwrap_or_default(),
+                r.get::<i64, _>("id"),
+            )
+        })
+        .collect();
+    expected.sort_by(|a, b| b.cmp(a));
+    assert!(
+        expected.len() > 60,
+        "more than one page: {}",
+        expected.len()
+    );
+
+    let mut args: SearchArgs = parse_args(
+        json!({"kind": "awards", "query": "cartón", "filters": {"state": "Jalisco"}, "limit": 50}),
+    )
+    .unwrap();
+    let mut walked = Vec::new();
+    loop {
+        let page = m.search(&args, None).await.unwrap();
+        for r in &page.results {
+            let MarketRow::Award(a) = r else { panic!() };
+            walked.push((a.date.clone().unwrap_or_default(), a.id));
+        }
+        match page.cursor {
+            Some(c) => args.cursor = Some(c),
+            None => break,
+        }
+    }
+    assert_eq!(walked, expected);
+}
+
 #[tokio::test]
 async fn every_bad_input_is_a_typed_error() {
     let m = demo_market().await;

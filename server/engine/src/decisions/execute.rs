@@ -2,15 +2,14 @@
 //! the key the server minted when the card was proposed, so a replay (a second tab, a
 //! retry, a crash between execution and the log) executes nothing twice.
 
-use luna_protocol::board::{Board, SavedCollection, StageCount};
+use luna_protocol::board::Board;
 use luna_protocol::decision::DecisionResult;
 use luna_protocol::patch::PatchOp;
-use serde_json::Value;
 
 use crate::accounts::Caller;
-use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort};
 use crate::error::{EngineError, EngineResult};
 use crate::people::RevealVia;
+use crate::session_tools::saved_summary;
 use crate::Engine;
 
 use super::Target;
@@ -192,54 +191,4 @@ pub async fn execute(
             })
         }
     }
-}
-
-/// The saved collection as the board shows it, counted exactly.
-pub(crate) async fn saved_summary(
-    engine: &Engine,
-    caller: &Caller,
-    collection_id: &str,
-    name: &str,
-) -> EngineResult<SavedCollection> {
-    let env = engine
-        .crm
-        .query(
-            &caller.workspace_id,
-            &QueryRequest {
-                collection_id: collection_id.to_owned(),
-                op: QueryOp::Aggregate,
-                filter: RecordFilter::default(),
-                sort: RecordSort::UpdatedDesc,
-                limit: 1,
-                cursor: None,
-                projection: Vec::new(),
-                budget: 4_000,
-            },
-        )
-        .await?;
-    let row = env.results.first();
-    let total = row
-        .and_then(|r| r.fields.get("total"))
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    let stages = row
-        .and_then(|r| r.fields.get("by_stage"))
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|s| {
-                    Some(StageCount {
-                        stage: s.get("stage")?.as_str()?.to_owned(),
-                        count: u32::try_from(s.get("count")?.as_u64()?).ok()?,
-                    })
-                })
-                .collect()
-        })
-        .unwrap_or_default();
-    Ok(SavedCollection {
-        collection_id: collection_id.to_owned(),
-        name: name.to_owned(),
-        total: u32::try_from(total).unwrap_or(u32::MAX),
-        stages,
-    })
 }

@@ -11,7 +11,6 @@
 pub mod auto;
 pub mod cards;
 mod execute;
-pub(crate) use execute::saved_summary;
 mod rows;
 #[cfg(test)]
 mod tests;

@@ -26,6 +26,15 @@ pub enum Target {
     Risks,
 }
 
+/// Adjudicaciones searched by text on SQLite: (from clause, order). The index's rowid
+/// is the award's date order (`mk_awards.ord`, migration 0020), so FTS5 drives the
+/// query newest first and a page stops after its rows instead of sorting every match.
+/// `cross join` keeps the index as the outer loop.
+pub const AWARDS_FROM: (&str, &str) = (
+    "mk_awards_fts cross join mk_awards a on a.ord = mk_awards_fts.rowid",
+    "mk_awards_fts.rowid desc",
+);
+
 /// FTS5 match expression from free text: every folded term, quoted, prefix-matched.
 pub fn fts_query(query: &str) -> Option<String> {
     let terms = text::terms(query, 8);
@@ -82,8 +91,9 @@ pub fn condition(
                     "s.rowid in (select rowid from mk_suppliers_fts where mk_suppliers_fts match ?)",
                     with_state("{name}", &q, state),
                 ),
+                // Needs `AWARDS_FROM`: the index is read in date order, not filtered into.
                 Target::Awards => (
-                    "a.id in (select rowid from mk_awards_fts where mk_awards_fts match ?)",
+                    "mk_awards_fts match ?",
                     with_state("{title supplier_name}", &q, state),
                 ),
                 Target::Opportunities => (

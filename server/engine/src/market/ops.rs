@@ -7,7 +7,7 @@ use std::collections::HashMap;
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use sqlx::any::AnyArguments;
 
-use crate::store::{Db, DbRow};
+use crate::store::{Backend, Db, DbRow};
 use sqlx::Row;
 
 use super::filters::{invalid, where_for, Resolved, Val, Where};
@@ -86,7 +86,11 @@ impl Market {
         let kind = args.kind;
         let resolved = args.filters.resolve(kind)?;
         let query = args.query.as_deref().filter(|q| !text::fold(q).is_empty());
-        let (from, cols, order) = table(kind);
+        let (mut from, cols, mut order) = table(kind);
+        let fts = query.and_then(super::fulltext::fts_query).is_some();
+        if kind == MarketKind::Awards && fts && self.store.backend() == Backend::Sqlite {
+            (from, order) = super::fulltext::AWARDS_FROM;
+        }
         let canonical = serde_json::json!({
             "kind": kind.key(),
             "query": query.map(|q| text::terms(q, 8)),

@@ -97,6 +97,8 @@ pub struct Research {
     manual: Arc<AtomicBool>,
     active: Arc<Mutex<HashSet<String>>>,
     instance: Arc<str>,
+    /// How long this instance holds a run without renewing its lease (ms).
+    lease_ms: i64,
 }
 
 impl Default for Research {
@@ -105,6 +107,7 @@ impl Default for Research {
             manual: Arc::default(),
             active: Arc::default(),
             instance: crate::ids::new_id("inst").into(),
+            lease_ms: LEASE_MS,
         }
     }
 }
@@ -119,6 +122,12 @@ pub enum Takeover {
 }
 
 impl Research {
+    /// Sets how long a run's lease lasts (`LUNA_RESEARCH_LEASE_SECS`); another instance
+    /// takes over a run whose lease expired. Longer than any one phase.
+    pub fn set_lease(&mut self, lease: std::time::Duration) {
+        self.lease_ms = lease.as_millis() as i64;
+    }
+
     pub fn new() -> Self {
         Self::default()
     }
@@ -832,7 +841,7 @@ pub async fn resume_all(
         )
         .bind(now)
         .bind(&*engine.research.instance)
-        .bind(now + LEASE_MS)
+        .bind(now + engine.research.lease_ms)
         .bind(&id)
         .bind(horizon)
         .fetch_optional(engine.store.pool())
@@ -867,7 +876,7 @@ async fn take_lease(engine: &Engine, run_id: &str) -> EngineResult<bool> {
             and (runner is null or runner = $1 or coalesce(lease_until, 0) < $4)",
     )
     .bind(&*engine.research.instance)
-    .bind(now + LEASE_MS)
+    .bind(now + engine.research.lease_ms)
     .bind(run_id)
     .bind(now)
     .execute(engine.store.pool())
