@@ -1,13 +1,15 @@
 #!/usr/bin/env python3
-"""Crash proof (issue 12): kill -9 of the server during turns, decision resolutions and
-dispatches, on SQLite or PostgreSQL, then an audit of the database and of what a real
-SMTP server received.
+"""Crash proof (issue 12): kill -9 of the server during turns, decision resolutions,
+dispatches and research runs, on SQLite or PostgreSQL, then an audit of the database and
+of what a real SMTP server received.
 
 Each trial runs the next step of the seed scene in some session (a turn, accepting a
 card, authorizing a sequence), kills the server with SIGKILL at a random moment while
 that step (and the background sender) works, restarts it and repeats the step with the
 same idempotency key or decision, the way a person's browser retries. When a session
-reaches the end of the scene a new one starts. After the last trial the audit checks:
+reaches the end of the scene (which ends with a research run: asked for, accepted on its
+`investigar` card, killed while it works and waited for after the restart) a new one
+starts. After the last trial the audit checks:
 
   * every session's log is gap-free: count(events) = max(seq) = last_seq;
   * no decision is resolved twice in a log;
@@ -15,7 +17,11 @@ reaches the end of the scene a new one starts. After the last trial the audit ch
     every ledger's `used` equals the sum of its receipts;
   * no step reaches a person twice: each Message-ID at most once in the SMTP maildir,
     and every message the server received has its send row;
-  * no turn is left running.
+  * no turn is left running;
+  * every research run ended (resumed from its checkpoint after the kills, or failed and
+    reported after too many), and none went backwards: each run's `run.progress` events
+    never show fewer finished phases than before, and its stored checkpoints match the
+    phases it finished.
 
 Standard library only, apart from the pinned aiosmtpd that end2end/smtp/run.sh installs.
 Usage: crash.py --server target/debug/luna-server --engine sqlite|postgres --trials N
@@ -49,6 +55,9 @@ STEPS = [
     ("accept", "revelar_contactos", None),
     ("turn", "ármame una secuencia de tres correos", "revisar_secuencia"),
     ("authorize", "revisar_secuencia", None),
+    ("turn", "Investiga a los fabricantes de empaque en Jalisco que le venden a gobierno", "investigar"),
+    ("accept", "investigar", None),
+    ("run", None, None),
 ]
 
 
@@ -121,6 +130,17 @@ class Client:
             time.sleep(0.2)
         raise RuntimeError(f"session {session} still has a running turn after {timeout}s")
 
+    def wait_runs(self, session, timeout=120):
+        """Until no research run of the session is running (resumed after a restart)."""
+        deadline = time.time() + timeout
+        while time.time() < deadline:
+            view = self.view(session)
+            runs = view.get("board", {}).get("runs", [])
+            if all(r.get("status") != "running" for r in runs):
+                return view
+            time.sleep(0.3)
+        raise RuntimeError(f"session {session} still has a running research run after {timeout}s")
+
 
 def pending(view, kind):
     for card in view.get("board", {}).get("pending", []):
@@ -133,6 +153,8 @@ def act(client, session, step, key, decision):
     kind, arg, _ = step
     if kind == "turn":
         return client.call("send_message", {"session_id": session, "text": arg, "idempotency_key": key})
+    if kind == "run":  # the run works in the background; nothing to send
+        return 200, None
     if kind == "accept":
         return client.call("resolve_decision", {"session_id": session, "decision_id": decision, "resolution": "accept"})
     form = {"session_id": session, "decision_id": decision}
@@ -149,6 +171,7 @@ def run(args):
         "LUNA_BIND": f"127.0.0.1:{args.port}",
         "LUNA_SMTP_URL": args.smtp_url,
         "LUNA_TURN_STALE_SECS": "3",
+        "LUNA_RESEARCH_LEASE_SECS": "5",
         "RUST_LOG": "warn",
     })
     if args.engine == "postgres":
@@ -170,7 +193,7 @@ def run(args):
         step = STEPS[step_i]
         view = client.wait_idle(session)
         decision = None
-        if step[0] != "turn":
+        if step[0] == "accept" or step[0] == "authorize":
             card = pending(view, step[1])
             if card is None:  # the card went away (it was resolved before the crash)
                 step_i += 1
@@ -194,6 +217,8 @@ def run(args):
         if status not in (200, 409):
             raise RuntimeError(f"retry of {step[0]} answered {status}: {body}")
         view = client.wait_idle(session)
+        if step[0] == "run":
+            client.wait_runs(session)
         if step[0] == "turn" and pending(view, step[2]) is None:
             # The killed turn was closed ("se reinició"): the person sends it again.
             attempt += 1
@@ -219,20 +244,45 @@ def audit_sql(args, work):
         "sent": "select count(*) from sequence_sends where status = 'sent'",
         "send_rows": "select id from sequence_sends where status in ('sent', 'unknown', 'sending')",
         "resolved_payloads": "select payload from session_events where kind = 'decision.resolved'",
+        "runs": "select count(*) from research_runs where status <> 'propuesta'",
+        "runs_running": "select count(*) from research_runs where status = 'running'",
+        "runs_failed": "select count(*) from research_runs where status = 'failed'",
+        "runs_resumed": "select count(*) from research_runs where resumes > 0",
+        "run_checkpoints": "select id || ' ' || status || ' ' || next_phase || ' ' || checkpoints from research_runs where status <> 'propuesta'",
+        "progress_payloads": "select payload from session_events where kind = 'run.progress' order by session_id, seq",
     }
+    lists = ("send_rows", "resolved_payloads", "run_checkpoints", "progress_payloads")
     out = {}
     if args.engine == "sqlite":
         db = sqlite3.connect(os.path.join(work, "luna.db"))
         for k, q in queries.items():
             rows = db.execute(q).fetchall()
-            out[k] = [r[0] for r in rows] if k in ("send_rows", "resolved_payloads") else rows[0][0]
+            out[k] = [r[0] for r in rows] if k in lists else rows[0][0]
         db.close()
     else:
         for k, q in queries.items():
             res = subprocess.run(["psql", args.database_url, "-Atqc", q], capture_output=True, text=True, check=True)
             lines = [l for l in res.stdout.splitlines() if l]
-            out[k] = lines if k in ("send_rows", "resolved_payloads") else int(lines[0])
+            out[k] = lines if k in lists else int(lines[0])
     return out
+
+
+def audit_runs(a):
+    """A run never goes backwards, and its checkpoints are the phases it finished."""
+    failures, done = [], {}
+    for payload in a["progress_payloads"]:
+        p = json.loads(payload)
+        n = sum(1 for ph in p.get("phases", []) if ph.get("status") == "done")
+        if n < done.get(p["run_id"], 0):
+            failures.append(f"run {p['run_id']} went back from {done[p['run_id']]} to {n} finished phases")
+        done[p["run_id"]] = max(n, done.get(p["run_id"], 0))
+    for line in a["run_checkpoints"]:
+        run_id, status, next_phase, checkpoints = line.split(" ", 3)
+        if len(json.loads(checkpoints)) != int(next_phase):
+            failures.append(f"run {run_id} ({status}) has {len(json.loads(checkpoints))} checkpoints for {next_phase} phases")
+        if status == "finished" and done.get(run_id, 0) != int(next_phase):
+            failures.append(f"run {run_id} finished {next_phase} phases but its log shows {done.get(run_id, 0)}")
+    return failures
 
 
 def main():
@@ -272,6 +322,9 @@ def main():
         failures.append(f"{len(unknown_mail)} messages without a send row")
     if a["running_turns"]:
         failures.append(f"{a['running_turns']} turns left running")
+    if a["runs_running"]:
+        failures.append(f"{a['runs_running']} research runs left running")
+    failures += audit_runs(a)
     report = {
         "engine": args.engine,
         "trials": args.trials,
@@ -282,6 +335,9 @@ def main():
         "receipts": a["receipts"],
         "messages_received": len(message_ids),
         "sends_marked_sent": a["sent"],
+        "research_runs": a["runs"],
+        "runs_resumed_after_a_kill": a["runs_resumed"],
+        "runs_failed": a["runs_failed"],
         "seconds": round(time.time() - started, 1),
         "failures": failures,
     }
