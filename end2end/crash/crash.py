@@ -7,9 +7,9 @@ Each trial runs the next step of the seed scene in some session (a turn, accepti
 card, authorizing a sequence), kills the server with SIGKILL at a random moment while
 that step (and the background sender) works, restarts it and repeats the step with the
 same idempotency key or decision, the way a person's browser retries. When a session
-reaches the end of the scene (which ends with a research run: asked for, accepted on its
-`investigar` card, killed while it works and waited for after the restart) a new one
-starts. After the last trial the audit checks:
+reaches the end of the scene (which starts with a research run: asked for, and killed
+within 150 ms of accepting its `investigar` card, while the run works, then waited for
+after the restart) a new one starts. After the last trial the audit checks:
 
   * every session's log is gap-free: count(events) = max(seq) = last_seq;
   * no decision is resolved twice in a log;
@@ -49,15 +49,14 @@ SCENE = (
 )
 # The scene as steps: (kind, text or expected card kind).
 STEPS = [
+    ("turn", "Investiga a los fabricantes de empaque en Jalisco que le venden a gobierno", "investigar"),
+    ("accept", "investigar", None),
     ("turn", SCENE, "guardar_en_crm"),
     ("accept", "guardar_en_crm", None),
     ("turn", "consígueme el correo de los 10 mejores", "revelar_contactos"),
     ("accept", "revelar_contactos", None),
     ("turn", "ármame una secuencia de tres correos", "revisar_secuencia"),
     ("authorize", "revisar_secuencia", None),
-    ("turn", "Investiga a los fabricantes de empaque en Jalisco que le venden a gobierno", "investigar"),
-    ("accept", "investigar", None),
-    ("run", None, None),
 ]
 
 
@@ -153,8 +152,6 @@ def act(client, session, step, key, decision):
     kind, arg, _ = step
     if kind == "turn":
         return client.call("send_message", {"session_id": session, "text": arg, "idempotency_key": key})
-    if kind == "run":  # the run works in the background; nothing to send
-        return 200, None
     if kind == "accept":
         return client.call("resolve_decision", {"session_id": session, "decision_id": decision, "resolution": "accept"})
     form = {"session_id": session, "decision_id": decision}
@@ -205,7 +202,10 @@ def run(args):
         done = []
         t = threading.Thread(target=lambda: done.append(act(client, session, step, key, decision)))
         t.start()
-        time.sleep(rng.uniform(0.0, args.max_delay))
+        # A run lasts tens of milliseconds on the local director: the kill that lands in
+        # it comes right after its card is accepted.
+        research = step[1] == "investigar"
+        time.sleep(rng.uniform(0.0, 0.15 if research else args.max_delay))
         server.kill9()
         kills += 1
         t.join()
@@ -217,7 +217,7 @@ def run(args):
         if status not in (200, 409):
             raise RuntimeError(f"retry of {step[0]} answered {status}: {body}")
         view = client.wait_idle(session)
-        if step[0] == "run":
+        if research:
             client.wait_runs(session)
         if step[0] == "turn" and pending(view, step[2]) is None:
             # The killed turn was closed ("se reinició"): the person sends it again.
