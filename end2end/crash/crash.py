@@ -200,7 +200,13 @@ def run(args):
         key = f"{session}-{step_i}-{attempt}"
         # Fire the step and kill the server while it works (or just after).
         done = []
-        t = threading.Thread(target=lambda: done.append(act(client, session, step, key, decision)))
+        def fire():
+            try:
+                done.append(act(client, session, step, key, decision))
+            except OSError as e:  # the server died under the request: expected
+                done.append((None, str(e)))
+
+        t = threading.Thread(target=fire)
         t.start()
         # A run lasts tens of milliseconds on the local director: the kill that lands in
         # it comes right after its card is accepted.
