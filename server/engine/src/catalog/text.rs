@@ -41,14 +41,26 @@ fn fold_char(ch: char) -> Option<char> {
     Some(c)
 }
 
-/// Splits a free-text query into folded search terms (at most `max` of them).
+/// Spanish function words a search skips ("material de curación" searches
+/// "material" and "curacion"): they are in most names and titles, and as prefixes
+/// ("de"*) they expand to thousands of index terms, the slowest query there was.
+const FUNCTION_WORDS: &[&str] = &[
+    "a", "al", "con", "de", "del", "e", "el", "en", "la", "las", "lo", "los", "o", "para", "por",
+    "u", "un", "una", "y",
+];
+
+/// Splits a free-text query into folded search terms (at most `max` of them), without
+/// function words unless the query has nothing else.
 pub fn terms(input: &str, max: usize) -> Vec<String> {
-    fold(input)
-        .split(' ')
-        .filter(|t| !t.is_empty())
-        .take(max)
-        .map(str::to_owned)
-        .collect()
+    let folded = fold(input);
+    let all: Vec<&str> = folded.split(' ').filter(|t| !t.is_empty()).collect();
+    let content: Vec<&str> = all
+        .iter()
+        .copied()
+        .filter(|t| !FUNCTION_WORDS.contains(t))
+        .collect();
+    let chosen = if content.is_empty() { all } else { content };
+    chosen.into_iter().take(max).map(str::to_owned).collect()
 }
 
 #[cfg(test)]
@@ -62,5 +74,15 @@ mod tests {
         assert_eq!(fold("Compañía Piñata"), "compania pinata");
         assert_eq!(fold("B&D S.A. de C.V."), "b&d s a de c v");
         assert_eq!(terms("Insumos   MÉDICOS", 8), vec!["insumos", "medicos"]);
+    }
+
+    #[test]
+    fn search_terms_skip_function_words_unless_nothing_else_is_left() {
+        assert_eq!(
+            terms("Material de Curación y equipo", 8),
+            vec!["material", "curacion", "equipo"]
+        );
+        assert_eq!(terms("de la", 8), vec!["de", "la"]);
+        assert_eq!(terms("B&D S.A. de C.V.", 8), vec!["b&d", "s", "c", "v"]);
     }
 }

@@ -35,7 +35,20 @@ pub const AWARDS_FROM: (&str, &str) = (
     "mk_awards_fts.rowid desc",
 );
 
-/// FTS5 match expression from free text: every folded term, quoted, prefix-matched.
+/// Shortest term matched as a prefix ("emp" finds "empaques"); shorter ones match
+/// whole words only ("s"* would expand to every word that starts with s).
+const MIN_PREFIX: usize = 3;
+
+fn star(term: &str) -> &'static str {
+    if term.chars().count() >= MIN_PREFIX {
+        "*"
+    } else {
+        ""
+    }
+}
+
+/// FTS5 match expression from free text: every folded term, quoted, prefix-matched
+/// from three letters on.
 pub fn fts_query(query: &str) -> Option<String> {
     let terms = text::terms(query, 8);
     if terms.is_empty() {
@@ -44,21 +57,21 @@ pub fn fts_query(query: &str) -> Option<String> {
     Some(
         terms
             .iter()
-            .map(|t| format!("\"{}\"*", t.replace('"', "")))
+            .map(|t| format!("\"{}\"{}", t.replace('"', ""), star(t)))
             .collect::<Vec<_>>()
             .join(" "),
     )
 }
 
-/// A PostgreSQL `tsquery` from free text: every folded word prefix-matched, all
-/// required. Only letters and digits reach it, so no input can change its syntax.
+/// A PostgreSQL `tsquery` from free text: every folded word, all required,
+/// prefix-matched from three letters on (as [`fts_query`]). Only letters and digits reach it, so no input can change its syntax.
 pub fn tsquery(query: &str) -> Option<String> {
     let words: Vec<String> = text::terms(query, 8)
         .iter()
         .flat_map(|t| {
             t.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
-                .map(|w| format!("{w}:*"))
+                .map(|w| format!("{w}{}", if star(w).is_empty() { "" } else { ":*" }))
                 .collect::<Vec<_>>()
         })
         .collect();
@@ -139,16 +152,29 @@ mod tests {
     fn tsquery_keeps_only_words() {
         assert_eq!(
             tsquery("Cartón y EMPAQUES").as_deref(),
-            Some("carton:* & y:* & empaques:*")
+            Some("carton:* & empaques:*")
         );
-        assert_eq!(
-            tsquery("B&D S.A.").as_deref(),
-            Some("b:* & d:* & s:* & a:*")
-        );
+        assert_eq!(tsquery("B&D S.A.").as_deref(), Some("b & d & s"));
         assert_eq!(
             tsquery("'); drop table x; --").as_deref(),
-            Some("drop:* & table:* & x:*")
+            Some("drop:* & table:* & x")
         );
         assert_eq!(tsquery("  ¿?  "), None);
+    }
+
+    /// Both engines get the same terms: no function words, prefixes from three letters.
+    #[test]
+    fn both_engines_search_the_same_terms() {
+        assert_eq!(
+            fts_query("Material de curación").as_deref(),
+            Some("\"material\"* \"curacion\"*")
+        );
+        assert_eq!(
+            tsquery("Material de curación").as_deref(),
+            Some("material:* & curacion:*")
+        );
+        assert_eq!(fts_query("Grupo GE").as_deref(), Some("\"grupo\"* \"ge\""));
+        assert_eq!(tsquery("Grupo GE").as_deref(), Some("grupo:* & ge"));
+        assert_eq!(fts_query("de").as_deref(), Some("\"de\""));
     }
 }

@@ -5,6 +5,8 @@
 //! events it has not carried yet from the log and hands them to the local hub. The
 //! log stays the source of truth: a lost notification (a reconnect) is made good by
 //! catching up every followed session, and the websocket drops seqs it already sent.
+//! Live reasoning (`thinking`), never stored, travels the same way on its own channel
+//! (`luna_thinking`), best effort: a piece is dropped rather than delayed.
 //! SQLite is one process by design and needs none of this.
 
 use std::time::Duration;
@@ -17,6 +19,10 @@ use crate::store::{backend_of, Backend, Conn};
 
 /// The channel every instance listens on.
 const CHANNEL: &str = "luna_events";
+/// Live reasoning relayed between instances: `{"o": origin, "s": session, "t": turn, "x": text}`.
+const THINKING: &str = "luna_thinking";
+/// PostgreSQL refuses payloads of 8000 bytes or more; a longer piece is not relayed.
+const MAX_PAYLOAD: usize = 7_900;
 
 /// Tells the other instances, at commit, that `session_id` has an event `seq`.
 pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> EngineResult<()> {
@@ -33,23 +39,65 @@ pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> Engin
 /// Follows the other instances' appends until the process ends, reconnecting after
 /// any failure. `url` is the PostgreSQL database URL the store was opened with.
 pub async fn listen(sessions: Sessions, url: String) {
+    let origin = crate::ids::random_token(12);
+    tokio::spawn(relay_thinking(sessions.clone(), origin.clone()));
     loop {
-        if let Err(e) = follow(&sessions, &url).await {
+        if let Err(e) = follow(&sessions, &url, &origin).await {
             tracing::warn!(error = %e, "event bus: listener lost, reconnecting");
         }
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
 }
 
-async fn follow(sessions: &Sessions, url: &str) -> EngineResult<()> {
+/// Sends this instance's reasoning to the others, in order, one `NOTIFY` per piece.
+async fn relay_thinking(sessions: Sessions, origin: String) {
+    let mut pieces = sessions.hub.relay_thinking();
+    while let Some((session_id, thinking)) = pieces.recv().await {
+        let payload = serde_json::json!({
+            "o": origin, "s": session_id, "t": thinking.turn_id, "x": thinking.text,
+        })
+        .to_string();
+        if payload.len() >= MAX_PAYLOAD {
+            continue;
+        }
+        let sent = sqlx::query("select cast(pg_notify($1, $2) as text)")
+            .bind(THINKING)
+            .bind(payload)
+            .execute(sessions.store.pool())
+            .await;
+        if let Err(e) = sent {
+            tracing::debug!(error = %e, "event bus: a piece of reasoning was not relayed");
+        }
+    }
+}
+
+/// Reasoning another instance relayed, for this instance's watchers.
+fn receive_thinking(sessions: &Sessions, origin: &str, payload: &str) {
+    let Ok(v) = serde_json::from_str::<serde_json::Value>(payload) else {
+        return;
+    };
+    let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
+    if let (Some(o), Some(s), Some(t), Some(x)) = (field("o"), field("s"), field("t"), field("x")) {
+        if o != origin {
+            let thinking = luna_protocol::stream::Thinking {
+                turn_id: t.to_owned(),
+                text: x.to_owned(),
+            };
+            sessions.hub.think_here(s, thinking);
+        }
+    }
+}
+
+async fn follow(sessions: &Sessions, url: &str, origin: &str) -> EngineResult<()> {
     let mut listener = PgListener::connect(url).await?;
-    listener.listen(CHANNEL).await?;
+    listener.listen_all([CHANNEL, THINKING]).await?;
     // Whatever was appended while we were not listening.
     for session_id in sessions.hub.listened() {
         sessions.catch_up(&session_id, None).await?;
     }
     loop {
         match listener.try_recv().await? {
+            Some(n) if n.channel() == THINKING => receive_thinking(sessions, origin, n.payload()),
             Some(n) => {
                 let Some((session_id, seq)) = n.payload().split_once(' ') else {
                     continue;

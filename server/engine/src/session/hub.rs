@@ -10,18 +10,27 @@ use std::sync::{Arc, Mutex, MutexGuard};
 
 use luna_protocol::event::StoredEvent;
 use luna_protocol::stream::Thinking;
-use tokio::sync::broadcast;
+use tokio::sync::{broadcast, mpsc};
 
 /// Events buffered per session before a slow subscriber lags (and re-reads the log).
 const CHANNEL_CAPACITY: usize = 256;
 /// Live reasoning pieces buffered per session; a lagging subscriber just skips some.
 const THINKING_CAPACITY: usize = 64;
+/// Reasoning pieces waiting for the relay to the other instances; beyond it they are
+/// dropped (best effort, like a lagging watcher).
+const RELAY_CAPACITY: usize = 256;
+
+/// A piece of reasoning on its way to the other instances: (session, piece).
+type Relay = mpsc::Sender<(String, Thinking)>;
 
 #[derive(Clone, Debug, Default)]
 pub struct Hub {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
     /// Live reasoning per session: best effort, never stored, never replayed.
     thoughts: Arc<Mutex<HashMap<String, broadcast::Sender<Thinking>>>>,
+    /// Where this instance's reasoning also goes when other instances share the
+    /// database (`session::bus` relays it); `None` on one instance.
+    relay: Arc<Mutex<Option<Relay>>>,
 }
 
 #[derive(Debug)]
@@ -82,12 +91,29 @@ impl Hub {
     /// Hands a piece of a streaming model's reasoning to whoever watches the session
     /// right now. Nobody watching: it is dropped, as it is never stored.
     pub fn think(&self, session_id: &str, thinking: Thinking) {
+        let relay = self.relay.lock().unwrap_or_else(|e| e.into_inner()).clone();
+        if let Some(relay) = relay {
+            let _ = relay.try_send((session_id.to_owned(), thinking.clone()));
+        }
+        self.think_here(session_id, thinking);
+    }
+
+    /// Reasoning for this instance's watchers only (what another instance relayed).
+    pub(crate) fn think_here(&self, session_id: &str, thinking: Thinking) {
         let mut map = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(sender) = map.get(session_id) {
             if sender.send(thinking).is_err() {
                 map.remove(session_id);
             }
         }
+    }
+
+    /// From now on, every piece of reasoning [`Hub::think`] gets is also queued on the
+    /// returned receiver, for `session::bus` to relay to the other instances.
+    pub(crate) fn relay_thinking(&self) -> mpsc::Receiver<(String, Thinking)> {
+        let (tx, rx) = mpsc::channel(RELAY_CAPACITY);
+        *self.relay.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
+        rx
     }
 
     /// The newest seq this instance published for the session, or `None` when nobody

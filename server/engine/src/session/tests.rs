@@ -226,6 +226,59 @@ async fn the_hub_drops_a_channel_nobody_listens_to() {
 /// Two app instances on one PostgreSQL database: a follower on instance A receives,
 /// live, the events instance B appends (through NOTIFY), each once and in order. On
 /// SQLite (one process by design) there is no second instance to test.
+/// Live reasoning of a turn running on instance B reaches a browser on instance A,
+/// in order, and A's own reasoning reaches its watchers once.
+#[tokio::test]
+async fn reasoning_on_one_instance_reaches_watchers_on_another() {
+    use luna_protocol::stream::Thinking;
+    let (a, owner, _, _) = engine_with_callers().await;
+    if a.store.backend() != crate::store::Backend::Postgres {
+        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
+        return;
+    }
+    let b = Sessions::new(Store::open(a.store.url()).await.unwrap());
+    let la = tokio::spawn(bus::listen(a.clone(), a.store.url().to_string()));
+    let lb = tokio::spawn(bus::listen(b.clone(), a.store.url().to_string()));
+    let id = a.create(&owner).await.unwrap().id;
+    let mut watching = a.hub().subscribe_thinking(&id);
+    let piece = |text: &str| Thinking {
+        turn_id: "turn_b".into(),
+        text: text.into(),
+    };
+    let wait = std::time::Duration::from_millis(300);
+    // Until both listeners are live: B thinks probes until A hears one.
+    let started = std::time::Instant::now();
+    while tokio::time::timeout(wait, watching.recv()).await.is_err() {
+        b.hub().think(&id, piece("…"));
+        assert!(
+            started.elapsed().as_secs() < 20,
+            "A never heard B's reasoning"
+        );
+    }
+    tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+    while watching.try_recv().is_ok() {}
+    for text in ["Busco ", "proveedores ", "en Jalisco"] {
+        b.hub().think(&id, piece(text));
+    }
+    let mut heard = String::new();
+    for _ in 0..3 {
+        let t = tokio::time::timeout(std::time::Duration::from_secs(5), watching.recv())
+            .await
+            .expect("A's watcher got B's reasoning")
+            .unwrap();
+        assert_eq!(t.turn_id, "turn_b");
+        heard.push_str(&t.text);
+    }
+    assert_eq!(heard, "Busco proveedores en Jalisco", "in order, each once");
+    // A's own reasoning: once, not again through the bus.
+    a.hub().think(&id, piece("propio"));
+    assert_eq!(watching.recv().await.unwrap().text, "propio");
+    tokio::time::sleep(std::time::Duration::from_millis(300)).await;
+    assert!(watching.try_recv().is_err(), "a piece was delivered twice");
+    la.abort();
+    lb.abort();
+}
+
 #[tokio::test]
 async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
     let (a, owner, _, _) = engine_with_callers().await;
