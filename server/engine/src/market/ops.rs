@@ -509,6 +509,8 @@ impl Market {
         let w = where_for(MarketKind::Awards, &resolved, None, self.store.backend());
         // Group on indexed columns only (a covering index answers it), then fetch a
         // label for the few groups returned, not for every row scanned.
+        // `sup` (distinct suppliers) is 1 per supplier group: counting it there would
+        // make PostgreSQL sort every row instead of hashing the groups.
         let (key, label, order) = match args.group_by {
             GroupBy::Supplier => (
                 "a.supplier_id",
@@ -528,10 +530,14 @@ impl Market {
             "select g.k as k, {label} as l, g.n as n, g.amt as amt, g.sup as sup from ( \
              select {key} as k, count(*) as n, \
              coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) as amt, \
-             count(distinct a.supplier_id) as sup \
+             {sup} as sup \
              from mk_awards a where {} group by {key} \
              ) g order by {order} limit ?",
-            w.sql()
+            w.sql(),
+            sup = match args.group_by {
+                GroupBy::Supplier => "cast(1 as bigint)",
+                _ => "count(distinct a.supplier_id)",
+            },
         );
         let sql = crate::store::numbered(&sql);
         let rows = bind(sqlx::query(&sql), &w.binds)
