@@ -124,6 +124,9 @@ async fn serve_socket(
         }
         () = closed => tracing::debug!("client closed the stream"),
     }
+    // Both receivers are dropped now: free the session's channels if nobody else here
+    // follows it (the next subscriber creates them again).
+    sessions.hub().release(&session_id);
 }
 
 /// What a socket follows: committed events, and the running turn's live reasoning.
