@@ -26,5 +26,7 @@ if [ "$engine" = postgres ]; then
   db="luna_load_$$"
   psql "${pg_base%/*}/postgres" -qc "drop database if exists $db" -c "create database $db" >/dev/null
   args+=(--database-url "${pg_base%/*}/$db")
+  # The run's database is dropped afterwards, whatever the outcome.
+  trap 'psql "${pg_base%/*}/postgres" -qc "drop database if exists $db" >/dev/null' EXIT
 fi
-exec cargo bench -p luna-server --bench load -- "${args[@]}" "$@"
+cargo bench -p luna-server --bench load -- "${args[@]}" "$@"

@@ -289,7 +289,14 @@ async fn run(args: args::Args) -> Result<u64> {
         server_alive: alive,
         server_log: &log,
     };
-    Ok(report.print())
+    let failures = report.print();
+    if failures == 0 {
+        // Keep the data (database and server log) only when something needs a look.
+        let _ = std::fs::remove_dir_all(&data_dir);
+    } else {
+        println!("data and server log kept in {}", data_dir.display());
+    }
+    Ok(failures)
 }
 
 /// The warm-up turn's size and duration.
