@@ -209,3 +209,39 @@ async fn a_research_run_streams_its_phases_in_order_over_the_websocket() {
     assert_eq!(last.status, RunStatus::Finished);
     assert!(last.summary.as_deref().is_some_and(|s| !s.contains("[[")));
 }
+
+/// A closed websocket leaves no channel behind in the hub, even when the session never
+/// gets another event (a channel used to live until the next publish, so every
+/// session ever watched kept its buffers for the life of the process).
+#[tokio::test]
+async fn a_closed_socket_frees_the_sessions_channels() {
+    let app = spawn_app().await;
+    let (token, owner) = app.login("duena@demo.luna.mx").await;
+    let session = app.engine.sessions.create(&owner).await.unwrap().id;
+    app.engine
+        .sessions
+        .append_one(&session, message(1))
+        .await
+        .unwrap();
+    let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
+    read_until(&mut socket, 1).await;
+    let hub = app.engine.sessions.hub();
+    assert_eq!((hub.channel_count(), hub.thinking_count()), (1, 1));
+
+    socket.close(None).await.unwrap();
+    drop(socket);
+    let mut freed = false;
+    for _ in 0..50 {
+        if (hub.channel_count(), hub.thinking_count()) == (0, 0) {
+            freed = true;
+            break;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    assert!(
+        freed,
+        "channels left after the socket closed: {} event, {} reasoning",
+        hub.channel_count(),
+        hub.thinking_count()
+    );
+}

@@ -116,6 +116,28 @@ impl Hub {
         rx
     }
 
+    /// Forgets the session's channels if nobody here listens any more. Called when a
+    /// websocket ends: otherwise a channel (and its buffer) lived until the session's
+    /// next event — for ever if none came — and the bus kept catching it up.
+    pub fn release(&self, session_id: &str) {
+        {
+            let mut map = self.lock();
+            if map
+                .get(session_id)
+                .is_some_and(|c| c.sender.receiver_count() == 0)
+            {
+                map.remove(session_id);
+            }
+        }
+        let mut thoughts = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
+        if thoughts
+            .get(session_id)
+            .is_some_and(|s| s.receiver_count() == 0)
+        {
+            thoughts.remove(session_id);
+        }
+    }
+
     /// The newest seq this instance published for the session, or `None` when nobody
     /// here listens to it.
     pub fn last_published(&self, session_id: &str) -> Option<u64> {
@@ -130,5 +152,13 @@ impl Hub {
     /// Sessions with a live channel (for tests and metrics).
     pub fn channel_count(&self) -> usize {
         self.lock().len()
+    }
+
+    /// Sessions with a live reasoning channel (for tests and metrics).
+    pub fn thinking_count(&self) -> usize {
+        self.thoughts
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .len()
     }
 }
