@@ -2,7 +2,7 @@
 # Load proof (issue 12): 1,000 concurrent websocket sessions on one luna-server with
 # turns running on the local director; prints memory per idle session, p50/p99 event
 # delivery latency and every error or dropped event, and exits non-zero if there was
-# any. See server/benches/load.rs for the shape and the options.
+# any. See server/benches/load/ (main.rs, args.rs) for the shape and the options.
 #
 #   end2end/load/run.sh [sqlite|postgres] [bench options…]
 #   end2end/load/run.sh sqlite --sockets 1000 --turn-sessions 200 --turns-per-session 3
