@@ -473,6 +473,11 @@ async fn audit_rows(engine: &Engine, workspace_id: &str) -> Vec<(String, String,
 async fn the_review_board_is_for_owners_and_admins_and_every_resolution_is_audited_once() {
     let (engine, owner, member, admin) = setup().await;
     demo::seed_review(&engine.knowledge, &member).await.unwrap();
+    // Made in the same millisecond (as a fast machine does): still in the order made.
+    sqlx::query("update kn_proposals set created_at = 1")
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
 
     // A member cannot open the review page.
     let e = engine.knowledge.review_board(&member).await.unwrap_err();
