@@ -372,15 +372,15 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
             } else {
                 // Later releases of the same process fill what earlier ones lacked.
                 let filled = sqlx::query(
-                    "update mk_opportunities set amount = coalesce(amount, $1), closes = coalesce(closes, $2), procedure = coalesce(procedure, $3), status = coalesce(status, $4) \
+                    "update mk_opportunities set amount = coalesce(amount, cast($1 as double precision)), closes = coalesce(closes, $2), procedure = coalesce(procedure, $3), status = coalesce(status, $4) \
                      where ocid = $5 and ((amount is null and $6 is not null) or (closes is null and $7 is not null) or (procedure is null and $8 is not null) or (status is null and $9 is not null))",
                 )
-                .bind(amount)
+                .bind(crate::store::opt_real(amount))
                 .bind(&closes)
                 .bind(procedure.map(|p| p.key()))
                 .bind(&status)
                 .bind(&ocid)
-                .bind(amount)
+                .bind(crate::store::opt_real(amount))
                 .bind(&closes)
                 .bind(procedure.map(|p| p.key()))
                 .bind(&status)
