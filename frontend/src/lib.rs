@@ -7,16 +7,20 @@
 #[wasm_bindgen::prelude::wasm_bindgen]
 pub fn hydrate() {
     console_error_panic_hook::set_once();
-    // Asynchronous hydration (what `leptos::mount::hydrate_lazy` does): a page that is a
-    // lazy route waits for its wasm chunk before it hydrates. Once the whole page has
-    // hydrated, <body> is marked as interactive (the end-to-end tests wait for it).
-    // `hydrate_from_async` starts leptos' executor itself.
+    // Synchronous hydration (the patched renderer in `vendor/` has no asynchronous
+    // `AnyView` hydration): a page that is a lazy route has its wasm chunk loaded first.
+    // Once the page has hydrated, <body> is marked as interactive (the end-to-end tests
+    // wait for it).
     wasm_bindgen_futures::spawn_local(async {
+        let path = leptos::prelude::window()
+            .location()
+            .pathname()
+            .unwrap_or_default();
+        luna_app::pages::preload_route(&path).await;
         let body = leptos::prelude::document()
             .body()
             .expect("the page has a <body>");
-        let app = leptos::mount::hydrate_from_async(body.clone(), luna_app::App).await;
-        app.forget();
+        leptos::mount::hydrate_from(body.clone(), luna_app::App).forget();
         let _ = body.set_attribute("data-hydrated", "true");
     });
 }

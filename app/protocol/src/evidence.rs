@@ -149,17 +149,23 @@ pub fn mxn(amount: f64) -> String {
     format!("{sign}${out}.{frac:02}")
 }
 
-/// A short amount for chart labels: `$1.2 M`, `$350 mil`, `$900`.
+/// A short amount for chart labels: `$1.2 M`, `$350 mil`, `$900`. Integer arithmetic
+/// only: formatting an `f64` would link the float printer into the browser's wasm.
 pub fn mxn_short(amount: f64) -> String {
     let a = amount.abs();
+    let sign = if amount < 0.0 { "-" } else { "" };
+    // `unit` in tenths: one decimal for millions, none below.
+    let tenths = |unit: f64| (a / unit).round() as i64;
     if a >= 1_000_000_000.0 {
-        format!("${:.1} mil M", amount / 1_000_000_000.0)
+        let t = tenths(100_000_000.0);
+        format!("{sign}${}.{} mil M", t / 10, t % 10)
     } else if a >= 1_000_000.0 {
-        format!("${:.1} M", amount / 1_000_000.0)
+        let t = tenths(100_000.0);
+        format!("{sign}${}.{} M", t / 10, t % 10)
     } else if a >= 1_000.0 {
-        format!("${:.0} mil", amount / 1_000.0)
+        format!("{sign}${} mil", tenths(1_000.0))
     } else {
-        format!("${amount:.0}")
+        format!("{sign}${}", tenths(1.0))
     }
 }
 
@@ -252,6 +258,10 @@ mod tests {
         assert_eq!(mxn(-1000.0), "-$1,000.00");
         assert_eq!(mxn_short(2_500_000.0), "$2.5 M");
         assert_eq!(mxn_short(350_000.0), "$350 mil");
+        assert_eq!(mxn_short(1_250_000_000.0), "$1.3 mil M");
+        assert_eq!(mxn_short(7_000_000.0), "$7.0 M");
+        assert_eq!(mxn_short(999.6), "$1000");
+        assert_eq!(mxn_short(-45_000.0), "-$45 mil");
         assert_eq!(date_es("2026-11-29"), "29 nov 2026");
         assert_eq!(date_es("2026-01-05T10:00:00Z"), "5 ene 2026");
         assert_eq!(date_es("sin fecha"), "sin fecha");

@@ -20,6 +20,10 @@
 //! object and the rest is read as the variant's type with [`read`], so serde's `Content`
 //! buffer is never compiled in. The JSON they accept and produce is unchanged (their
 //! `Serialize` is still derived); the server uses the same implementations.
+//!
+//! `read`'s errors are its own [`ReadError`] (turned into a `serde_json::Error` at the
+//! edge): serde's message for an unexpected value prints floats with `f64`'s `Display`,
+//! which would link the float printer (about 20 KB) into the browser's main module.
 
 use serde::de::value::StringDeserializer;
 use serde::de::{
@@ -27,21 +31,81 @@ use serde::de::{
     SeqAccess, Unexpected, VariantAccess, Visitor,
 };
 use serde::{Deserialize, Deserializer};
-use serde_json::{Error, Map, Value};
+use serde_json::{Map, Value};
+use std::fmt;
+
+/// What `read` and `untag` report: a message, as serde_json's would read except that a
+/// float is named, not printed (see the module docs).
+#[derive(Debug)]
+pub struct ReadError(String);
+
+impl fmt::Display for ReadError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.0)
+    }
+}
+
+impl std::error::Error for ReadError {}
+
+impl serde::de::Error for ReadError {
+    fn custom<T: fmt::Display>(msg: T) -> Self {
+        ReadError(msg.to_string())
+    }
+
+    fn invalid_type(unexp: Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
+        ReadError(format!("invalid type: {}, expected {exp}", describe(&unexp)))
+    }
+
+    fn invalid_value(unexp: Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
+        ReadError(format!("invalid value: {}, expected {exp}", describe(&unexp)))
+    }
+}
+
+impl From<ReadError> for serde_json::Error {
+    fn from(e: ReadError) -> Self {
+        serde_json::Error::custom(e.0)
+    }
+}
+
+/// serde's `Unexpected` as text, without printing a float.
+fn describe(unexp: &Unexpected<'_>) -> String {
+    match *unexp {
+        Unexpected::Bool(b) => format!("boolean `{b}`"),
+        Unexpected::Unsigned(u) => format!("integer `{u}`"),
+        Unexpected::Signed(i) => format!("integer `{i}`"),
+        Unexpected::Float(_) => "floating point number".into(),
+        Unexpected::Char(c) => format!("character `{c}`"),
+        Unexpected::Str(s) => format!("string {s:?}"),
+        Unexpected::Bytes(_) => "byte array".into(),
+        Unexpected::Unit => "null".into(),
+        Unexpected::Option => "Option value".into(),
+        Unexpected::NewtypeStruct => "newtype struct".into(),
+        Unexpected::Seq => "sequence".into(),
+        Unexpected::Map => "map".into(),
+        Unexpected::Enum => "enum".into(),
+        Unexpected::UnitVariant => "unit variant".into(),
+        Unexpected::NewtypeVariant => "newtype variant".into(),
+        Unexpected::TupleVariant => "tuple variant".into(),
+        Unexpected::StructVariant => "struct variant".into(),
+        Unexpected::Other(other) => other.into(),
+    }
+}
+
+type Error = ReadError;
 
 /// Parses JSON bytes into `T` through a `serde_json::Value` (see the module docs).
-pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, Error> {
+pub fn from_slice<T: DeserializeOwned>(bytes: &[u8]) -> Result<T, serde_json::Error> {
     read(serde_json::from_slice::<Value>(bytes)?)
 }
 
 /// Parses JSON text into `T` through a `serde_json::Value` (see the module docs).
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, Error> {
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, serde_json::Error> {
     from_slice(text.as_bytes())
 }
 
 /// Reads `T` from a `Value`, like `serde_json::from_value` (see the module docs).
-pub fn read<T: DeserializeOwned>(value: Value) -> Result<T, Error> {
-    T::deserialize(ValueDe(value))
+pub fn read<T: DeserializeOwned>(value: Value) -> Result<T, serde_json::Error> {
+    T::deserialize(ValueDe(value)).map_err(Into::into)
 }
 
 /// Reads an internally tagged object: returns the value of its `tag` field and the

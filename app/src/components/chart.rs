@@ -13,7 +13,9 @@ pub enum Orientation {
     Rows,
 }
 
-const WIDTH: f64 = 320.0;
+/// The view box's width. Coordinates are whole units (the SVG scales to its box), so the
+/// float printer stays out of the browser's wasm.
+const WIDTH: i32 = 320;
 
 #[component]
 pub fn BarChart(
@@ -35,11 +37,13 @@ pub fn BarChart(
             .join("; ")
     );
     let n = buckets.len().max(1) as f64;
+    let width = f64::from(WIDTH);
+    let px = |v: f64| v.round() as i32;
     let (height, bars) = match orientation {
         Orientation::Columns => {
-            let h = 150.0;
-            let plot = h - 36.0;
-            let slot = WIDTH / n;
+            let h = 150;
+            let plot = f64::from(h - 36);
+            let slot = width / n;
             let bar = (slot * 0.6).min(48.0);
             let bars = buckets
                 .into_iter()
@@ -48,12 +52,12 @@ pub fn BarChart(
                     let bh = (b.amount_mxn / max * plot).max(1.0);
                     let x = i as f64 * slot + (slot - bar) / 2.0;
                     let y = 18.0 + plot - bh;
-                    let cx = x + bar / 2.0;
+                    let (cx, x, y, bar, bh) = (px(x + bar / 2.0), px(x), px(y), px(bar), px(bh));
                     view! {
                         <g>
                             <rect x=x y=y width=bar height=bh rx="3" class="fill-indigo-500" />
-                            <text x=cx y={y - 4.0} text-anchor="middle" class="fill-current text-[10px]">{mxn_short(b.amount_mxn)}</text>
-                            <text x=cx y={h - 4.0} text-anchor="middle" class="fill-current text-[10px]">{b.label}</text>
+                            <text x=cx y={y - 4} text-anchor="middle" class="fill-current text-[10px]">{mxn_short(b.amount_mxn)}</text>
+                            <text x=cx y={h - 4} text-anchor="middle" class="fill-current text-[10px]">{b.label}</text>
                         </g>
                     }
                 })
@@ -61,22 +65,22 @@ pub fn BarChart(
             (h, bars.into_any())
         }
         Orientation::Rows => {
-            let row = 26.0;
-            let h = row * n + 4.0;
-            let label_w = 130.0;
-            let plot = WIDTH - label_w - 64.0;
+            let row = 26;
+            let h = row * buckets.len().max(1) as i32 + 4;
+            let label_w = 130;
+            let plot = f64::from(WIDTH - label_w - 64);
             let bars = buckets
                 .into_iter()
                 .enumerate()
                 .map(|(i, b)| {
-                    let y = i as f64 * row + 4.0;
-                    let bw = (b.amount_mxn / max * plot).max(1.0);
+                    let y = i as i32 * row + 4;
+                    let bw = px((b.amount_mxn / max * plot).max(1.0));
                     let label = shorten(&b.label, 22);
                     view! {
                         <g>
-                            <text x="0" y={y + 15.0} class="fill-current text-[10px]">{label}</text>
-                            <rect x=label_w y={y + 4.0} width=bw height="14" rx="3" class="fill-emerald-500" />
-                            <text x={label_w + bw + 4.0} y={y + 15.0} class="fill-current text-[10px]">{mxn_short(b.amount_mxn)}</text>
+                            <text x="0" y={y + 15} class="fill-current text-[10px]">{label}</text>
+                            <rect x=label_w y={y + 4} width=bw height="14" rx="3" class="fill-emerald-500" />
+                            <text x={label_w + bw + 4} y={y + 15} class="fill-current text-[10px]">{mxn_short(b.amount_mxn)}</text>
                         </g>
                     }
                 })

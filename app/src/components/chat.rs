@@ -317,10 +317,7 @@ fn Composer() -> impl IntoView {
         set_error.set(None);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let key = window()
-                .crypto()
-                .map(|c| c.random_uuid())
-                .unwrap_or_else(|_| format!("{}", js_sys_now()));
+            let key = message_key();
             match crate::session_api::send_message(session_id, message, key).await {
                 Ok(_) => set_text.set(String::new()),
                 Err(e) => set_error.set(Some(e.message())),
@@ -375,7 +372,20 @@ fn Composer() -> impl IntoView {
     }
 }
 
+/// A fresh idempotency key for one message: 128 random bits in hex. `getRandomValues`
+/// works on plain http too (`randomUUID` needs a secure context and would throw);
+/// `Math.random` fills in if the browser has no `crypto` at all.
 #[cfg(feature = "hydrate")]
-fn js_sys_now() -> f64 {
-    window().performance().map(|p| p.now()).unwrap_or_default()
+fn message_key() -> String {
+    let mut bytes = [0u8; 16];
+    let filled = window()
+        .crypto()
+        .and_then(|c| c.get_random_values_with_u8_array(&mut bytes))
+        .is_ok();
+    if !filled {
+        for b in &mut bytes {
+            *b = (js_sys::Math::random() * 256.0) as u8;
+        }
+    }
+    bytes.iter().map(|b| format!("{b:02x}")).collect()
 }

@@ -5,7 +5,8 @@
 //! hydrating it, when the server rendered it). The workspace stays in the main module.
 //! The routes create their resources inside the lazy view, so that the code that reads
 //! their answers moves into the chunk too; on a client-side visit the chunk is fetched
-//! first and the data second.
+//! first and the data second. Hydration is synchronous (see `frontend/vendor/README.md`),
+//! so the browser loads the chunk of the page it is on first: [`preload_route`].
 
 mod knowledge;
 mod login;
@@ -77,5 +78,18 @@ impl LazyRoute for KnowledgeRoute {
 
     fn view(_this: Self) -> AnyView {
         view! { <KnowledgeReviewPage /> }.into_any()
+    }
+}
+
+/// Loads the wasm chunk of the lazy route at `path` (the page the server rendered), so
+/// that hydrating it does not wait; other paths need nothing. The paths are the ones
+/// `App` routes to a `Lazy` view.
+pub async fn preload_route(path: &str) {
+    match path.trim_end_matches('/') {
+        "/login" => LoginRoute::preload().await,
+        "/herramientas" => ToolsRoute::preload().await,
+        "/ajustes" => SettingsRoute::preload().await,
+        "/conocimiento" => KnowledgeRoute::preload().await,
+        _ => {}
     }
 }
