@@ -53,11 +53,17 @@ impl serde::de::Error for ReadError {
     }
 
     fn invalid_type(unexp: Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
-        ReadError(format!("invalid type: {}, expected {exp}", describe(&unexp)))
+        ReadError(format!(
+            "invalid type: {}, expected {exp}",
+            describe(&unexp)
+        ))
     }
 
     fn invalid_value(unexp: Unexpected<'_>, exp: &dyn serde::de::Expected) -> Self {
-        ReadError(format!("invalid value: {}, expected {exp}", describe(&unexp)))
+        ReadError(format!(
+            "invalid value: {}, expected {exp}",
+            describe(&unexp)
+        ))
     }
 }
 

@@ -38,6 +38,16 @@ pub enum Backend {
 }
 
 impl Backend {
+    /// The column that orders a table's rows by insertion, for ties between rows written in
+    /// the same millisecond: SQLite's `rowid`; on PostgreSQL the identity column `ord`,
+    /// which the tables that need it have (migrations/postgres 0004, 0005).
+    pub fn insertion_order(self) -> &'static str {
+        match self {
+            Backend::Sqlite => "rowid",
+            Backend::Postgres => "ord",
+        }
+    }
+
     /// The engine a database URL names; anything else is a typed start-up error.
     pub fn of_url(url: &str) -> EngineResult<Backend> {
         if url.starts_with("sqlite:") {

@@ -299,11 +299,13 @@ impl Billing {
 
     /// Receipts of the caller's workspace, newest first.
     pub async fn receipts(&self, caller: &Caller, limit: i64) -> EngineResult<Vec<Receipt>> {
-        let rows = sqlx::query(
+        // Charges made in one millisecond (a turn's contacts) come newest first too.
+        let made = self.store.backend().insertion_order();
+        let rows = sqlx::query(&format!(
             "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
                     surface, auto_policy, call_ref, created_at
-               from receipts where workspace_id = $1 order by created_at desc, id desc limit $2",
-        )
+               from receipts where workspace_id = $1 order by created_at desc, {made} desc limit $2",
+        ))
         .bind(&caller.workspace_id)
         .bind(limit)
         .fetch_all(self.store.pool())

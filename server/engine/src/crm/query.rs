@@ -158,12 +158,14 @@ fn bind_all<'q>(
     q
 }
 
-fn order_by(c: &Collection, sort: RecordSort) -> (String, Vec<Bind>) {
+fn order_by(c: &Collection, sort: RecordSort, backend: Backend) -> (String, Vec<Bind>) {
+    // Records saved together (one millisecond) keep the order they were saved in.
+    let made = backend.insertion_order();
     match sort {
         RecordSort::UpdatedDesc => ("updated_at desc, id".into(), vec![]),
         RecordSort::UpdatedAsc => ("updated_at asc, id".into(), vec![]),
-        RecordSort::CreatedDesc => ("created_at desc, id".into(), vec![]),
-        RecordSort::CreatedAsc => ("created_at asc, id".into(), vec![]),
+        RecordSort::CreatedDesc => (format!("created_at desc, {made} desc"), vec![]),
+        RecordSort::CreatedAsc => (format!("created_at asc, {made} asc"), vec![]),
         RecordSort::NameAsc => ("title_folded asc, id".into(), vec![]),
         RecordSort::Stage => {
             let whens: String = c.stages.iter().map(|_| " when ? then ?").collect();
@@ -249,7 +251,7 @@ impl Crm {
             None => 0,
         };
         let limit = req.limit.clamp(1, MAX_LIMIT);
-        let (order, order_binds) = order_by(c, req.sort);
+        let (order, order_binds) = order_by(c, req.sort, self.store().backend());
         let sql = format!(
             "select {RECORD_COLS} from crm_records where {} order by {order} limit ? offset ?",
             w.sql

@@ -104,11 +104,13 @@ pub async fn list(
     collection_id: &str,
     stage: Option<&str>,
 ) -> EngineResult<Vec<Record>> {
+    // Records saved together (one millisecond) keep the order they were saved in.
+    let made = store.backend().insertion_order();
     let rows = sqlx::query(&format!(
         "select {RECORD_COLS} from crm_records
           where workspace_id = $1 and collection_id = $2 and deleted_at is null
             and ($3 is null or stage = $4)
-          order by created_at, id"
+          order by created_at, {made}"
     ))
     .bind(workspace_id)
     .bind(collection_id.trim_start_matches("collection:"))
@@ -778,10 +780,11 @@ pub async fn in_collection(
     collection_id: &str,
     limit: u32,
 ) -> EngineResult<(Vec<Record>, bool)> {
+    let made = store.backend().insertion_order();
     let rows = sqlx::query(&format!(
         "select {RECORD_COLS} from crm_records
          where workspace_id = $1 and collection_id = $2 and deleted_at is null
-         order by created_at, id limit $3"
+         order by created_at, {made} limit $3"
     ))
     .bind(workspace_id)
     .bind(super::model::collection_id(collection_id))

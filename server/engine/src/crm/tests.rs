@@ -10,7 +10,7 @@ use crate::accounts::Caller;
 use crate::registry::{Surface, ToolRequest};
 use crate::{testkit, Engine};
 
-use super::{collections, demo, directory, CollectionStatus};
+use super::{collections, demo, directory, records, CollectionStatus};
 
 async fn setup() -> (Engine, Caller, String) {
     let engine = testkit::engine().await.unwrap();
@@ -472,6 +472,48 @@ async fn another_workspace_sees_not_found() {
         .await
         .unwrap();
     assert!(env.results.is_empty());
+}
+
+/// A selection saved at once writes its records in one millisecond; they keep the order
+/// they were saved in (best first) in the saved list, the audience list and the
+/// `created_*` sorts, instead of the order of their random ids.
+#[tokio::test]
+async fn records_saved_in_one_millisecond_keep_their_order() {
+    let (engine, caller, col) = setup().await;
+    let names = ["Zeta", "Alfa", "Media", "Beta", "Omega", "Delta", "Kappa"];
+    for (i, name) in names.iter().enumerate() {
+        add(&engine, &caller, &col, name, &format!("E{i}")).await;
+    }
+    sqlx::query("update crm_records set created_at = 1")
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
+    let id = col.trim_start_matches("collection:");
+    let titles =
+        |rs: Vec<super::model::Record>| rs.into_iter().map(|r| r.title).collect::<Vec<_>>();
+    let listed = records::list(&engine.store, &caller.workspace_id, id, None)
+        .await
+        .unwrap();
+    assert_eq!(titles(listed), names);
+    let (shown, more) = records::in_collection(&engine.store, &caller.workspace_id, id, 50)
+        .await
+        .unwrap();
+    assert!(!more);
+    assert_eq!(titles(shown), names);
+    for (sort, expected) in [
+        ("created_asc", names.to_vec()),
+        ("created_desc", names.iter().rev().copied().collect()),
+    ] {
+        let page = ok(
+            &engine,
+            &caller,
+            "collection_query",
+            json!({"collection_id": col, "op": "query", "limit": 50, "sort": sort}),
+        )
+        .await;
+        let labels: Vec<_> = page.results.iter().map(|r| r.ref_label.clone()).collect();
+        assert_eq!(labels, expected, "{sort}");
+    }
 }
 
 #[tokio::test]

@@ -791,15 +791,11 @@ impl Knowledge {
 
     /// Notes and suggested edits awaiting an owner/admin, oldest first, with diffs.
     pub async fn pending(&self, caller: &Caller) -> EngineResult<Vec<Proposal>> {
-        // Proposals made in one millisecond keep the order they were made in (`rowid` on
-        // SQLite, the identity column `ord` on PostgreSQL).
-        let made = match self.store.backend() {
-            crate::store::Backend::Sqlite => "p.rowid",
-            crate::store::Backend::Postgres => "p.ord",
-        };
+        // Proposals made in one millisecond keep the order they were made in.
+        let made = self.store.backend().insertion_order();
         let rows = sqlx::query(&format!(
             "select {PROPOSAL_COLS} from {PROPOSAL_FROM}
-              where p.workspace_id = $1 and p.status = 'pendiente' order by p.created_at, {made}"
+              where p.workspace_id = $1 and p.status = 'pendiente' order by p.created_at, p.{made}"
         ))
         .bind(&caller.workspace_id)
         .fetch_all(self.store.pool())
