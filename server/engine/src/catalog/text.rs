@@ -23,6 +23,13 @@ pub fn fold(input: &str) -> String {
     out
 }
 
+/// Folds letters only: lower case, accents and diaeresis removed, `ñ` → `n`; spaces and
+/// punctuation stay (`"Salud/IMSS Núñez"` → `"salud/imss nunez"`). For slugs, stored
+/// keys and word lists that split the text themselves.
+pub fn fold_letters(input: &str) -> String {
+    input.chars().filter_map(fold_char).collect()
+}
+
 fn fold_char(ch: char) -> Option<char> {
     let c = match ch {
         'á' | 'à' | 'ä' | 'â' | 'Á' | 'À' | 'Ä' | 'Â' => 'a',
@@ -66,6 +73,15 @@ pub fn terms(input: &str, max: usize) -> Vec<String> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn folding_letters_keeps_spaces_and_punctuation() {
+        assert_eq!(
+            fold_letters("Salud/IMSS Núñez Ibáñez"),
+            "salud/imss nunez ibanez"
+        );
+        assert_eq!(fold_letters("Ç-Ü"), "c-u");
+    }
 
     #[test]
     fn folds_accents_case_enye_and_punctuation() {

@@ -28,10 +28,10 @@ use serde_json::json;
 use sqlx::Row;
 
 use crate::accounts::{audit_in, Caller};
+use crate::catalog::text::fold_letters;
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 use crate::ids::new_id;
-use crate::people::mask::ascii_fold;
 use crate::store::Store;
 
 pub use retrieve::{Hit, RetrieveQuery};
@@ -268,11 +268,11 @@ pub fn topic_slug(topic: &str) -> &str {
 
 /// The area as stored: trimmed, folded, lower case ("Gobierno" → "gobierno").
 pub fn normalize_area(area: &str) -> String {
-    ascii_fold(area.trim()).to_lowercase()
+    fold_letters(area.trim())
 }
 
 fn slugify(title: &str) -> String {
-    let folded = ascii_fold(title).to_lowercase();
+    let folded = fold_letters(title);
     let mut out = String::new();
     for c in folded.chars() {
         if c.is_ascii_alphanumeric() {

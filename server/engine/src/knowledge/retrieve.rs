@@ -8,8 +8,8 @@ use std::collections::HashMap;
 use sqlx::Row;
 
 use crate::accounts::Caller;
+use crate::catalog::text::fold_letters;
 use crate::error::EngineResult;
-use crate::people::mask::ascii_fold;
 use crate::store::Backend;
 
 use super::{glob, normalize_area, topic_from, Knowledge, Topic, TopicStatus, DAY_MS, TOPIC_COLS};
@@ -47,7 +47,7 @@ const STOPWORDS: &[&str] = &[
 
 /// The meaningful words of `text`: folded, three letters or more, no stopwords.
 fn words(text: &str) -> Vec<String> {
-    let folded = ascii_fold(text).to_lowercase();
+    let folded = fold_letters(text);
     let mut terms: Vec<String> = Vec::new();
     for w in folded.split(|c: char| !c.is_alphanumeric()) {
         if w.chars().count() >= 3 && !STOPWORDS.contains(&w) && !terms.iter().any(|t| t == w) {

@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::mask;
 use super::provider::{PersonCard, Seniority};
+use crate::catalog::text::fold_letters;
 
 /// A market supplier as the directory needs it.
 #[derive(Debug, Clone)]
@@ -163,8 +164,7 @@ pub fn domain(company: &Company) -> String {
             return host;
         }
     }
-    let slug: String = mask::ascii_fold(&company.name)
-        .to_lowercase()
+    let slug: String = fold_letters(&company.name)
         .split(|c: char| !c.is_ascii_alphanumeric())
         .filter(|w| w.len() > 2 && !matches!(*w, "sa" | "de" | "cv" | "del" | "las" | "los"))
         .take(2)
@@ -192,10 +192,7 @@ pub fn people_at(company: &Company) -> Vec<Person> {
             let (role, seniority) = ROLES[roles[slot]];
             let first = FIRST[rng.gen_range(0..FIRST.len())];
             let last = LAST[rng.gen_range(0..LAST.len())];
-            let (f, l) = (
-                mask::ascii_fold(first).to_lowercase(),
-                mask::ascii_fold(last).to_lowercase(),
-            );
+            let (f, l) = (fold_letters(first), fold_letters(last));
             let local = match rng.gen_range(0..3) {
                 0 => format!("{f}.{l}"),
                 1 => format!("{}{l}", &f[..1]),

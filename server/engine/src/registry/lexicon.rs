@@ -23,27 +23,12 @@ const FORBIDDEN_WORDS: &[&str] = &[
     "externas",
 ];
 
-/// Lower-cases and removes Spanish accents.
-pub fn fold(text: &str) -> String {
-    text.chars()
-        .flat_map(char::to_lowercase)
-        .map(|c| match c {
-            'á' | 'à' | 'ä' => 'a',
-            'é' | 'è' | 'ë' => 'e',
-            'í' | 'ì' | 'ï' => 'i',
-            'ó' | 'ò' | 'ö' => 'o',
-            'ú' | 'ù' | 'ü' => 'u',
-            other => other,
-        })
-        .collect()
-}
-
 /// The forbidden words found in `text`. "candidato" is allowed only in "candidato por
 /// nombre" (a name match), the one sense the lexicon keeps.
 pub fn violations(text: &str) -> Vec<String> {
-    let folded = fold(text);
+    let folded = crate::catalog::text::fold_letters(text);
     let words: Vec<&str> = folded
-        .split(|c: char| !(c.is_alphanumeric() || c == 'ñ'))
+        .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())
         .collect();
     let mut out = Vec::new();
