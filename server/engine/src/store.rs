@@ -195,8 +195,7 @@ impl Store {
     pub async fn startup_lock(&self) -> EngineResult<StartupLock> {
         match self.backend {
             Backend::Sqlite => {
-                let path = self.url.trim_start_matches("sqlite:");
-                let path = path.split_once('?').map_or(path, |(p, _)| p);
+                let (path, _) = sqlite_path(&self.url);
                 if path == ":memory:" {
                     return Ok(StartupLock::None);
                 }
@@ -350,9 +349,15 @@ pub fn opt_real(v: Option<f64>) -> Option<String> {
 }
 
 /// A `sqlite:` URL that creates a missing file, after creating its directory.
-fn sqlite_url(url: &str) -> EngineResult<String> {
+/// The file path and the query of a `sqlite:` URL (`sqlite://data/x.db?mode=rwc` →
+/// `("data/x.db", "mode=rwc")`).
+fn sqlite_path(url: &str) -> (&str, &str) {
     let rest = url.trim_start_matches("sqlite:").trim_start_matches("//");
-    let (path, query) = rest.split_once('?').unwrap_or((rest, ""));
+    rest.split_once('?').unwrap_or((rest, ""))
+}
+
+fn sqlite_url(url: &str) -> EngineResult<String> {
+    let (path, query) = sqlite_path(url);
     if path != ":memory:" {
         if let Some(parent) = std::path::Path::new(path).parent() {
             if !parent.as_os_str().is_empty() {

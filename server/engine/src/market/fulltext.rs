@@ -39,12 +39,8 @@ pub const AWARDS_FROM: (&str, &str) = (
 /// whole words only ("s"* would expand to every word that starts with s).
 const MIN_PREFIX: usize = 3;
 
-fn star(term: &str) -> &'static str {
-    if term.chars().count() >= MIN_PREFIX {
-        "*"
-    } else {
-        ""
-    }
+fn is_prefix(term: &str) -> bool {
+    term.chars().count() >= MIN_PREFIX
 }
 
 /// FTS5 match expression from free text: every folded term, quoted, prefix-matched
@@ -57,7 +53,10 @@ pub fn fts_query(query: &str) -> Option<String> {
     Some(
         terms
             .iter()
-            .map(|t| format!("\"{}\"{}", t.replace('"', ""), star(t)))
+            .map(|t| {
+                let star = if is_prefix(t) { "*" } else { "" };
+                format!("\"{}\"{star}", t.replace('"', ""))
+            })
             .collect::<Vec<_>>()
             .join(" "),
     )
@@ -71,7 +70,7 @@ pub fn tsquery(query: &str) -> Option<String> {
         .flat_map(|t| {
             t.split(|c: char| !c.is_alphanumeric())
                 .filter(|w| !w.is_empty())
-                .map(|w| format!("{w}{}", if star(w).is_empty() { "" } else { ":*" }))
+                .map(|w| format!("{w}{}", if is_prefix(w) { ":*" } else { "" }))
                 .collect::<Vec<_>>()
         })
         .collect();
