@@ -208,6 +208,25 @@ pub async fn offer(
     }
 }
 
+/// The decision `decision_id` of a session the caller may see, or `not_found`.
+async fn find_in_session(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    decision_id: &str,
+) -> EngineResult<rows::DecisionRow> {
+    engine.sessions.get(caller, session_id).await?;
+    let mut conn = engine.store.pool().acquire().await?;
+    rows::find(
+        &mut conn,
+        &caller.workspace_id,
+        session_id,
+        decision_id.trim(),
+    )
+    .await?
+    .ok_or_else(|| EngineError::not_found("esa decisión"))
+}
+
 /// A person authorizes the ticked steps of a `revisar_secuencia` card and accepts it.
 pub async fn authorize_steps(
     engine: &Engine,
@@ -216,18 +235,7 @@ pub async fn authorize_steps(
     decision_id: &str,
     steps: &[usize],
 ) -> EngineResult<Resolved> {
-    engine.sessions.get(caller, session_id).await?;
-    let row = {
-        let mut conn = engine.store.pool().acquire().await?;
-        rows::find(
-            &mut conn,
-            &caller.workspace_id,
-            session_id,
-            decision_id.trim(),
-        )
-        .await?
-        .ok_or_else(|| EngineError::not_found("esa decisión"))?
-    };
+    let row = find_in_session(engine, caller, session_id, decision_id).await?;
     if let (
         Target::Sequence {
             sequence_id,
@@ -275,18 +283,7 @@ async fn resolve_as(
     resolution: Resolution,
     via: Via<'_>,
 ) -> EngineResult<Resolved> {
-    engine.sessions.get(caller, session_id).await?;
-    let row = {
-        let mut conn = engine.store.pool().acquire().await?;
-        rows::find(
-            &mut conn,
-            &caller.workspace_id,
-            session_id,
-            decision_id.trim(),
-        )
-        .await?
-        .ok_or_else(|| EngineError::not_found("esa decisión"))?
-    };
+    let row = find_in_session(engine, caller, session_id, decision_id).await?;
     if let Some(outcome) = row.outcome() {
         return Ok(Resolved {
             decision_id: row.id,
