@@ -348,7 +348,6 @@ pub fn opt_real(v: Option<f64>) -> Option<String> {
     v.filter(|x| x.is_finite()).map(|x| x.to_string())
 }
 
-/// A `sqlite:` URL that creates a missing file, after creating its directory.
 /// The file path and the query of a `sqlite:` URL (`sqlite://data/x.db?mode=rwc` →
 /// `("data/x.db", "mode=rwc")`).
 fn sqlite_path(url: &str) -> (&str, &str) {
@@ -356,6 +355,7 @@ fn sqlite_path(url: &str) -> (&str, &str) {
     rest.split_once('?').unwrap_or((rest, ""))
 }
 
+/// A `sqlite:` URL that creates a missing file, after creating its directory.
 fn sqlite_url(url: &str) -> EngineResult<String> {
     let (path, query) = sqlite_path(url);
     if path != ":memory:" {

@@ -68,14 +68,14 @@ impl Research {
         self.manual.load(Ordering::Relaxed)
     }
 
-    pub(super) fn claim(&self, run_id: &str) -> bool {
+    fn claim(&self, run_id: &str) -> bool {
         self.active
             .lock()
             .map(|mut a| a.insert(run_id.to_owned()))
             .unwrap_or(false)
     }
 
-    pub(super) fn release(&self, run_id: &str) {
+    fn release(&self, run_id: &str) {
         if let Ok(mut a) = self.active.lock() {
             a.remove(run_id);
         }
@@ -165,7 +165,7 @@ pub async fn resume_all(
 
 /// Takes (or renews) this instance's lease on a running run: free, ours, or expired.
 /// False when another live instance holds it.
-pub(super) async fn take_lease(engine: &Engine, run_id: &str) -> EngineResult<bool> {
+async fn take_lease(engine: &Engine, run_id: &str) -> EngineResult<bool> {
     let now = now_ms();
     let done = sqlx::query(
         "update research_runs set runner = $1, lease_until = $2
@@ -233,7 +233,7 @@ pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> 
 }
 
 /// `run.progress` for the phase that starts now (only while the run is running).
-pub(super) async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
+async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
     let ev = SessionEvent::RunProgress(run.progress(Some(run.next_phase)));
     append_while_running(engine, run, &[ev]).await?;
     Ok(())
@@ -271,7 +271,7 @@ pub(super) async fn append_while_running(
 /// Stores phase `k`'s checkpoint and appends its `run.progress` in one transaction,
 /// only if the run is still running at phase `k`. The last phase also stores the
 /// result and finishes the run. False when the run moved on without us.
-pub(super) async fn commit_phase(
+async fn commit_phase(
     engine: &Engine,
     run: &Run,
     k: usize,

@@ -8,10 +8,11 @@ use luna_protocol::event::SessionEvent;
 use sqlx::Row;
 
 use crate::accounts::Caller;
+use crate::billing::limits;
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 use crate::ids::new_id;
-use crate::turn::narration::{self};
+use crate::turn::narration;
 use crate::Engine;
 
 // ---------------------------------------------------------------- propose / start
@@ -198,12 +199,7 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
 
 // ---------------------------------------------------------------- cancel / fail / steer
 
-pub(super) async fn stop(
-    engine: &Engine,
-    run_id: &str,
-    status: &str,
-    why: &str,
-) -> EngineResult<Option<Run>> {
+async fn stop(engine: &Engine, run_id: &str, status: &str, why: &str) -> EngineResult<Option<Run>> {
     let mut tx = engine.sessions.begin().await?;
     let moved = sqlx::query(
         "update research_runs set status = $1, error = $2, finished_at = $3, updated_at = $4
@@ -302,4 +298,37 @@ pub(super) async fn pending_steering(
     rows.iter()
         .map(|r| Ok((r.try_get("id")?, r.try_get("text")?)))
         .collect()
+}
+
+async fn running_in(conn: &mut crate::store::Conn, workspace_id: &str) -> EngineResult<i64> {
+    Ok(sqlx::query_scalar(
+        "select count(*) from research_runs where workspace_id = $1 and status = 'running'",
+    )
+    .bind(workspace_id)
+    .fetch_one(&mut *conn)
+    .await?)
+}
+
+fn concurrency_refusal(limit: u32) -> EngineError {
+    let (n, noun) = if limit == 1 {
+        (limit, "investigación")
+    } else {
+        (limit, "investigaciones")
+    };
+    EngineError::typed(
+        ErrorCode::PlanLimit,
+        format!("Tu plan permite {n} {noun} a la vez y ya están en curso."),
+        "Espera a que termine una o cancélala desde su tarjeta en el tablero.",
+    )
+}
+
+/// The plan's research limits, or the typed refusal of a plan without runs.
+fn plan_limits(caller: &Caller) -> EngineResult<(u32, u32)> {
+    let plan = limits(caller.plan);
+    if plan.research_runs == 0 {
+        return Err(crate::registry::policy::plan_refusal(
+            "investigaciones largas",
+        ));
+    }
+    Ok((plan.research_runs, plan.research_inference))
 }

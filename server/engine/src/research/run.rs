@@ -4,7 +4,6 @@
 use super::*;
 
 use luna_protocol::board::{PhaseStatus, RunPhase, RunStatus};
-use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{Anchor, RunProgress};
 use luna_protocol::tool::Envelope;
 use serde::{Deserialize, Serialize};
@@ -12,7 +11,6 @@ use serde_json::{json, Value};
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::billing::limits;
 use crate::error::{EngineError, EngineResult};
 use crate::registry::Registry;
 use crate::turn::gateway::{Exchange, ToolCall};
@@ -219,7 +217,7 @@ impl Run {
     }
 }
 
-pub(super) fn add_known(known: &mut KnownRefs, reg: &Registry, calls: &[StoredCall]) {
+fn add_known(known: &mut KnownRefs, reg: &Registry, calls: &[StoredCall]) {
     // Screens and comparisons label rows with their verdict ("RFC: con marcas…"); the
     // names from searches and aggregates win, so they are harvested last.
     let mut ordered: Vec<&StoredCall> = calls.iter().collect();
@@ -270,12 +268,12 @@ pub(super) fn resolve_markup(markup: &str, known: &KnownRefs) -> (String, Vec<An
 
 // ---------------------------------------------------------------- rows
 
-pub(super) fn decode<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
+fn decode<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
     text.and_then(|t| serde_json::from_str(&t).ok())
         .unwrap_or_default()
 }
 
-pub(super) fn run_from_row(row: &crate::store::DbRow) -> EngineResult<Run> {
+fn run_from_row(row: &crate::store::DbRow) -> EngineResult<Run> {
     let result: Option<String> = row.try_get("result")?;
     Ok(Run {
         id: row.try_get("id")?,
@@ -333,40 +331,4 @@ pub async fn proposal(engine: &Engine, caller: &Caller, proposal_id: &str) -> En
         Some(r) if r.workspace_id == caller.workspace_id => Ok(r),
         _ => Err(EngineError::not_found("esa propuesta de investigación")),
     }
-}
-
-pub(super) async fn running_in(
-    conn: &mut crate::store::Conn,
-    workspace_id: &str,
-) -> EngineResult<i64> {
-    Ok(sqlx::query_scalar(
-        "select count(*) from research_runs where workspace_id = $1 and status = 'running'",
-    )
-    .bind(workspace_id)
-    .fetch_one(&mut *conn)
-    .await?)
-}
-
-pub(super) fn concurrency_refusal(limit: u32) -> EngineError {
-    let (n, noun) = if limit == 1 {
-        (limit, "investigación")
-    } else {
-        (limit, "investigaciones")
-    };
-    EngineError::typed(
-        ErrorCode::PlanLimit,
-        format!("Tu plan permite {n} {noun} a la vez y ya están en curso."),
-        "Espera a que termine una o cancélala desde su tarjeta en el tablero.",
-    )
-}
-
-/// The plan's research limits, or the typed refusal of a plan without runs.
-pub(super) fn plan_limits(caller: &Caller) -> EngineResult<(u32, u32)> {
-    let plan = limits(caller.plan);
-    if plan.research_runs == 0 {
-        return Err(crate::registry::policy::plan_refusal(
-            "investigaciones largas",
-        ));
-    }
-    Ok((plan.research_runs, plan.research_inference))
 }
