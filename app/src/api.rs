@@ -61,7 +61,7 @@ pub async fn logout() -> Result<(), AppError> {
     Ok(())
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, luna_protocol::json::FromJson)]
 pub struct MemberView {
     pub user_id: String,
     /// The signed-in person (their own role is not editable).
@@ -71,7 +71,7 @@ pub struct MemberView {
     pub role: Role,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, luna_protocol::json::FromJson)]
 pub struct ApiKeyView {
     pub id: String,
     pub name: String,
@@ -79,7 +79,7 @@ pub struct ApiKeyView {
     pub revoked: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, luna_protocol::json::FromJson)]
 pub struct SettingsView {
     pub workspace_name: String,
     pub members: Vec<MemberView>,

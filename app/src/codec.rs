@@ -1,13 +1,12 @@
 //! The JSON of server-function answers and hydrated resources. The bytes are the same as
 //! server_fn's `Json` and leptos' `JsonSerdeCodec` (serde_json writes them); only reading
 //! differs: the browser goes through `luna_protocol::json` (text → `serde_json::Value` →
-//! type), so each wire type's `Deserialize` is compiled into the wasm once, for `Value`,
-//! instead of once per reader. Every `#[server]` here answers with [`Answer`], and every
+//! type with `FromJson`), so no serde visitor of a wire type is compiled into the wasm. Every `#[server]` here answers with [`Answer`], and every
 //! SSR resource uses [`resource`].
 
 use leptos::prelude::*;
 use leptos::server::codee::{Decoder, Encoder};
-use serde::de::DeserializeOwned;
+use luna_protocol::json::FromJson;
 use serde::Serialize;
 use server_fn::{Bytes, ContentType, Decodes, Encodes, Format, FormatType};
 
@@ -33,7 +32,7 @@ impl<T: Serialize> Encodes<T> for WireJson {
     }
 }
 
-impl<T: DeserializeOwned> Decodes<T> for WireJson {
+impl<T: FromJson> Decodes<T> for WireJson {
     type Error = serde_json::Error;
 
     fn decode(bytes: Bytes) -> Result<T, Self::Error> {
@@ -53,7 +52,7 @@ impl<T: Serialize> Encoder<T> for WireCodec {
     }
 }
 
-impl<T: DeserializeOwned> Decoder<T> for WireCodec {
+impl<T: FromJson> Decoder<T> for WireCodec {
     type Error = serde_json::Error;
     type Encoded = str;
 
@@ -70,7 +69,7 @@ pub fn resource<S, T, Fut>(
 ) -> Resource<T, WireCodec>
 where
     S: PartialEq + Clone + Send + Sync + 'static,
-    T: Serialize + DeserializeOwned + Send + Sync + 'static,
+    T: Serialize + FromJson + Send + Sync + 'static,
     Fut: std::future::Future<Output = T> + Send + 'static,
 {
     Resource::new_with_options(source, fetcher, false)

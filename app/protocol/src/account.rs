@@ -1,8 +1,9 @@
 //! Who is calling: the signed-in person, their workspace, role and plan.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Role {
     Owner,
@@ -43,7 +44,7 @@ impl Role {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Plan {
     Explorer,
@@ -79,7 +80,7 @@ impl Plan {
 }
 
 /// What the browser knows about the signed-in person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Me {
     pub user_id: String,
     pub email: String,

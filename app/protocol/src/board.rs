@@ -3,12 +3,13 @@
 //! of the session log; tools change it through `board.patched` (RFC 6902 against the
 //! JSON form of this type), decisions and runs through their own events.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 use crate::decision::DecisionCard;
 use crate::event::Anchor;
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct Board {
     #[serde(default)]
     pub selection: Vec<SelectionItem>,
@@ -35,7 +36,7 @@ impl Board {
 
 /// "Automático con presupuesto" as the person set it for this session, and the
 /// visible counter ("llevas 40 de 100"). Spending is recorded by the server only.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct AutoCounter {
     pub credit_cap: u32,
     pub credits_spent: u32,
@@ -50,7 +51,7 @@ pub struct AutoCounter {
 
 /// A company in the selection, with the reason Luna chose it (an item without `why`
 /// never enters: `selection_update` rejects it).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct SelectionItem {
     #[serde(rename = "ref")]
     pub reference: String,
@@ -63,7 +64,7 @@ pub struct SelectionItem {
 }
 
 /// A piece of evidence behind a selection item (an award, a permit, a risk mark…).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Evidence {
     #[serde(rename = "ref")]
     pub reference: String,
@@ -71,7 +72,7 @@ pub struct Evidence {
 }
 
 /// The CRM collection the selection was saved into, summarised for the board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct SavedCollection {
     pub collection_id: String,
     pub name: String,
@@ -80,13 +81,13 @@ pub struct SavedCollection {
     pub stages: Vec<StageCount>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct StageCount {
     pub stage: String,
     pub count: u32,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum RunStatus {
     Running,
@@ -112,7 +113,7 @@ impl RunStatus {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum PhaseStatus {
     Pending,
@@ -123,7 +124,7 @@ pub enum PhaseStatus {
 }
 
 /// One real phase of a research run and what it found, anchored like narration.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RunPhase {
     pub key: String,
     /// Spanish name of the phase ("Buscando Proveedores").
@@ -137,7 +138,7 @@ pub struct RunPhase {
 }
 
 /// A long research run (SPEC §10) as the board shows it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RunCard {
     pub run_id: String,
     pub title: String,
@@ -157,7 +158,7 @@ pub struct RunCard {
     pub anchors: Vec<Anchor>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum SequenceStatus {
     Borrador,
@@ -166,7 +167,7 @@ pub enum SequenceStatus {
 }
 
 /// A sequence draft or campaign (SPEC §9).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct SequenceCard {
     pub sequence_id: String,
     pub name: String,
@@ -179,7 +180,7 @@ pub struct SequenceCard {
 }
 
 /// One recipient of an active sequence on the board.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RecipientProgress {
     pub email: String,
     pub sent: u32,

@@ -2,20 +2,21 @@
 //! anchors, tool lines (with "deshacer" when a write can be undone), decision card
 //! references and refusals. There is no chat table: this is a fold of the log.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::board::RunStatus;
 use crate::decision::{DecisionKind, DecisionOutcome, DecisionResult};
 use crate::event::{Anchor, RefusalCode};
 
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct Chat {
     #[serde(default)]
     pub messages: Vec<ChatMessage>,
 }
 
-/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+/// `Deserialize` goes through `FromJson` (`crate::json::deserialize`), as `SessionEvent`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, FromJson)]
 #[serde(tag = "kind", rename_all = "snake_case")]
 pub enum ChatMessage {
     Person {
@@ -56,141 +57,11 @@ pub enum ChatMessage {
 
 impl<'de> Deserialize<'de> for ChatMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (kind, rest) = crate::json::untag(deserializer, "kind")?;
-        wire::read(&kind, rest).map_err(serde::de::Error::custom)
+        crate::json::deserialize(deserializer)
     }
 }
 
-/// The struct variants of `ChatMessage` as plain structs, with the same fields and
-/// defaults, for the hand-written `Deserialize` above.
-mod wire {
-    use serde::Deserialize;
-    use serde_json::Value;
-
-    use super::{ChatMessage, ToolLine};
-    use crate::board::RunStatus;
-    use crate::decision::{DecisionKind, DecisionOutcome, DecisionResult};
-    use crate::event::{Anchor, RefusalCode};
-
-    #[derive(Deserialize)]
-    struct Person {
-        turn_id: String,
-        text: String,
-        steering: bool,
-    }
-
-    #[derive(Deserialize)]
-    struct Luna {
-        turn_id: String,
-        text: String,
-        #[serde(default)]
-        anchors: Vec<Anchor>,
-    }
-
-    #[derive(Deserialize)]
-    struct Decision {
-        decision_id: String,
-        decision_kind: DecisionKind,
-        title: String,
-        #[serde(default)]
-        outcome: Option<DecisionOutcome>,
-        #[serde(default)]
-        result: Option<DecisionResult>,
-    }
-
-    #[derive(Deserialize)]
-    struct Refused {
-        turn_id: String,
-        code: RefusalCode,
-        message: String,
-    }
-
-    #[derive(Deserialize)]
-    struct Run {
-        run_id: String,
-        title: String,
-        status: RunStatus,
-    }
-
-    pub(super) fn read(kind: &str, rest: Value) -> Result<ChatMessage, serde_json::Error> {
-        use serde::de::Error as _;
-        Ok(match kind {
-            "person" => {
-                let Person {
-                    turn_id,
-                    text,
-                    steering,
-                } = crate::json::read(rest)?;
-                ChatMessage::Person {
-                    turn_id,
-                    text,
-                    steering,
-                }
-            }
-            "luna" => {
-                let Luna {
-                    turn_id,
-                    text,
-                    anchors,
-                } = crate::json::read(rest)?;
-                ChatMessage::Luna {
-                    turn_id,
-                    text,
-                    anchors,
-                }
-            }
-            "tool" => ChatMessage::Tool(crate::json::read::<ToolLine>(rest)?),
-            "decision" => {
-                let Decision {
-                    decision_id,
-                    decision_kind,
-                    title,
-                    outcome,
-                    result,
-                } = crate::json::read(rest)?;
-                ChatMessage::Decision {
-                    decision_id,
-                    decision_kind,
-                    title,
-                    outcome,
-                    result,
-                }
-            }
-            "refused" => {
-                let Refused {
-                    turn_id,
-                    code,
-                    message,
-                } = crate::json::read(rest)?;
-                ChatMessage::Refused {
-                    turn_id,
-                    code,
-                    message,
-                }
-            }
-            "run" => {
-                let Run {
-                    run_id,
-                    title,
-                    status,
-                } = crate::json::read(rest)?;
-                ChatMessage::Run {
-                    run_id,
-                    title,
-                    status,
-                }
-            }
-            other => {
-                return Err(serde_json::Error::unknown_variant(
-                    other,
-                    &["person", "luna", "tool", "decision", "refused", "run"],
-                ))
-            }
-        })
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum ToolStatus {
     Running,
@@ -198,7 +69,7 @@ pub enum ToolStatus {
     Failed,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ToolLine {
     pub turn_id: String,
     pub call_ref: String,

@@ -1,10 +1,11 @@
 //! The saved collection as the board shows it (SPEC §13: Tablero by stage or Tabla),
 //! the result of moving a card between stages, and the receipt of "deshacer".
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 /// A CRM collection with its stages in order and its live records.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct CollectionBoard {
     pub collection_id: String,
     pub name: String,
@@ -19,13 +20,13 @@ pub struct CollectionBoard {
     pub truncated: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Column {
     pub key: String,
     pub label: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct BoardRecord {
     /// `record:<id>`.
     pub record_ref: String,
@@ -51,7 +52,7 @@ impl CollectionBoard {
 }
 
 /// A card moved to another stage.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Moved {
     pub record_ref: String,
     pub stage: String,
@@ -61,7 +62,7 @@ pub struct Moved {
 }
 
 /// What "deshacer" put back, in one Spanish sentence plus the counts.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct UndoReceipt {
     pub restored: u32,
     pub removed: u32,
@@ -70,7 +71,7 @@ pub struct UndoReceipt {
 }
 
 /// How the board sorts the table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub enum SortKey {
     Title,
     Stage,

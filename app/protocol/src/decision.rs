@@ -3,10 +3,11 @@
 //! changes Knowledge. The card is client-safe: it never carries quote tokens or
 //! idempotency keys, only what the person needs to decide.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 /// The `DecisionDraft` kinds of SPEC §7.2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
     GuardarEnCrm,
@@ -96,7 +97,7 @@ impl DecisionKind {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum ResolvesIn {
     Chat,
@@ -104,7 +105,7 @@ pub enum ResolvesIn {
 }
 
 /// Which ledger an amount belongs to (SPEC §3).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Ledger {
     /// Créditos de inteligencia (monthly allowance).
@@ -113,14 +114,14 @@ pub enum Ledger {
     Contacto,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Credits {
     pub amount: u32,
     pub ledger: Ledger,
 }
 
 /// One line of a card's preview ("12 se crearán", a recipient, a sequence step…).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct PreviewLine {
     pub label: String,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -131,7 +132,7 @@ pub struct PreviewLine {
 }
 
 /// A decision waiting for the person.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct DecisionCard {
     pub id: String,
     pub kind: DecisionKind,
@@ -156,7 +157,7 @@ pub struct DecisionCard {
 }
 
 /// A step of a sequence on its review card.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct StepLine {
     /// 0-based step index, what the person's checkbox sends back.
     pub index: u32,
@@ -167,7 +168,7 @@ pub struct StepLine {
     pub detail: Option<String>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionOutcome {
     Accepted,
@@ -176,7 +177,7 @@ pub enum DecisionOutcome {
 }
 
 /// What resolving a decision produced, for the chat line and the board.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct DecisionResult {
     pub summary: String,
     #[serde(default)]
@@ -184,7 +185,7 @@ pub struct DecisionResult {
 }
 
 /// What the person does with a card.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Resolution {
     Accept,
@@ -193,7 +194,7 @@ pub enum Resolution {
 
 /// The answer to resolving a card. `already`: it had been resolved before (another
 /// tab, the auto policy, an earlier click); nothing ran this time.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct DecisionResolution {
     pub decision_id: String,
     pub outcome: DecisionOutcome,

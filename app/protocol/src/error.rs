@@ -1,10 +1,11 @@
 //! The uniform error shape `{error:{code,message,hint,allowed_values?}}` (SPEC §5 rule 8).
 //! `message` and `hint` are Spanish text for the person; `code` is stable for programs.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 /// Stable error codes. New codes may be added; existing ones never change meaning.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "SCREAMING_SNAKE_CASE")]
 pub enum ErrorCode {
     InvalidArgument,
@@ -55,7 +56,7 @@ impl ErrorCode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ErrorBody {
     pub code: ErrorCode,
     pub message: String,
@@ -94,7 +95,7 @@ impl ErrorBody {
 }
 
 /// `{ "error": { … } }`, the shape every boundary returns on failure.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ErrorEnvelope {
     pub error: ErrorBody,
 }

@@ -5,16 +5,17 @@
 //!
 //! JSON form: `{"type":"turn.accepted","turn_id":"…","stage":"buscando"}`.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Deserializer, Serialize};
-use serde_json::Value;
 
 use crate::board::{RunPhase, RunStatus};
 use crate::decision::{DecisionCard, DecisionOutcome, DecisionResult};
 use crate::patch::PatchOp;
 use crate::session::Stage;
 
-/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `Deserialize` goes through `FromJson` (`crate::json::deserialize`): serde's derive for
+/// an internally tagged enum would buffer every variant in its `Content` type.
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 #[serde(tag = "type")]
 pub enum SessionEvent {
     /// The person's message. `steering` is true when it arrived while a turn ran.
@@ -46,43 +47,6 @@ pub enum SessionEvent {
 }
 
 impl SessionEvent {
-    /// Every dotted name, in declaration order.
-    pub const KINDS: &'static [&'static str] = &[
-        "user.message",
-        "turn.accepted",
-        "narration.delta",
-        "tool.started",
-        "tool.finished",
-        "board.patched",
-        "decision.proposed",
-        "decision.resolved",
-        "run.progress",
-        "turn.finished",
-        "turn.refused",
-        "undo.applied",
-    ];
-
-    /// Reads the event named `kind` from the rest of its object.
-    fn from_tagged(kind: &str, rest: Value) -> Result<Self, serde_json::Error> {
-        use serde::de::Error as _;
-        use SessionEvent as E;
-        Ok(match kind {
-            "user.message" => E::UserMessage(crate::json::read(rest)?),
-            "turn.accepted" => E::TurnAccepted(crate::json::read(rest)?),
-            "narration.delta" => E::NarrationDelta(crate::json::read(rest)?),
-            "tool.started" => E::ToolStarted(crate::json::read(rest)?),
-            "tool.finished" => E::ToolFinished(crate::json::read(rest)?),
-            "board.patched" => E::BoardPatched(crate::json::read(rest)?),
-            "decision.proposed" => E::DecisionProposed(crate::json::read(rest)?),
-            "decision.resolved" => E::DecisionResolved(crate::json::read(rest)?),
-            "run.progress" => E::RunProgress(crate::json::read(rest)?),
-            "turn.finished" => E::TurnFinished(crate::json::read(rest)?),
-            "turn.refused" => E::TurnRefused(crate::json::read(rest)?),
-            "undo.applied" => E::UndoApplied(crate::json::read(rest)?),
-            other => return Err(serde_json::Error::unknown_variant(other, Self::KINDS)),
-        })
-    }
-
     /// The dotted name, as stored in the log's `kind` column.
     pub fn kind(&self) -> &'static str {
         match self {
@@ -104,19 +68,18 @@ impl SessionEvent {
 
 impl<'de> Deserialize<'de> for SessionEvent {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (kind, rest) = crate::json::untag(deserializer, "type")?;
-        Self::from_tagged(&kind, rest).map_err(serde::de::Error::custom)
+        crate::json::deserialize(deserializer)
     }
 }
 
 /// An event as stored and streamed: its position in the session log.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct StoredEvent {
     pub seq: u64,
     pub event: SessionEvent,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct UserMessage {
     pub turn_id: String,
     pub text: String,
@@ -124,7 +87,7 @@ pub struct UserMessage {
     pub steering: bool,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct TurnAccepted {
     pub turn_id: String,
     pub stage: Stage,
@@ -132,7 +95,7 @@ pub struct TurnAccepted {
 
 /// A resolved reference inside narration text: `text[start..end] == label` (byte
 /// offsets into this delta's `text`, on char boundaries), linking to `ref`.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Anchor {
     pub start: u32,
     pub end: u32,
@@ -142,7 +105,7 @@ pub struct Anchor {
 }
 
 /// A piece of Luna's narration, already resolved: plain text plus anchors.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct NarrationDelta {
     pub turn_id: String,
     pub text: String,
@@ -150,7 +113,7 @@ pub struct NarrationDelta {
     pub anchors: Vec<Anchor>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ToolStarted {
     pub turn_id: String,
     /// The call's opaque ref; pairs `tool.started` with its `tool.finished`.
@@ -159,7 +122,7 @@ pub struct ToolStarted {
     pub label: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ToolFinished {
     pub turn_id: String,
     pub call_ref: String,
@@ -183,27 +146,27 @@ fn yes() -> bool {
 
 /// "deshacer" worked: the tool line holding `undo_token` shows `summary` instead of
 /// its button, for every tab and after any reload.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct UndoApplied {
     pub undo_token: String,
     pub summary: String,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct BoardPatched {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     pub patch: Vec<PatchOp>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct DecisionProposed {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn_id: Option<String>,
     pub card: DecisionCard,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct DecisionResolved {
     pub decision_id: String,
     pub outcome: DecisionOutcome,
@@ -212,7 +175,7 @@ pub struct DecisionResolved {
 }
 
 /// A research run's real phase (SPEC §10), never a search counter.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RunProgress {
     pub run_id: String,
     pub title: String,
@@ -232,7 +195,7 @@ pub struct RunProgress {
 }
 
 /// The `TurnIntent` kinds of SPEC §7.2.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum IntentKind {
     Responder,
@@ -242,14 +205,14 @@ pub enum IntentKind {
     Limite,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct TurnFinished {
     pub turn_id: String,
     pub intent_kind: IntentKind,
 }
 
 /// Why a turn was refused before it ran, with the fixed HTTP mapping of SPEC §12.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalCode {
     /// Daily cap or spend cap reached: 429.
@@ -311,7 +274,7 @@ impl RefusalCode {
     }
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct TurnRefused {
     pub turn_id: String,
     pub code: RefusalCode,

@@ -3,9 +3,10 @@
 //! risk marks, its Registros and, when the workspace saved it, its CRM history.
 //! Built by the engine (`luna_engine::screen::company_file`); rendered by the drawer.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct CompanyFile {
     /// `company:<id>`.
     #[serde(rename = "ref")]
@@ -40,7 +41,7 @@ pub struct CompanyFile {
     pub crm: Vec<CrmTimeline>,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct AwardLine {
     #[serde(rename = "ref")]
     pub reference: String,
@@ -54,14 +55,14 @@ pub struct AwardLine {
 }
 
 /// One bar of a chart: a year or a buyer with its summed amount.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct AmountBucket {
     pub label: String,
     pub amount_mxn: f64,
     pub count: u32,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct MarkLine {
     #[serde(rename = "ref")]
     pub reference: String,
@@ -73,7 +74,7 @@ pub struct MarkLine {
     pub date: Option<String>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct PermitLine {
     #[serde(rename = "ref")]
     pub reference: String,
@@ -86,7 +87,7 @@ pub struct PermitLine {
 }
 
 /// A CRM record of the company and its timeline, newest first.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct CrmTimeline {
     pub record_ref: String,
     pub collection: String,
@@ -95,7 +96,7 @@ pub struct CrmTimeline {
     pub entries: Vec<CrmEntry>,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct CrmEntry {
     /// Unix ms.
     pub at: i64,

@@ -1,10 +1,11 @@
 //! The knowledge review page (SPEC §11, §13): what an owner or admin sees before
 //! merging a note or a suggested edit into Knowledge, and what a resolution returns.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 /// A note (a new topic born "en revisión") or a suggested edit to a Knowledge topic.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewKind {
     Note,
@@ -22,7 +23,7 @@ impl ReviewKind {
 }
 
 /// One pending item of the review queue.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ReviewItem {
     /// The proposal id, passed back to merge or reject.
     pub id: String,
@@ -43,7 +44,7 @@ pub struct ReviewItem {
 }
 
 /// A Knowledge topic as the page lists it (recently updated first).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct TopicSummary {
     /// `topic:<slug>`.
     pub topic_ref: String,
@@ -54,7 +55,7 @@ pub struct TopicSummary {
 }
 
 /// Everything the review page shows.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ReviewBoard {
     /// Oldest first.
     pub pending: Vec<ReviewItem>,
@@ -62,7 +63,7 @@ pub struct ReviewBoard {
     pub recent: Vec<TopicSummary>,
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum ReviewOutcome {
     Merged,
@@ -70,7 +71,7 @@ pub enum ReviewOutcome {
 }
 
 /// What merging or rejecting returned.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Resolution {
     pub id: String,
     pub title: String,

@@ -5,6 +5,9 @@
 //! project to (`board`, `chat`), the one reducer (`view::apply`) and the websocket
 //! frames (`stream`).
 
+// The `FromJson` derive names `::luna_protocol::json`, here as in other crates.
+extern crate self as luna_protocol;
+
 pub mod account;
 pub mod board;
 pub mod chat;

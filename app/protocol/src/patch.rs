@@ -4,12 +4,13 @@
 //! and keeps the protocol crate free of dependencies that may not build for wasm32.
 //! A patch applies atomically: if any operation fails, the document is left unchanged.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// One operation, serialized exactly as RFC 6902: `{"op":"add","path":"/a","value":1}`.
-/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `Deserialize` goes through `FromJson` (`crate::json::deserialize`), as `SessionEvent`.
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 #[serde(tag = "op", rename_all = "snake_case")]
 pub enum PatchOp {
     Add { path: String, value: Value },
@@ -22,49 +23,8 @@ pub enum PatchOp {
 
 impl<'de> Deserialize<'de> for PatchOp {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let (op, rest) = crate::json::untag(deserializer, "op")?;
-        read_op(&op, rest).map_err(serde::de::Error::custom)
+        crate::json::deserialize(deserializer)
     }
-}
-
-/// The fields of the operations, for the hand-written `Deserialize` above.
-#[derive(Deserialize)]
-struct PathValue {
-    path: String,
-    value: Value,
-}
-
-#[derive(Deserialize)]
-struct PathOnly {
-    path: String,
-}
-
-#[derive(Deserialize)]
-struct FromPath {
-    from: String,
-    path: String,
-}
-
-fn read_op(op: &str, rest: Value) -> Result<PatchOp, serde_json::Error> {
-    use serde::de::Error as _;
-    let with_value = |rest| crate::json::read(rest).map(|PathValue { path, value }| (path, value));
-    let from_path = |rest| crate::json::read(rest).map(|FromPath { from, path }| (from, path));
-    Ok(match op {
-        "add" => with_value(rest).map(|(path, value)| PatchOp::Add { path, value })?,
-        "remove" => PatchOp::Remove {
-            path: crate::json::read::<PathOnly>(rest)?.path,
-        },
-        "replace" => with_value(rest).map(|(path, value)| PatchOp::Replace { path, value })?,
-        "move" => from_path(rest).map(|(from, path)| PatchOp::Move { from, path })?,
-        "copy" => from_path(rest).map(|(from, path)| PatchOp::Copy { from, path })?,
-        "test" => with_value(rest).map(|(path, value)| PatchOp::Test { path, value })?,
-        other => {
-            return Err(serde_json::Error::unknown_variant(
-                other,
-                &["add", "remove", "replace", "move", "copy", "test"],
-            ))
-        }
-    })
 }
 
 impl PatchOp {

@@ -1,12 +1,13 @@
 //! The work session as the browser sees it: its stage (SPEC §7.4), its mode and
 //! budget (SPEC §8), and the summary returned by the session server functions.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 use crate::view::SessionView;
 
 /// Where the conversation stands; decides which tools Luna sees (SPEC §7.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
     SinCriterio,
@@ -41,7 +42,7 @@ impl Stage {
 }
 
 /// How level-1/2 actions run (SPEC §8): ask every time, auto inside a budget, or per class.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionMode {
     #[default]
@@ -80,7 +81,7 @@ impl SessionMode {
 }
 
 /// The auto-mode budget of one session and what has been spent against it.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct SessionBudget {
     pub credit_cap: u32,
     pub contact_cap: u32,
@@ -89,7 +90,7 @@ pub struct SessionBudget {
 }
 
 /// A work session's row, safe to show to its workspace's members.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct SessionInfo {
     pub id: String,
     pub stage: Stage,
@@ -102,7 +103,7 @@ pub struct SessionInfo {
 }
 
 /// The projection of a session at `seq`: what `session_snapshot` returns.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct SessionSnapshot {
     pub seq: u64,
     pub view: SessionView,
@@ -110,7 +111,7 @@ pub struct SessionSnapshot {
 
 /// The answer to submitting a message: the turn it started, or the running turn it
 /// steered.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct TurnAck {
     pub turn_id: String,
     /// True when the message steered a turn that was already running.
@@ -118,7 +119,7 @@ pub struct TurnAck {
 }
 
 /// The workspace's auto-mode policy, set by an owner/admin in Ajustes (SPEC §8).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct AutoPolicy {
     /// Whether members may turn on auto mode at all (paid plans only).
     pub allowed: bool,
@@ -144,7 +145,7 @@ impl Default for AutoPolicy {
 
 /// The person's choice of mode for one session. Caps default to the workspace's;
 /// `classes` matters only for `ajuste_fino` (auto uses every allowed class).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ModeRequest {
     pub mode: SessionMode,
     #[serde(default, skip_serializing_if = "Option::is_none")]

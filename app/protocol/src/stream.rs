@@ -3,16 +3,16 @@
 //! `Replica` is the client side: it keeps the view and the last seq, ignores
 //! duplicates and reports a gap (the client then reconnects with `since`).
 
+use crate::json::FromJson;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::event::{SessionEvent, StoredEvent};
-use crate::session::SessionSnapshot;
+use crate::event::SessionEvent;
 use crate::view::{apply, SessionView};
 
 /// One websocket text frame, as JSON:
 /// `{"type":"event","seq":n,"event":{…}}` or `{"type":"snapshot","seq":n,"view":{…}}`.
-/// `Deserialize` is written by hand (`crate::json`): same JSON, smaller browser wasm.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// `Deserialize` goes through `FromJson` (`crate::json::deserialize`), as `SessionEvent`.
+#[derive(Debug, Clone, PartialEq, Serialize, FromJson)]
 #[serde(tag = "type", rename_all = "snake_case")]
 pub enum StreamMessage {
     Event {
@@ -30,26 +30,12 @@ pub enum StreamMessage {
 
 impl<'de> Deserialize<'de> for StreamMessage {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        use serde::de::Error as _;
-        let (kind, rest) = crate::json::untag(deserializer, "type")?;
-        let message = match kind.as_str() {
-            // The same fields as a stored event and a snapshot: read as those.
-            "event" => crate::json::read(rest)
-                .map(|StoredEvent { seq, event }| StreamMessage::Event { seq, event }),
-            "snapshot" => crate::json::read(rest)
-                .map(|SessionSnapshot { seq, view }| StreamMessage::Snapshot { seq, view }),
-            "thinking" => crate::json::read(rest).map(StreamMessage::Thinking),
-            other => Err(serde_json::Error::unknown_variant(
-                other,
-                &["event", "snapshot", "thinking"],
-            )),
-        };
-        message.map_err(D::Error::custom)
+        crate::json::deserialize(deserializer)
     }
 }
 
 /// A piece of a model's reasoning, as it streams (`{"type":"thinking",…}`).
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct Thinking {
     pub turn_id: String,
     pub text: String,
@@ -73,7 +59,7 @@ pub struct StreamGap {
 }
 
 /// A client's copy of a session: the view as of `seq`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct Replica {
     pub seq: u64,
     pub view: SessionView,

@@ -1,6 +1,7 @@
 //! The tool result envelope (SPEC §5 rule 7) and the descriptors the browser needs to
 //! list tools. Every tool returns the same envelope whichever surface called it.
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
@@ -8,7 +9,7 @@ use crate::error::ErrorEnvelope;
 
 /// Whether a result is complete (`ok`), can be continued with `cursor` (`continue`),
 /// or is known to be partial (`incomplete`). It is the only completeness signal.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum ResultStatus {
     Ok,
@@ -18,7 +19,7 @@ pub enum ResultStatus {
 
 /// One row of a result: a stable `ref` (`company:…`, `topic:…`, `record:…`), a
 /// `ref_label` to name it without exposing the id, and the row's own fields.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct ResultRow {
     #[serde(rename = "ref")]
     pub ref_: String,
@@ -47,7 +48,7 @@ impl ResultRow {
 }
 
 /// `{ ref, results, shown, has_more, cursor?, coverage?, status, next_action? }`.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 pub struct Envelope {
     /// Stable opaque id of this call (`call:…`).
     #[serde(rename = "ref")]
@@ -82,7 +83,7 @@ impl Envelope {
 }
 
 /// What a tool call returns across a boundary: the envelope, or the uniform error.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
 #[serde(untagged)]
 pub enum ToolOutcome {
     Err(ErrorEnvelope),
@@ -90,7 +91,7 @@ pub enum ToolOutcome {
 }
 
 /// A tool the signed-in person may use from the interface, with its Spanish label.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct ToolSummary {
     pub name: String,
     pub family: String,

@@ -3,6 +3,7 @@
 //! both always agree. It is pure and deterministic: no clock, no randomness, no I/O,
 //! and it never panics on a malformed event (it counts it in `rejected` instead).
 
+use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 use crate::board::{Board, RunCard};
@@ -12,7 +13,7 @@ use crate::patch::apply_patch;
 use crate::session::Stage;
 
 /// Everything the screen shows about a session, as of some `seq`.
-#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct SessionView {
     /// The stage of the latest accepted turn; `None` before the first turn.
     #[serde(default, skip_serializing_if = "Option::is_none")]
