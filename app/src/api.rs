@@ -150,3 +150,25 @@ pub async fn revoke_api_key(id: String) -> Result<(), AppError> {
         .await
         .map_err(fail)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luna_protocol::json::conformance::check;
+    use serde_json::json;
+
+    /// The settings page reads its answer in the browser with `FromJson`: it must read
+    /// what serde reads.
+    #[test]
+    fn settings_read_in_the_browser_as_serde_reads_them() {
+        let compared = check::<SettingsView>(&json!({
+            "workspace_name": "Empaques",
+            "members": [{"user_id": "u", "you": true, "display_name": "Ana",
+                         "email": "a@b.mx", "role": "admin"}],
+            "api_keys": [{"id": "k", "name": "MCP", "prefix": "luna_ab", "revoked": false}]
+        }));
+        assert!(compared > 50);
+        check::<Result<SettingsView, crate::error::AppError>>(&json!({"Err": {"Api": {
+            "code": "FORBIDDEN", "message": "m", "hint": "h"}}}));
+    }
+}

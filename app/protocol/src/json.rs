@@ -340,6 +340,134 @@ impl<T: FromJson> FromJson for BTreeMap<String, T> {
     }
 }
 
+/// Checks that [`FromJson`] reads what serde's derived `Deserialize` reads, for a sample
+/// and for every variation of it that drops a key or a list item, or replaces a value with
+/// `null`, text, a negative, a fraction or an empty object, at any depth. The tests of this crate and of `app`
+/// run it over a sample of every type the browser reads.
+#[doc(hidden)]
+pub mod conformance {
+    use super::FromJson;
+    use serde::de::DeserializeOwned;
+    use serde::Serialize;
+    use serde_json::{json, Value};
+
+    /// Panics where the two decoders disagree: one accepts and the other refuses, or
+    /// both accept and the values differ. Returns how many inputs were compared.
+    pub fn check<T>(sample: &Value) -> usize
+    where
+        T: FromJson + DeserializeOwned + Serialize,
+    {
+        assert!(
+            serde_json::from_value::<T>(sample.clone()).is_ok(),
+            "serde refuses the sample itself: {sample}"
+        );
+        let inputs = variations(sample);
+        for input in &inputs {
+            let ours = T::from_json(input.clone());
+            let theirs = serde_json::from_value::<T>(input.clone());
+            match (ours, theirs) {
+                (Ok(a), Ok(b)) => assert_eq!(
+                    serde_json::to_value(a).ok(),
+                    serde_json::to_value(b).ok(),
+                    "read differently: {input}"
+                ),
+                (Err(_), Err(_)) => {}
+                (a, b) => panic!(
+                    "{input}: FromJson {}, serde {}",
+                    a.map(|_| "accepts".to_owned())
+                        .unwrap_or_else(|e| e.to_string()),
+                    b.map(|_| "accepts".to_owned())
+                        .unwrap_or_else(|e| e.to_string()),
+                ),
+            }
+        }
+        inputs.len()
+    }
+
+    fn variations(sample: &Value) -> Vec<Value> {
+        let mut out = vec![sample.clone()];
+        let mut paths = Vec::new();
+        walk(sample, &mut Vec::new(), &mut paths);
+        for path in paths {
+            let mut removed = sample.clone();
+            if remove(&mut removed, &path) {
+                out.push(removed);
+            }
+            // No array: serde also reads a struct from an array of its fields, which
+            // `FromJson` refuses on purpose (see the module docs).
+            for replacement in [json!(null), json!("x"), json!(-1), json!(1.5), json!({})] {
+                let mut changed = sample.clone();
+                if let Some(slot) = pointer(&mut changed, &path) {
+                    *slot = replacement;
+                    out.push(changed);
+                }
+            }
+        }
+        if let Value::Object(map) = sample {
+            let mut extra = map.clone();
+            extra.insert("unknown_key".into(), json!(1));
+            out.push(Value::Object(extra));
+        }
+        out
+    }
+
+    enum Step {
+        Key(String),
+        Index(usize),
+    }
+
+    fn walk(value: &Value, at: &mut Vec<Step>, paths: &mut Vec<Vec<Step>>) {
+        let here = |at: &Vec<Step>| {
+            at.iter()
+                .map(|s| match s {
+                    Step::Key(k) => Step::Key(k.clone()),
+                    Step::Index(i) => Step::Index(*i),
+                })
+                .collect::<Vec<_>>()
+        };
+        match value {
+            Value::Object(map) => {
+                for (k, v) in map {
+                    at.push(Step::Key(k.clone()));
+                    paths.push(here(at));
+                    walk(v, at, paths);
+                    at.pop();
+                }
+            }
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    at.push(Step::Index(i));
+                    paths.push(here(at));
+                    walk(v, at, paths);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn pointer<'a>(value: &'a mut Value, path: &[Step]) -> Option<&'a mut Value> {
+        path.iter().try_fold(value, |v, step| match step {
+            Step::Key(k) => v.get_mut(k.as_str()),
+            Step::Index(i) => v.get_mut(*i),
+        })
+    }
+
+    fn remove(value: &mut Value, path: &[Step]) -> bool {
+        let Some((last, parent)) = path.split_last() else {
+            return false;
+        };
+        match (pointer(value, parent), last) {
+            (Some(Value::Object(map)), Step::Key(k)) => map.remove(k).is_some(),
+            (Some(Value::Array(items)), Step::Index(i)) if *i < items.len() => {
+                items.remove(*i);
+                true
+            }
+            _ => false,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -646,6 +774,114 @@ mod tests {
         like_serde_json::<i64>(json!(-5));
         like_serde_json::<f64>(json!(-5));
         like_serde_json::<String>(json!(null));
+    }
+
+    /// Every type the browser reads, over a sample and its variations
+    /// ([`conformance::check`]): the golden session covers the events, the board, the
+    /// chat and the cards; the samples cover what server functions answer.
+    #[test]
+    fn from_json_reads_what_serde_reads() {
+        use crate::account::Me;
+        use crate::board::{AutoCounter, Board};
+        use crate::crm::{CollectionBoard, Moved, SortKey, UndoReceipt};
+        use crate::decision::DecisionResolution;
+        use crate::event::StoredEvent;
+        use crate::evidence::CompanyFile;
+        use crate::knowledge::{Resolution, ReviewBoard};
+        use crate::session::{AutoPolicy, SessionInfo, SessionSnapshot, TurnAck};
+        use crate::tool::{ToolOutcome, ToolSummary};
+        use crate::view::SessionView;
+        use conformance::check;
+
+        let mut compared = 0;
+        let events: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.events.json")).unwrap();
+        for e in events.as_array().unwrap() {
+            compared += check::<StoredEvent>(e);
+            compared += check::<StreamMessage>(&{
+                let mut frame = e.clone();
+                frame["type"] = json!("event");
+                frame
+            });
+        }
+        let view: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.view.json")).unwrap();
+        compared += check::<SessionView>(&view);
+        compared += check::<SessionSnapshot>(&json!({"seq": 27, "view": view}));
+        compared += check::<StreamMessage>(&json!({"type": "snapshot", "seq": 2, "view": view}));
+        compared +=
+            check::<StreamMessage>(&json!({"type": "thinking", "turn_id": "t", "text": "x"}));
+        compared += check::<Board>(&json!({"auto": {
+            "credit_cap": 50, "credits_spent": 3, "contact_cap": 10, "contacts_spent": 0,
+            "classes": ["guardar_en_crm", "revelar_contactos"], "set_by": "Ana", "set_at": 1
+        }}));
+        compared += check::<AutoCounter>(&json!({
+            "credit_cap": 1, "credits_spent": 0, "contact_cap": 2, "contacts_spent": 0,
+            "classes": [], "set_by": "Ana", "set_at": -5
+        }));
+        compared += check::<Me>(&json!({
+            "user_id": "u", "email": "a@b.mx", "display_name": "Ana", "workspace_id": "w",
+            "workspace_name": "Empaques", "role": "owner", "plan": "founder"
+        }));
+        compared += check::<SessionInfo>(&json!({
+            "id": "ses_1", "stage": "sin_criterio", "mode": "automatico",
+            "budget": {"credit_cap": 1, "contact_cap": 2, "credits_spent": 0, "contacts_spent": 0},
+            "created_at": 1, "last_seq": 0
+        }));
+        compared += check::<Option<SessionInfo>>(&Value::Null);
+        compared += check::<TurnAck>(&json!({"turn_id": "t", "steering": true}));
+        compared += check::<AutoPolicy>(&json!({
+            "allowed": true, "default_credit_cap": 50, "default_contact_cap": 10,
+            "classes": ["dejar_nota"]
+        }));
+        compared += check::<CompanyFile>(&json!({
+            "ref": "company:c1", "name": "Cartones", "rfc": "CAR010101AAA", "place": "Jalisco",
+            "activity": "Empaque", "awards_count": 2, "awards_total_mxn": 1500.5,
+            "awards": [{"ref": "award:a", "title": "Cajas", "buyer": "IMSS",
+                        "amount_mxn": 10, "date": "2024-01-02"}],
+            "awards_truncated": true,
+            "by_year": [{"label": "2024", "amount_mxn": 12.5, "count": 1}],
+            "by_buyer": [{"label": "IMSS", "amount_mxn": 12, "count": 1}],
+            "marks": [{"ref": "mark:m", "label": "69-B", "adverse": true, "source": "SAT",
+                       "date": null}],
+            "permits": [{"ref": "permit:p", "permit_type": "Sanitario", "number": "1",
+                         "status": "vigente", "date": "2020-01-01"}],
+            "crm": [{"record_ref": "record:r", "collection": "Lista", "stage": "Nuevo",
+                     "entries": [{"at": 1, "who": "Ana", "what": "guardó"}]}]
+        }));
+        compared += check::<CollectionBoard>(&json!({
+            "collection_id": "col_1", "name": "Lista", "stages": ["Nuevo", "Ganado"],
+            "columns": [{"key": "monto", "label": "Monto"}], "truncated": false,
+            "records": [{"record_ref": "record:r", "title": "T", "stage": "Nuevo",
+                         "version": 3, "updated_at": 1700000000000_i64, "company_ref": null,
+                         "values": ["x"]}]
+        }));
+        compared += check::<Moved>(&json!({"record_ref": "record:r", "stage": "Ganado",
+                                           "version": 4, "undo_token": "u"}));
+        compared += check::<UndoReceipt>(&json!({"restored": 1, "removed": 0, "cancelled": 2,
+                                                 "summary": "s"}));
+        compared += check::<DecisionResolution>(&json!({"decision_id": "d", "outcome": "accepted",
+            "result": {"summary": "s", "refs": ["record:r"]}, "already": false}));
+        compared += check::<ReviewBoard>(&json!({
+            "pending": [{"id": "p", "kind": "edit", "title": "T", "area": "Ventas",
+                         "summary": "s", "topic_ref": "topic:t", "body": null, "diff": "-a\n+b",
+                         "proposed_by": "Ana", "proposed_ago": "hace 1 h"}],
+            "recent": [{"topic_ref": "topic:t", "title": "T", "area": "Ventas", "badge": "nuevo"}]
+        }));
+        compared += check::<Resolution>(&json!({"id": "p", "title": "T", "outcome": "merged",
+                                                "topic_ref": null}));
+        compared += check::<Vec<ToolSummary>>(&json!([{"name": "market_search",
+            "family": "Mercado", "label": "Buscar", "level": "read", "read_only": true}]));
+        compared += check::<ToolOutcome>(&json!({"ref": "call:1", "results": [
+            {"ref": "company:c", "ref_label": "Cartones", "plan": "founder", "n": 2}],
+            "shown": 1, "has_more": true, "cursor": "c", "coverage": {"a": 1},
+            "status": "ok", "next_action": "x"}));
+        compared += check::<ToolOutcome>(&json!({"error": {"code": "INVALID_ARGUMENT",
+            "message": "m", "hint": "h", "allowed_values": ["a"], "retry_after": 3}}));
+        for key in [json!("Title"), json!({"Title": null}), json!({"Column": 2})] {
+            compared += check::<SortKey>(&key);
+        }
+        assert!(compared > 1500, "only {compared} inputs compared");
     }
 
     #[test]
