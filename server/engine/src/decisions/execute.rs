@@ -4,12 +4,13 @@
 
 use luna_protocol::board::Board;
 use luna_protocol::decision::DecisionResult;
+use luna_protocol::event::SessionEvent;
 use luna_protocol::patch::PatchOp;
 
 use crate::accounts::Caller;
 use crate::error::{EngineError, EngineResult};
 use crate::people::RevealVia;
-use crate::session_tools::saved_summary;
+use crate::session_tools::{saved_refresh, saved_summary};
 use crate::Engine;
 
 use super::Target;
@@ -25,11 +26,12 @@ pub struct Executed {
     pub receipt: Option<String>,
 }
 
-/// Runs `target` for `caller`. `auto_policy` is the receipt text when auto mode runs
-/// it ("automático por la política que … fijó a las …").
+/// Runs `target` for `caller` in the card's session. `auto_policy` is the receipt text
+/// when auto mode runs it ("automático por la política que … fijó a las …").
 pub async fn execute(
     engine: &Engine,
     caller: &Caller,
+    session_id: &str,
     target: &Target,
     key: &str,
     auto_policy: Option<&str>,
@@ -73,6 +75,12 @@ pub async fn execute(
                     out.updated.len()
                 ),
             };
+            // Records may have moved between stages: the saved list's counts follow.
+            let board = engine.sessions.view_of(session_id).await?.board;
+            let patch = match saved_refresh(engine, caller, &board, None).await? {
+                Some(SessionEvent::BoardPatched(p)) => p.patch,
+                _ => Vec::new(),
+            };
             Ok(Executed {
                 result: DecisionResult {
                     summary,
@@ -82,6 +90,7 @@ pub async fn execute(
                         .map(|r| format!("record:{}", r.record_id))
                         .collect(),
                 },
+                patch,
                 ..Executed::default()
             })
         }

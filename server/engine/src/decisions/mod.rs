@@ -331,6 +331,7 @@ async fn resolve_as(
     let executed = match execute::execute(
         engine,
         caller,
+        &row.session_id,
         &row.target,
         &row.idempotency_key,
         auto_text.as_deref(),
@@ -351,15 +352,6 @@ async fn resolve_as(
     };
     let mut result = executed.result;
     let mut patch = executed.patch;
-    // A bulk change may move records between stages: the saved list's counts follow.
-    if matches!(row.target, Target::CrmBulk { .. }) {
-        let board = engine.sessions.view_of(&row.session_id).await?.board;
-        if let Some(luna_protocol::event::SessionEvent::BoardPatched(p)) =
-            crate::session_tools::saved_refresh(engine, caller, &board, None).await?
-        {
-            patch.extend(p.patch);
-        }
-    }
     if let Via::Auto(counter) = &via {
         let next = AutoCounter {
             credits_spent: counter.credits_spent.saturating_add(executed.credits),

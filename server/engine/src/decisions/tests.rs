@@ -1314,6 +1314,18 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
         scalar(&fx, "select count(*) from crm_history").await - history_before,
         3
     );
+    // The saved list on the board counts them in their new stage.
+    let saved = fx
+        .engine
+        .sessions
+        .view_of(&fx.session)
+        .await
+        .unwrap()
+        .board
+        .saved
+        .expect("the list was saved");
+    let contacted = saved.stages.iter().find(|s| s.stage == "Contactado");
+    assert_eq!(contacted.map(|s| s.count), Some(3), "{:?}", saved.stages);
 
     // A suggested edit to Knowledge: accepted, it waits for review; the topic is unchanged.
     let admin = colleague(&fx, Role::Admin).await;
