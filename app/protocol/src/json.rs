@@ -351,37 +351,50 @@ pub mod conformance {
     use serde::Serialize;
     use serde_json::{json, Value};
 
-    /// Panics where the two decoders disagree: one accepts and the other refuses, or
-    /// both accept and the values differ. Returns how many inputs were compared.
+    /// Panics where the two decoders disagree on the sample or a variation of it (see
+    /// [`agree`]); serde must accept the sample itself. Returns how many inputs were
+    /// compared.
     pub fn check<T>(sample: &Value) -> usize
     where
         T: FromJson + DeserializeOwned + Serialize,
     {
         assert!(
-            serde_json::from_value::<T>(sample.clone()).is_ok(),
+            agree::<T>(sample),
             "serde refuses the sample itself: {sample}"
         );
         let inputs = variations(sample);
         for input in &inputs {
-            let ours = T::from_json(input.clone());
-            let theirs = serde_json::from_value::<T>(input.clone());
-            match (ours, theirs) {
-                (Ok(a), Ok(b)) => assert_eq!(
+            agree::<T>(input);
+        }
+        inputs.len()
+    }
+
+    /// Panics where the two decoders disagree on `input`: one accepts it and the other
+    /// refuses it, or both accept it and the values differ. Returns whether they accept.
+    pub fn agree<T>(input: &Value) -> bool
+    where
+        T: FromJson + DeserializeOwned + Serialize,
+    {
+        let ours = T::from_json(input.clone());
+        let theirs = serde_json::from_value::<T>(input.clone());
+        match (ours, theirs) {
+            (Ok(a), Ok(b)) => {
+                assert_eq!(
                     serde_json::to_value(a).ok(),
                     serde_json::to_value(b).ok(),
                     "read differently: {input}"
-                ),
-                (Err(_), Err(_)) => {}
-                (a, b) => panic!(
-                    "{input}: FromJson {}, serde {}",
-                    a.map(|_| "accepts".to_owned())
-                        .unwrap_or_else(|e| e.to_string()),
-                    b.map(|_| "accepts".to_owned())
-                        .unwrap_or_else(|e| e.to_string()),
-                ),
+                );
+                true
             }
+            (Err(_), Err(_)) => false,
+            (a, b) => panic!(
+                "{input}: FromJson {}, serde {}",
+                a.map(|_| "accepts".to_owned())
+                    .unwrap_or_else(|e| e.to_string()),
+                b.map(|_| "accepts".to_owned())
+                    .unwrap_or_else(|e| e.to_string()),
+            ),
         }
-        inputs.len()
     }
 
     fn variations(sample: &Value) -> Vec<Value> {
@@ -699,24 +712,6 @@ mod tests {
         }
     }
 
-    /// `read` answers like `serde_json::from_value`: the same value, or an error for both.
-    /// Returns whether the input was accepted.
-    fn like_serde_json<T>(input: Value) -> bool
-    where
-        T: FromJson + DeserializeOwned + PartialEq + std::fmt::Debug,
-    {
-        let ours = read::<T>(input.clone());
-        let theirs = serde_json::from_value::<T>(input.clone());
-        match (ours, theirs) {
-            (Ok(a), Ok(b)) => {
-                assert_eq!(a, b, "{input}");
-                true
-            }
-            (Err(_), Err(_)) => false,
-            (a, b) => panic!("{input}: read {a:?}, serde_json {b:?}"),
-        }
-    }
-
     #[test]
     fn read_matches_serde_json_from_value() {
         use crate::crm::{CollectionBoard, SortKey};
@@ -724,41 +719,42 @@ mod tests {
         use crate::evidence::CompanyFile;
         use crate::session::SessionInfo;
         use crate::view::SessionView;
+        use conformance::agree;
 
         let events: Value =
             serde_json::from_str(include_str!("../tests/golden/scene.events.json")).unwrap();
-        assert!(like_serde_json::<Vec<StoredEvent>>(events.clone()));
+        assert!(agree::<Vec<StoredEvent>>(&events));
         for e in events.as_array().unwrap() {
-            assert!(like_serde_json::<StoredEvent>(e.clone()));
-            assert!(like_serde_json::<SessionEvent>(e["event"].clone()));
+            assert!(agree::<StoredEvent>(e));
+            assert!(agree::<SessionEvent>(&e["event"]));
         }
         let view: Value =
             serde_json::from_str(include_str!("../tests/golden/scene.view.json")).unwrap();
-        assert!(like_serde_json::<SessionView>(view.clone()));
-        assert!(like_serde_json::<SessionView>(json!({})));
-        like_serde_json::<SessionView>(json!({"stage": null, "rejected": 2}));
-        like_serde_json::<SessionView>(json!({"stage": "buscando", "rejected": -1}));
-        like_serde_json::<SessionView>(json!({"rejected": 1.5}));
-        like_serde_json::<SessionView>(json!("view"));
+        assert!(agree::<SessionView>(&view));
+        assert!(agree::<SessionView>(&json!({})));
+        agree::<SessionView>(&json!({"stage": null, "rejected": 2}));
+        agree::<SessionView>(&json!({"stage": "buscando", "rejected": -1}));
+        agree::<SessionView>(&json!({"rejected": 1.5}));
+        agree::<SessionView>(&json!("view"));
 
-        assert!(like_serde_json::<CompanyFile>(json!({
+        assert!(agree::<CompanyFile>(&json!({
             "ref": "company:c1", "name": "Cartones", "awards_count": 2,
             "awards_total_mxn": 1500, "awards": [], "by_buyer": [],
             "marks": [], "permits": [], "crm": [],
             "by_year": [{"label": "2024", "amount_mxn": 12.5, "count": 1}]
         })));
-        like_serde_json::<CompanyFile>(json!({"name": "x"}));
-        assert!(like_serde_json::<CollectionBoard>(json!({
+        agree::<CompanyFile>(&json!({"name": "x"}));
+        assert!(agree::<CollectionBoard>(&json!({
             "collection_id": "col_1", "name": "Lista", "stages": ["Nuevo"],
             "records": [{"record_ref": "record:r", "title": "T", "stage": "Nuevo",
                          "version": 3, "updated_at": 1700000000000_i64, "company_ref": null}]
         })));
-        assert!(like_serde_json::<SessionInfo>(json!({
+        assert!(agree::<SessionInfo>(&json!({
             "id": "ses_1", "stage": "sin_criterio", "mode": "automatico",
             "budget": {"credit_cap": 1, "contact_cap": 2, "credits_spent": 0, "contacts_spent": 0},
             "created_at": 1, "last_seq": 0
         })));
-        like_serde_json::<Option<SessionInfo>>(Value::Null);
+        agree::<Option<SessionInfo>>(&Value::Null);
         for key in [
             json!("Title"),
             json!({"Title": null}),
@@ -768,12 +764,12 @@ mod tests {
             json!("Column"),
             json!(3),
         ] {
-            like_serde_json::<SortKey>(key);
+            agree::<SortKey>(&key);
         }
-        like_serde_json::<Vec<u8>>(json!([1, 256]));
-        like_serde_json::<i64>(json!(-5));
-        like_serde_json::<f64>(json!(-5));
-        like_serde_json::<String>(json!(null));
+        agree::<Vec<u8>>(&json!([1, 256]));
+        agree::<i64>(&json!(-5));
+        agree::<f64>(&json!(-5));
+        agree::<String>(&json!(null));
     }
 
     /// Every type the browser reads, over a sample and its variations

@@ -89,7 +89,7 @@ fn rename(name: &str, rule: Option<&str>, is_variant: bool) -> syn::Result<Strin
             if c.is_uppercase() && i > 0 {
                 s.push('_');
             }
-            s.extend(c.to_lowercase());
+            s.push(c.to_ascii_lowercase());
         }
         s
     } else {
@@ -98,8 +98,10 @@ fn rename(name: &str, rule: Option<&str>, is_variant: bool) -> syn::Result<Strin
     match rule {
         None => Ok(name.to_owned()),
         Some("snake_case") => Ok(snake),
-        Some("SCREAMING_SNAKE_CASE") => Ok(snake.to_uppercase()),
-        Some("lowercase") => Ok(name.to_lowercase()),
+        Some("SCREAMING_SNAKE_CASE") => Ok(snake.to_ascii_uppercase()),
+        // serde leaves field names as they are under `lowercase`.
+        Some("lowercase") if is_variant => Ok(name.to_lowercase()),
+        Some("lowercase") => Ok(name.to_owned()),
         Some(other) => Err(syn::Error::new(
             Span::call_site(),
             format!("FromJson does not support rename_all = \"{other}\""),
