@@ -397,7 +397,8 @@ pub mod conformance {
         }
     }
 
-    fn variations(sample: &Value) -> Vec<Value> {
+    /// The sample and its variations, as `check` compares them.
+    pub fn variations(sample: &Value) -> Vec<Value> {
         let mut out = vec![sample.clone()];
         let mut paths = Vec::new();
         walk(sample, &mut Vec::new(), &mut paths);
@@ -710,6 +711,42 @@ mod tests {
         for o in &ops {
             same::<PatchOp, derived::Patch>(o);
         }
+
+        // And every variation of the golden session's events, frames, chat and patches.
+        let golden: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.events.json")).unwrap();
+        let view: Value =
+            serde_json::from_str(include_str!("../tests/golden/scene.view.json")).unwrap();
+        let mut compared = 0;
+        for stored in golden.as_array().unwrap() {
+            let event = &stored["event"];
+            let mut frame = stored.clone();
+            frame["type"] = json!("event");
+            for (input, kind) in conformance::variations(event)
+                .into_iter()
+                .map(|v| (v, 0))
+                .chain(conformance::variations(&frame).into_iter().map(|v| (v, 1)))
+            {
+                match kind {
+                    0 => same::<SessionEvent, derived::Event>(&input),
+                    _ => same::<StreamMessage, derived::Stream>(&input),
+                }
+                compared += 1;
+            }
+            for op in event["patch"].as_array().into_iter().flatten() {
+                for input in conformance::variations(op) {
+                    same::<PatchOp, derived::Patch>(&input);
+                    compared += 1;
+                }
+            }
+        }
+        for message in view["chat"]["messages"].as_array().unwrap() {
+            for input in conformance::variations(message) {
+                same::<ChatMessage, derived::Chat>(&input);
+                compared += 1;
+            }
+        }
+        assert!(compared > 1000, "only {compared} inputs compared");
     }
 
     #[test]
