@@ -29,7 +29,37 @@ use std::fmt;
 pub use luna_protocol_derive::FromJson;
 
 /// A type the browser reads from a `serde_json::Value`; derive it with
-/// `#[derive(FromJson)]` next to `Deserialize` (see the module docs).
+/// `#[derive(FromJson)]` next to `Deserialize` (see the module docs):
+///
+/// ```
+/// use luna_protocol::json::{read, FromJson};
+///
+/// #[derive(serde::Deserialize, FromJson, Debug, PartialEq)]
+/// struct Line {
+///     #[serde(rename = "ref")]
+///     reference: String,
+///     #[serde(default)]
+///     count: u32,
+///     note: Option<String>,
+/// }
+///
+/// let line: Line = read(serde_json::json!({"ref": "company:c1"})).unwrap();
+/// assert_eq!(line, Line { reference: "company:c1".into(), count: 0, note: None });
+/// assert!(read::<Line>(serde_json::json!({"count": 1})).is_err());
+/// ```
+///
+/// A serde attribute the derive does not know is a compile error, so the two decoders
+/// cannot drift apart unnoticed:
+///
+/// ```compile_fail
+/// use luna_protocol::json::FromJson;
+///
+/// #[derive(serde::Deserialize, FromJson)]
+/// struct Line {
+///     #[serde(alias = "referencia")]
+///     reference: String,
+/// }
+/// ```
 pub trait FromJson: Sized {
     fn from_json(value: Value) -> Result<Self, ReadError>;
 
