@@ -153,6 +153,11 @@ async fn offer_in(fx: &Fx, turn: &str, p: Prepared) -> Offered {
         .unwrap()
 }
 
+/// The fixture's person resolves a card of the fixture's session.
+async fn decide(fx: &Fx, decision_id: &str, how: Resolution) -> EngineResult<Resolved> {
+    resolve(&fx.engine, &fx.caller, &fx.session, decision_id, how).await
+}
+
 async fn scalar(fx: &Fx, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
         .fetch_one(fx.engine.store.pool())
@@ -232,8 +237,8 @@ async fn a_save_card_executes_exactly_once_when_two_tabs_accept_at_once() {
 
     let id = offered.card.id.clone();
     let (a, b) = tokio::join!(
-        resolve(&fx.engine, &fx.caller, &fx.session, &id, Resolution::Accept),
-        resolve(&fx.engine, &fx.caller, &fx.session, &id, Resolution::Accept),
+        decide(&fx, &id, Resolution::Accept),
+        decide(&fx, &id, Resolution::Accept),
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(a.outcome, DecisionOutcome::Accepted);
@@ -254,9 +259,7 @@ async fn a_save_card_executes_exactly_once_when_two_tabs_accept_at_once() {
     let saved = b.saved.expect("the board shows the saved collection");
     assert_eq!(saved.total, 3);
     // A third click is a no-op.
-    let again = resolve(&fx.engine, &fx.caller, &fx.session, &id, Resolution::Accept)
-        .await
-        .unwrap();
+    let again = decide(&fx, &id, Resolution::Accept).await.unwrap();
     assert!(again.already);
     assert_eq!(scalar(&fx, "select count(*) from crm_records").await, 3);
 }
@@ -265,20 +268,10 @@ async fn a_save_card_executes_exactly_once_when_two_tabs_accept_at_once() {
 async fn declining_writes_nothing_but_the_log() {
     let fx = fx(Plan::Founder, Role::Member).await;
     let id = offer_in(&fx, "t1", save_card(&fx).await).await.card.id;
-    let r = resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &id,
-        Resolution::Decline,
-    )
-    .await
-    .unwrap();
+    let r = decide(&fx, &id, Resolution::Decline).await.unwrap();
     assert_eq!(r.outcome, DecisionOutcome::Declined);
     // Accepting a declined card does nothing.
-    let r = resolve(&fx.engine, &fx.caller, &fx.session, &id, Resolution::Accept)
-        .await
-        .unwrap();
+    let r = decide(&fx, &id, Resolution::Accept).await.unwrap();
     assert!(r.already && r.outcome == DecisionOutcome::Declined);
     assert_eq!(scalar(&fx, "select count(*) from crm_records").await, 0);
     assert_eq!(scalar(&fx, "select count(*) from crm_history").await, 0);
@@ -307,25 +300,9 @@ async fn a_reveal_card_shows_price_balance_and_expiry_and_charges_once() {
     assert!((9 * 60_000..=10 * 60_000).contains(&ttl), "{ttl}");
     assert_eq!(contact_balance(&fx).await, 100, "a card charges nothing");
 
-    let r = resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    let r = decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     assert!(r.result.unwrap().summary.contains("Revelé"));
-    let r2 = resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    let r2 = decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     assert!(r2.already);
     assert_eq!(contact_balance(&fx).await, 100 - 2 * n as i64);
     assert_eq!(
@@ -358,15 +335,7 @@ async fn an_expired_card_cannot_be_accepted() {
         .execute(fx.engine.store.pool())
         .await
         .unwrap();
-    let e = resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap_err();
+    let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
     assert_eq!(contact_balance(&fx).await, 100);
     assert_eq!(
@@ -393,15 +362,7 @@ async fn a_changed_selection_requotes_the_pending_reveal_card() {
     assert_eq!(pending.len(), 1);
     assert_eq!(pending[0].id, card.id, "same card, new quote");
     assert_eq!(pending[0].price.unwrap().amount, 2 * first);
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     assert_eq!(contact_balance(&fx).await, 100 - 2 * first as i64);
     // A selection without any of the quoted companies cancels the card.
     let card = offer_in(
@@ -447,15 +408,7 @@ async fn only_an_owner_or_admin_resolves_a_merge() {
     .await
     .unwrap();
     let card = offer_in(&fx, "t1", p).await.card;
-    let e = resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap_err();
+    let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
     assert_eq!(board(&fx).await.pending.len(), 1, "it waits for an admin");
     let admin = colleague(&fx, Role::Admin).await;
@@ -491,15 +444,9 @@ async fn a_note_card_puts_the_note_in_review_only_when_accepted() {
     )
     .await
     .card;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &declined.id,
-        Resolution::Decline,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &declined.id, Resolution::Decline)
+        .await
+        .unwrap();
     assert!(fx
         .engine
         .knowledge
@@ -514,15 +461,7 @@ async fn a_note_card_puts_the_note_in_review_only_when_accepted() {
     )
     .await
     .card;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     let pending = fx.engine.knowledge.pending(&fx.caller).await.unwrap();
     assert_eq!(pending.len(), 1);
     assert!(pending[0].title.starts_with("En Jalisco"));
@@ -996,29 +935,8 @@ async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
 
 // ------------------------------------------------------------------ the scene
 
-async fn scene(fx: &Fx) -> String {
-    crate::crm::demo::seed_workspace(&fx.engine.store, &fx.caller.workspace_id)
-        .await
-        .unwrap();
-    let director = crate::director::planner::LocalDirector;
-    let message = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.";
-    crate::turn::runner::run_turn(
-        &fx.engine,
-        &director,
-        &fx.caller,
-        &fx.session,
-        "t1",
-        message,
-    )
-    .await
-    .unwrap();
-    let pending = board(fx).await.pending;
-    assert_eq!(pending.len(), 1);
-    assert_eq!(pending[0].kind, DecisionKind::GuardarEnCrm);
-    pending[0].id.clone()
-}
-
-async fn ask_contacts(fx: &Fx, turn: &str) -> crate::turn::runner::TurnOutcome {
+/// The person in Luna's local director says `message` in turn `turn`.
+async fn say(fx: &Fx, turn: &str, message: &str) -> crate::turn::runner::TurnOutcome {
     let director = crate::director::planner::LocalDirector;
     crate::turn::runner::run_turn(
         &fx.engine,
@@ -1026,25 +944,32 @@ async fn ask_contacts(fx: &Fx, turn: &str) -> crate::turn::runner::TurnOutcome {
         &fx.caller,
         &fx.session,
         turn,
-        "consígueme el correo de los 10 mejores",
+        message,
     )
     .await
     .unwrap()
+}
+
+async fn scene(fx: &Fx) -> String {
+    crate::crm::demo::seed_workspace(&fx.engine.store, &fx.caller.workspace_id)
+        .await
+        .unwrap();
+    say(fx, "t1", "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.").await;
+    let pending = board(fx).await.pending;
+    assert_eq!(pending.len(), 1);
+    assert_eq!(pending[0].kind, DecisionKind::GuardarEnCrm);
+    pending[0].id.clone()
+}
+
+async fn ask_contacts(fx: &Fx, turn: &str) -> crate::turn::runner::TurnOutcome {
+    say(fx, turn, "consígueme el correo de los 10 mejores").await
 }
 
 #[tokio::test]
 async fn after_saving_the_director_quotes_the_top_ten_and_leaves_a_priced_card() {
     let fx = fx_with(Plan::Founder, Role::Member, false).await;
     let save = scene(&fx).await;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     assert_eq!(board(&fx).await.saved.unwrap().total, 40);
     let out = ask_contacts(&fx, "t2").await;
     assert!(
@@ -1080,15 +1005,7 @@ async fn in_auto_mode_the_contacts_run_alone_and_the_counter_moves() {
     let fx = fx_with(Plan::Founder, Role::Member, false).await;
     let save = scene(&fx).await;
     auto_on(&fx, 50, 30).await;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     ask_contacts(&fx, "t2").await;
     let b = board(&fx).await;
     assert!(b.pending.is_empty(), "{:?}", b.pending);
@@ -1110,26 +1027,10 @@ async fn in_auto_mode_the_contacts_run_alone_and_the_counter_moves() {
 async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
     let fx = fx_with(Plan::Founder, Role::Member, false).await;
     let save = scene(&fx).await;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     ask_contacts(&fx, "t2").await;
     let reveal = board(&fx).await.pending[0].id.clone();
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &reveal,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &reveal, Resolution::Accept).await.unwrap();
     let director = crate::director::planner::LocalDirector;
     let out = crate::turn::runner::run_turn(
         &fx.engine,
@@ -1185,15 +1086,7 @@ async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
 async fn a_new_search_after_saving_builds_a_new_selection_and_save_card() {
     let fx = fx_with(Plan::Founder, Role::Member, false).await;
     let save = scene(&fx).await;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     let director = crate::director::planner::LocalDirector;
     let out = crate::turn::runner::run_turn(
         &fx.engine,
@@ -1221,15 +1114,7 @@ async fn a_new_search_after_saving_builds_a_new_selection_and_save_card() {
 async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_decline() {
     let fx = fx(Plan::Founder, Role::Member).await;
     let save = offer_in(&fx, "t1", save_card(&fx).await).await.card.id;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     let records: Vec<String> = sqlx::query_scalar("select id from crm_records order by id")
         .fetch_all(fx.engine.store.pool())
         .await
@@ -1273,34 +1158,14 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
         "{:?}",
         card.preview
     );
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Decline,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &card.id, Resolution::Decline).await.unwrap();
     assert_eq!(scalar(&fx, moved).await, 0);
     // Accepted from two tabs at once: every record moves once, one history line each.
     let card = offer_in(&fx, "t3", bulk(&fx).await).await.card;
     let history_before = scalar(&fx, "select count(*) from crm_history").await;
     let (a, b) = tokio::join!(
-        resolve(
-            &fx.engine,
-            &fx.caller,
-            &fx.session,
-            &card.id,
-            Resolution::Accept
-        ),
-        resolve(
-            &fx.engine,
-            &fx.caller,
-            &fx.session,
-            &card.id,
-            Resolution::Accept
-        ),
+        decide(&fx, &card.id, Resolution::Accept),
+        decide(&fx, &card.id, Resolution::Accept),
     );
     assert_eq!(
         [a.unwrap().already, b.unwrap().already]
@@ -1358,15 +1223,9 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
     )
     .await
     .card;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &declined.id,
-        Resolution::Decline,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &declined.id, Resolution::Decline)
+        .await
+        .unwrap();
     assert!(fx
         .engine
         .knowledge
@@ -1385,15 +1244,7 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
         .detail
         .as_deref()
         .is_some_and(|d| d.contains("a gobierno, a 20")));
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card.id,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     let pending = fx.engine.knowledge.pending(&admin).await.unwrap();
     assert_eq!(pending.len(), 1);
     let t = fx.engine.knowledge.get(&admin, &topic.slug).await.unwrap();
@@ -1403,34 +1254,12 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
     );
 }
 
-async fn say(fx: &Fx, turn: &str, message: &str) -> crate::turn::runner::TurnOutcome {
-    let director = crate::director::planner::LocalDirector;
-    crate::turn::runner::run_turn(
-        &fx.engine,
-        &director,
-        &fx.caller,
-        &fx.session,
-        turn,
-        message,
-    )
-    .await
-    .unwrap()
-}
-
 #[tokio::test]
 async fn after_saving_the_director_moves_the_best_to_a_stage_one_with_deshacer_several_with_a_card()
 {
     let fx = fx_with(Plan::Founder, Role::Member, false).await;
     let save = scene(&fx).await;
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &save,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &save, Resolution::Accept).await.unwrap();
     let count = |b: &luna_protocol::board::Board, stage: &str| {
         b.saved
             .as_ref()
@@ -1463,15 +1292,7 @@ async fn after_saving_the_director_moves_the_best_to_a_stage_one_with_deshacer_s
     let b = board(&fx).await;
     assert_eq!(count(&b, "Contactado"), count(&before, "Contactado"));
     let card = b.pending[0].id.clone();
-    resolve(
-        &fx.engine,
-        &fx.caller,
-        &fx.session,
-        &card,
-        Resolution::Accept,
-    )
-    .await
-    .unwrap();
+    decide(&fx, &card, Resolution::Accept).await.unwrap();
     let after = board(&fx).await;
     assert_eq!(
         count(&after, "Contactado"),
