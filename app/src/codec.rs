@@ -1,8 +1,9 @@
 //! The JSON of server-function answers and hydrated resources. The bytes are the same as
 //! server_fn's `Json` and leptos' `JsonSerdeCodec` (serde_json writes them); only reading
 //! differs: the browser goes through `luna_protocol::json` (text → `serde_json::Value` →
-//! type with `FromJson`), so no serde visitor of a wire type is compiled into the wasm. Every `#[server]` here answers with [`Answer`], and every
-//! SSR resource uses [`resource`].
+//! type with `FromJson`), so no serde visitor of a wire type is compiled into the wasm.
+//! Every `#[server]` here answers with [`Answer`], and every SSR resource uses
+//! [`resource`].
 
 use leptos::prelude::*;
 use leptos::server::codee::{Decoder, Encoder};

@@ -23,7 +23,6 @@
 use serde::de::Error as _;
 use serde::{Deserialize, Deserializer};
 use serde_json::{Map, Value};
-use std::collections::BTreeMap;
 use std::fmt;
 
 pub use luna_protocol_derive::FromJson;
@@ -316,7 +315,7 @@ macro_rules! integers {
     )*};
 }
 
-integers!(u8, u16, u32, u64, usize, i32, i64);
+integers!(u8, u16, u32, u64, usize, i64);
 
 impl<T: FromJson> FromJson for Option<T> {
     fn from_json(value: Value) -> Result<Self, ReadError> {
@@ -328,12 +327,6 @@ impl<T: FromJson> FromJson for Option<T> {
 
     fn absent(_: &'static str) -> Result<Self, ReadError> {
         Ok(None)
-    }
-}
-
-impl<T: FromJson> FromJson for Box<T> {
-    fn from_json(value: Value) -> Result<Self, ReadError> {
-        T::from_json(value).map(Box::new)
     }
 }
 
@@ -358,22 +351,10 @@ impl<T: FromJson, E: FromJson> FromJson for Result<T, E> {
     }
 }
 
-impl<T: FromJson> FromJson for BTreeMap<String, T> {
-    fn from_json(value: Value) -> Result<Self, ReadError> {
-        match value {
-            Value::Object(map) => map
-                .into_iter()
-                .map(|(k, v)| Ok((k, T::from_json(v)?)))
-                .collect(),
-            other => Err(ReadError::invalid_type(&other, "a map")),
-        }
-    }
-}
-
 /// Checks that [`FromJson`] reads what serde's derived `Deserialize` reads, for a sample
-/// and for every variation of it that drops a key or a list item, or replaces a value with
-/// `null`, text, a negative, a fraction or an empty object, at any depth. The tests of this crate and of `app`
-/// run it over a sample of every type the browser reads.
+/// and for every variation of it that drops a key or a list item, or replaces a value
+/// with `null`, text, a negative, a fraction or an empty object, at any depth. The tests
+/// of this crate and of `app` run it over a sample of every type the browser reads.
 #[doc(hidden)]
 pub mod conformance {
     use super::FromJson;
@@ -388,12 +369,13 @@ pub mod conformance {
     where
         T: FromJson + DeserializeOwned + Serialize,
     {
+        let inputs = variations(sample);
+        let (sample, changed) = inputs.split_first().expect("the sample comes first");
         assert!(
             agree::<T>(sample),
             "serde refuses the sample itself: {sample}"
         );
-        let inputs = variations(sample);
-        for input in &inputs {
+        for input in changed {
             agree::<T>(input);
         }
         inputs.len()
@@ -427,7 +409,7 @@ pub mod conformance {
         }
     }
 
-    /// The sample and its variations, as `check` compares them.
+    /// The sample, first, and its variations, as `check` compares them.
     pub fn variations(sample: &Value) -> Vec<Value> {
         let mut out = vec![sample.clone()];
         let mut paths = Vec::new();
@@ -455,25 +437,18 @@ pub mod conformance {
         out
     }
 
+    #[derive(Clone)]
     enum Step {
         Key(String),
         Index(usize),
     }
 
     fn walk(value: &Value, at: &mut Vec<Step>, paths: &mut Vec<Vec<Step>>) {
-        let here = |at: &Vec<Step>| {
-            at.iter()
-                .map(|s| match s {
-                    Step::Key(k) => Step::Key(k.clone()),
-                    Step::Index(i) => Step::Index(*i),
-                })
-                .collect::<Vec<_>>()
-        };
         match value {
             Value::Object(map) => {
                 for (k, v) in map {
                     at.push(Step::Key(k.clone()));
-                    paths.push(here(at));
+                    paths.push(at.clone());
                     walk(v, at, paths);
                     at.pop();
                 }
@@ -481,7 +456,7 @@ pub mod conformance {
             Value::Array(items) => {
                 for (i, v) in items.iter().enumerate() {
                     at.push(Step::Index(i));
-                    paths.push(here(at));
+                    paths.push(at.clone());
                     walk(v, at, paths);
                     at.pop();
                 }

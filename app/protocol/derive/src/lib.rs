@@ -3,10 +3,10 @@
 //!
 //! serde's derived visitors, monomorphized for a `Deserializer`, were a sixth of the
 //! browser's main module; the code generated here is a few calls per field into
-//! `luna_protocol::json`'s shared, non-generic helpers. It accepts what the derived
-//! `Deserialize` accepts for the attributes below (the protocol's tests compare the two
-//! over the golden session and edge cases) and refuses to compile any other serde
-//! attribute, so a new attribute cannot make the two decoders drift apart silently.
+//! `luna_protocol::json`'s shared helpers. It accepts what the derived `Deserialize`
+//! accepts for the attributes below (`json::conformance` compares the two) and refuses
+//! to compile any other serde attribute, or one in a place it does not handle, so a new
+//! attribute cannot make the two decoders drift apart silently.
 //!
 //! Supported: structs with named fields (`rename`, `default`, `default = "path"`,
 //! `flatten` of a `Map<String, Value>`, `skip_serializing_if`), newtype structs, unit
@@ -112,6 +112,17 @@ fn rename(name: &str, rule: Option<&str>, is_variant: bool) -> syn::Result<Strin
 fn expand(input: &DeriveInput) -> syn::Result<Tokens> {
     let container = attrs(&input.attrs)?;
     let name = &input.ident;
+    // serde's container `default` fills missing fields from `Default`; none is handled.
+    let tagging = container.tag.is_some() || container.untagged;
+    if container.default.is_some()
+        || container.flatten
+        || (tagging && !matches!(input.data, Data::Enum(_)))
+    {
+        return Err(syn::Error::new_spanned(
+            name,
+            "FromJson: unsupported container attribute",
+        ));
+    }
     let json = quote!(::luna_protocol::json);
     let body = match &input.data {
         Data::Struct(s) => match &s.fields {
@@ -216,7 +227,13 @@ fn enum_body(name: &syn::Ident, e: &syn::DataEnum, container: &Attrs) -> syn::Re
     let mut wire_names = Vec::new();
     for v in &e.variants {
         let a = attrs(&v.attrs)?;
-        if a.default.is_some() || a.flatten || a.tag.is_some() || a.untagged {
+        // A variant's `rename_all` renames its fields in serde; not handled here.
+        if a.default.is_some()
+            || a.flatten
+            || a.tag.is_some()
+            || a.untagged
+            || a.rename_all.is_some()
+        {
             return Err(syn::Error::new_spanned(
                 &v.ident,
                 "FromJson: unsupported variant attribute",
@@ -228,29 +245,25 @@ fn enum_body(name: &syn::Ident, e: &syn::DataEnum, container: &Attrs) -> syn::Re
             None => rename(&ident.to_string(), container.rename_all.as_deref(), true)?,
         };
         wire_names.push(wire.clone());
-        let build = match (&v.fields, container.tag.is_some()) {
+        let tagged = container.tag.is_some();
+        let payload = if tagged {
+            quote!(rest)
+        } else {
+            quote!(#json::payload(payload)?)
+        };
+        let build = match (&v.fields, tagged) {
             (Fields::Unit, true) => quote!(::core::result::Result::Ok(#name::#ident)),
             (Fields::Unit, false) => quote! {
                 #json::unit_variant(payload)?;
                 ::core::result::Result::Ok(#name::#ident)
             },
-            (Fields::Unnamed(f), tagged) if f.unnamed.len() == 1 => {
-                let value = if tagged {
-                    quote!(rest)
-                } else {
-                    quote!(#json::payload(payload)?)
-                };
-                quote!(::core::result::Result::Ok(#name::#ident(#json::FromJson::from_json(#value)?)))
+            (Fields::Unnamed(f), _) if f.unnamed.len() == 1 => {
+                quote!(::core::result::Result::Ok(#name::#ident(#json::FromJson::from_json(#payload)?)))
             }
-            (Fields::Named(_), tagged) => {
-                let value = if tagged {
-                    quote!(rest)
-                } else {
-                    quote!(#json::payload(payload)?)
-                };
+            (Fields::Named(_), _) => {
                 let build = named_fields(&quote!(#name::#ident), &v.fields, None)?;
                 quote! {
-                    let mut fields = #json::Fields::new(#value, concat!("struct variant ", stringify!(#name), "::", stringify!(#ident)))?;
+                    let mut fields = #json::Fields::new(#payload, concat!("struct variant ", stringify!(#name), "::", stringify!(#ident)))?;
                     #build
                 }
             }
