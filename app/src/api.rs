@@ -19,13 +19,13 @@ pub async fn whoami() -> Result<Me, AppError> {
 /// Checks the credentials, opens a fresh session (new cookie) and goes to the chat.
 #[server(prefix = "/api", endpoint = "login", output = crate::codec::Answer)]
 pub async fn login(email: String, password: String) -> Result<(), AppError> {
-    use crate::server::{session_cookie, CookiePolicy};
+    use crate::server::{client_ip, session_cookie, CookiePolicy};
     use axum::http::{header::SET_COOKIE, HeaderValue};
 
     let engine = engine()?;
     let (token, caller) = engine
         .accounts
-        .login(&email, &password)
+        .login(&email, &password, client_ip())
         .await
         .map_err(fail)?;
     let policy = use_context::<CookiePolicy>().unwrap_or_default();

@@ -44,6 +44,14 @@ pub fn caller() -> Result<Caller, AppError> {
     }
 }
 
+/// The request's client address, as the server's `client_ip` middleware resolved it
+/// (`ClientIp::UNKNOWN` without one).
+pub fn client_ip() -> luna_engine::accounts::ClientIp {
+    use_context::<Parts>()
+        .and_then(|parts| parts.extensions.get().copied())
+        .unwrap_or(luna_engine::accounts::ClientIp::UNKNOWN)
+}
+
 /// The raw session token from the request's cookie, if any.
 pub fn session_token() -> Option<String> {
     let parts = use_context::<Parts>()?;

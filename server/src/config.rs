@@ -19,11 +19,23 @@ pub struct Config {
     pub model: Option<GatewayConfig>,
     pub smtp_url: Option<String>,
     pub cookie_secure: bool,
-    pub seed_demo: bool,
+    /// `LUNA_DEMO`: whether the demo logins (with their published password) may exist.
+    pub demo: Demo,
+    /// `LUNA_TRUSTED_PROXIES`: reverse proxies whose `X-Forwarded-For` names the client.
+    pub trusted_proxies: crate::client_ip::TrustedProxies,
     /// A running turn whose heartbeat is silent this long belongs to a dead process.
     pub turn_stale: std::time::Duration,
     /// How long a research run's instance holds it without renewing (`LUNA_RESEARCH_LEASE_SECS`).
     pub research_lease: std::time::Duration,
+}
+
+/// `LUNA_DEMO`: unset seeds the demo only on a loopback bind; `1` asks for it
+/// anywhere (a public demo on purpose); `0` never seeds it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Demo {
+    Auto,
+    On,
+    Off,
 }
 
 /// A configuration error: the variable and what is wrong with it.
@@ -81,6 +93,30 @@ fn parse_bool(
 }
 
 impl Config {
+    /// Whether the demo logins are seeded into a database without users: asked for
+    /// with `LUNA_DEMO=1`, or by default when only this machine can connect.
+    pub fn seeds_demo(&self) -> bool {
+        match self.demo {
+            Demo::On => true,
+            Demo::Off => false,
+            Demo::Auto => self.bind.ip().is_loopback(),
+        }
+    }
+
+    /// The start-up check: serving beyond this machine while demo logins still accept
+    /// the published password (`published`: their emails) is refused with one line
+    /// saying what to do, unless the demo was asked for with `LUNA_DEMO=1`.
+    pub fn check_demo_exposure(&self, published: &[&str]) -> Result<(), String> {
+        if published.is_empty() || self.bind.ip().is_loopback() || self.demo == Demo::On {
+            return Ok(());
+        }
+        Err(format!(
+            "Luna no arranca: escucha en {} (accesible desde fuera de esta máquina) y las cuentas de demostración ({}) siguen con la contraseña publicada; escucha en 127.0.0.1, usa una base de datos sin la demo (otro LUNA_DATA_DIR o LUNA_DATABASE_URL) o, si quieres una demo pública a propósito, arranca con LUNA_DEMO=1.",
+            self.bind,
+            published.join(", ")
+        ))
+    }
+
     /// Reads the process environment. `default_bind` comes from the Leptos options.
     pub fn from_env(default_bind: SocketAddr) -> Result<Config, ConfigError> {
         Config::from_lookup(|k| std::env::var(k).ok(), default_bind)
@@ -226,7 +262,35 @@ impl Config {
             model,
             smtp_url,
             cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
-            seed_demo: parse_bool("LUNA_DEMO", get("LUNA_DEMO"), true)?,
+            demo: match non_empty("LUNA_DEMO") {
+                None => Demo::Auto,
+                Some(v) => {
+                    if parse_bool("LUNA_DEMO", Some(v), false)? {
+                        Demo::On
+                    } else {
+                        Demo::Off
+                    }
+                }
+            },
+            trusted_proxies: {
+                let mut proxies = Vec::new();
+                for v in non_empty("LUNA_TRUSTED_PROXIES")
+                    .iter()
+                    .flat_map(|v| v.split(','))
+                {
+                    let v = v.trim();
+                    if v.is_empty() {
+                        continue;
+                    }
+                    proxies.push(v.parse().map_err(|_| {
+                        err(
+                            "LUNA_TRUSTED_PROXIES",
+                            format!("«{v}» no es una dirección IP; usa una lista como 10.0.0.2,10.0.0.3"),
+                        )
+                    })?);
+                }
+                crate::client_ip::TrustedProxies::new(proxies)
+            },
             turn_stale: seconds(
                 "LUNA_TURN_STALE_SECS",
                 non_empty("LUNA_TURN_STALE_SECS"),
@@ -264,19 +328,38 @@ impl Config {
         let mut bytes = [0u8; 32];
         rand::RngCore::fill_bytes(&mut rand::thread_rng(), &mut bytes);
         let secret = hex::encode(bytes);
-        std::fs::write(&path, &secret).map_err(|e| {
+        write_private(&path, &secret).map_err(|e| {
             err(
                 "LUNA_DATA_DIR",
                 format!("no se pudo escribir {}: {e}", path.display()),
             )
         })?;
-        #[cfg(unix)]
-        {
-            use std::os::unix::fs::PermissionsExt;
-            let _ = std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o600));
-        }
         self.secret = secret;
         Ok(())
+    }
+}
+
+/// Writes `contents` to a file only its owner can read: created with mode 0600 (an
+/// existing file is narrowed to 0600 before anything is written to it).
+fn write_private(path: &std::path::Path, contents: &str) -> std::io::Result<()> {
+    use std::io::Write;
+    let mut options = std::fs::OpenOptions::new();
+    options.write(true).create(true).truncate(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+        options.mode(0o600);
+        let file = options.open(path)?;
+        file.set_permissions(std::fs::Permissions::from_mode(0o600))?;
+        let mut file = file;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()
+    }
+    #[cfg(not(unix))]
+    {
+        let mut file = options.open(path)?;
+        file.write_all(contents.as_bytes())?;
+        file.sync_all()
     }
 }
 
@@ -298,7 +381,7 @@ mod tests {
         let c = cfg(&[]).unwrap();
         assert_eq!(c.database_url, "sqlite://data/luna.db");
         assert_eq!(c.bind.to_string(), "127.0.0.1:3000");
-        assert!(c.model.is_none() && c.smtp_url.is_none() && c.seed_demo);
+        assert!(c.model.is_none() && c.smtp_url.is_none() && c.seeds_demo());
     }
 
     #[test]
@@ -406,6 +489,76 @@ mod tests {
             .var,
             "LUNA_MODEL_BASE_URL"
         );
+    }
+
+    #[test]
+    fn demo_is_seeded_by_default_only_on_loopback_or_when_asked() {
+        assert!(cfg(&[]).unwrap().seeds_demo());
+        assert!(cfg(&[("LUNA_BIND", "[::1]:3000")]).unwrap().seeds_demo());
+        assert!(!cfg(&[("LUNA_BIND", "0.0.0.0:3000")]).unwrap().seeds_demo());
+        assert!(cfg(&[("LUNA_BIND", "0.0.0.0:3000"), ("LUNA_DEMO", "1")])
+            .unwrap()
+            .seeds_demo());
+        assert!(!cfg(&[("LUNA_DEMO", "0")]).unwrap().seeds_demo());
+    }
+
+    #[test]
+    fn a_public_bind_with_the_published_demo_password_refuses_to_start() {
+        let published = ["duena@demo.luna.mx"];
+        let public = cfg(&[("LUNA_BIND", "0.0.0.0:3000")]).unwrap();
+        let line = public.check_demo_exposure(&published).unwrap_err();
+        assert!(!line.contains('\n'), "one line: {line}");
+        assert!(
+            line.contains("duena@demo.luna.mx") && line.contains("LUNA_DEMO=1"),
+            "{line}"
+        );
+        // Fine: no demo password left, loopback, or a public demo asked for.
+        assert!(public.check_demo_exposure(&[]).is_ok());
+        assert!(cfg(&[]).unwrap().check_demo_exposure(&published).is_ok());
+        let asked = cfg(&[("LUNA_BIND", "0.0.0.0:3000"), ("LUNA_DEMO", "1")]).unwrap();
+        assert!(asked.check_demo_exposure(&published).is_ok());
+        let off = cfg(&[("LUNA_BIND", "0.0.0.0:3000"), ("LUNA_DEMO", "0")]).unwrap();
+        assert!(off.check_demo_exposure(&published).is_err());
+    }
+
+    #[test]
+    fn trusted_proxies_are_a_list_of_addresses() {
+        assert_eq!(
+            cfg(&[("LUNA_TRUSTED_PROXIES", "10.0.0.2, ::1")])
+                .unwrap()
+                .trusted_proxies,
+            crate::client_ip::TrustedProxies::new(vec![
+                "10.0.0.2".parse().unwrap(),
+                "::1".parse().unwrap()
+            ])
+        );
+        assert_eq!(
+            cfg(&[("LUNA_TRUSTED_PROXIES", "proxy.local")])
+                .unwrap_err()
+                .var,
+            "LUNA_TRUSTED_PROXIES"
+        );
+    }
+
+    /// The secret is never readable by others, not even for a moment: created 0600,
+    /// and a short one left world-readable is narrowed before it is rewritten.
+    #[cfg(unix)]
+    #[test]
+    fn secret_key_is_only_readable_by_its_owner() {
+        use std::os::unix::fs::PermissionsExt;
+        let dir = std::env::temp_dir().join(format!("luna-cfg-{}", uuid::Uuid::new_v4().simple()));
+        let mut a = cfg(&[("LUNA_DATA_DIR", dir.to_str().unwrap())]).unwrap();
+        a.ensure_secret().unwrap();
+        let path = dir.join("secret.key");
+        let mode = |p: &std::path::Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode(&path), 0o600);
+        std::fs::write(&path, "corto").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o644)).unwrap();
+        let mut b = cfg(&[("LUNA_DATA_DIR", dir.to_str().unwrap())]).unwrap();
+        b.ensure_secret().unwrap();
+        assert_eq!(b.secret.len(), 64);
+        assert_eq!(mode(&path), 0o600);
+        let _ = std::fs::remove_dir_all(&dir);
     }
 
     #[test]

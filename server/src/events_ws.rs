@@ -284,7 +284,11 @@ mod tests {
         seed_if_empty(&engine.accounts).await.unwrap();
         let (_, caller) = engine
             .accounts
-            .login("duena@demo.luna.mx", DEMO_PASSWORD)
+            .login(
+                "duena@demo.luna.mx",
+                DEMO_PASSWORD,
+                luna_engine::accounts::ClientIp::LOCAL,
+            )
             .await
             .unwrap();
         let sessions = engine.sessions.clone();

@@ -4,6 +4,7 @@
 #![recursion_limit = "256"]
 
 pub mod cli;
+pub mod client_ip;
 pub mod config;
 pub mod events_ws;
 pub mod health;

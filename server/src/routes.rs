@@ -15,6 +15,7 @@ use luna_engine::Engine;
 use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetRequestIdLayer};
 use tower_http::trace::TraceLayer;
 
+use crate::client_ip::{self, TrustedProxies};
 use crate::config::Config;
 use crate::{events_ws, health, mcp, session};
 
@@ -24,6 +25,8 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub engine: Engine,
     pub cookie: CookiePolicy,
+    /// Proxies whose `X-Forwarded-For` names the client (`LUNA_TRUSTED_PROXIES`).
+    pub proxies: TrustedProxies,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -48,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))
+        .layer(axum::middleware::from_fn_with_state(state.proxies.clone(), client_ip::resolve))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
@@ -95,7 +99,7 @@ pub async fn main_entry() -> i32 {
                     luna_engine::store::redact(&config.database_url)
                 )
             })?;
-        if config.seed_demo {
+        if config.seeds_demo() {
             luna_engine::demo::seed_if_empty(&engine.accounts)
                 .await
                 .map_err(|e| format!("no se pudo sembrar la demo: {e}"))?;
@@ -127,7 +131,7 @@ pub async fn main_entry() -> i32 {
             }
         }
     }
-    if config.seed_demo {
+    if config.seeds_demo() {
         match luna_engine::demo::seed_all(&engine).await {
             Ok(seeded) => {
                 if seeded.logins {
@@ -141,6 +145,20 @@ pub async fn main_entry() -> i32 {
                 eprintln!("no se pudo sembrar la demo: {e}");
                 return 1;
             }
+        }
+    }
+
+    if !config.bind.ip().is_loopback() {
+        let published = match luna_engine::demo::published_logins(&engine.store).await {
+            Ok(p) => p,
+            Err(e) => {
+                eprintln!("no se pudieron revisar las cuentas de demostración: {e}");
+                return 1;
+            }
+        };
+        if let Err(line) = config.check_demo_exposure(&published) {
+            eprintln!("{line}");
+            return 2;
         }
     }
 
@@ -227,6 +245,7 @@ pub async fn main_entry() -> i32 {
         cookie: CookiePolicy {
             secure: config.cookie_secure,
         },
+        proxies: config.trusted_proxies.clone(),
     };
     let listener = match tokio::net::TcpListener::bind(config.bind).await {
         Ok(l) => l,
@@ -237,11 +256,14 @@ pub async fn main_entry() -> i32 {
     };
     println!("Luna está lista en http://{}", config.bind);
     tracing::info!(addr = %config.bind, model = config.model.is_some(), "serving");
-    let served = axum::serve(listener, app(state))
-        .with_graceful_shutdown(async {
-            let _ = tokio::signal::ctrl_c().await;
-        })
-        .await;
+    let served = axum::serve(
+        listener,
+        app(state).into_make_service_with_connect_info::<std::net::SocketAddr>(),
+    )
+    .with_graceful_shutdown(async {
+        let _ = tokio::signal::ctrl_c().await;
+    })
+    .await;
     match served {
         Ok(()) => 0,
         Err(e) => {

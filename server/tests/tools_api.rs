@@ -16,13 +16,18 @@ async fn the_ui_lists_its_tools_and_calls_them_through_the_pipeline() {
         .unwrap();
     let (token, caller) = engine
         .accounts
-        .login("ventas@demo.luna.mx", luna_engine::demo::DEMO_PASSWORD)
+        .login(
+            "ventas@demo.luna.mx",
+            luna_engine::demo::DEMO_PASSWORD,
+            luna_engine::accounts::ClientIp::LOCAL,
+        )
         .await
         .unwrap();
     let router = app(AppState {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        proxies: Default::default(),
     });
     let post = |path: &str, body: Value, cookie: bool| {
         let mut req = Request::post(path)

@@ -2,12 +2,8 @@
 //! workspace API keys. Every other module receives a `Caller` from here and scopes
 //! its reads and writes to `caller.workspace_id`.
 
-use argon2::password_hash::{
-    rand_core::OsRng, PasswordHash, PasswordHasher, PasswordVerifier, SaltString,
-};
-use argon2::Argon2;
 use luna_protocol::account::{Me, Plan, Role};
-use luna_protocol::error::{ErrorBody, ErrorCode};
+use luna_protocol::error::ErrorCode;
 use sqlx::Row;
 
 use crate::clock::now_ms;
@@ -17,9 +13,7 @@ use crate::store::Store;
 
 /// How long a browser session lives without a new login.
 pub const SESSION_TTL_MS: i64 = 14 * 24 * 3600 * 1000;
-/// Failed logins allowed per email inside `THROTTLE_WINDOW_MS` before throttling.
-pub const MAX_FAILURES: i64 = 5;
-pub const THROTTLE_WINDOW_MS: i64 = 15 * 60 * 1000;
+pub use crate::login_throttle::{ClientIp, MAX_FAILURES, MAX_IP_FAILURES, THROTTLE_WINDOW_MS};
 
 /// The message for any failed login. It never says whether the email exists.
 pub const BAD_CREDENTIALS_MESSAGE: &str = "El correo o la contraseña no son correctos.";
@@ -80,45 +74,9 @@ pub struct ApiKeySummary {
     pub revoked_at: Option<i64>,
 }
 
-/// Hashes a password with argon2id on the blocking pool (it is deliberately slow).
+/// Hashes a password with argon2id (through the hashing gate, see `password`).
 pub async fn hash_password(password: String) -> EngineResult<String> {
-    tokio::task::spawn_blocking(move || {
-        let salt = SaltString::generate(&mut OsRng);
-        Argon2::default()
-            .hash_password(password.as_bytes(), &salt)
-            .map(|h| h.to_string())
-            .map_err(|e| EngineError::Internal(format!("argon2: {e}")))
-    })
-    .await
-    .map_err(|e| EngineError::Internal(format!("join: {e}")))?
-}
-
-/// Verifies on the blocking pool. With no stored hash (unknown email) it verifies
-/// against a throwaway hash so both failures cost the same time.
-async fn verify_password(password: String, hash: Option<String>) -> EngineResult<bool> {
-    tokio::task::spawn_blocking(move || {
-        let known = hash.is_some();
-        let hash = match hash {
-            Some(h) => h,
-            None => DUMMY_HASH
-                .get_or_init(|| {
-                    let salt = SaltString::generate(&mut OsRng);
-                    Argon2::default()
-                        .hash_password(random_token(16).as_bytes(), &salt)
-                        .map(|h| h.to_string())
-                        .unwrap_or_default()
-                })
-                .clone(),
-        };
-        let parsed =
-            PasswordHash::new(&hash).map_err(|e| EngineError::Internal(format!("argon2: {e}")))?;
-        Ok(Argon2::default()
-            .verify_password(password.as_bytes(), &parsed)
-            .is_ok()
-            && known)
-    })
-    .await
-    .map_err(|e| EngineError::Internal(format!("join: {e}")))?
+    crate::password::hash(password).await
 }
 
 fn normalize_email(email: &str) -> String {
@@ -213,62 +171,55 @@ impl Accounts {
         Ok(())
     }
 
-    /// Checks the credentials and opens a new session (a fresh token on every login).
-    /// Returns the cookie token and the caller. Wrong email and wrong password fail
-    /// identically; more than `MAX_FAILURES` failures in the window throttle the email.
-    pub async fn login(&self, email: &str, password: &str) -> EngineResult<(String, Caller)> {
+    /// Checks the credentials of a login from `client` and opens a new session (a fresh
+    /// token on every login). Returns the cookie token and the caller. Wrong email and
+    /// wrong password fail identically. The attempt is counted per (client, email) and
+    /// per client before the password is checked (`login_throttle`): past the limits it
+    /// is `TOO_MANY_ATTEMPTS` with a retry-after, whatever the password.
+    pub async fn login(
+        &self,
+        email: &str,
+        password: &str,
+        client: ClientIp,
+    ) -> EngineResult<(String, Caller)> {
         let email = normalize_email(email);
         let now = now_ms();
         let pool = self.store.pool();
 
-        let recent: Vec<i64> = sqlx::query_scalar(
-            "select failed_at from login_failures where email = $1 and failed_at > $2 order by failed_at",
-        )
-        .bind(&email)
-        .bind(now - THROTTLE_WINDOW_MS)
-        .fetch_all(pool)
-        .await?;
-        if recent.len() as i64 >= MAX_FAILURES {
-            let oldest = recent[0];
-            let retry_after_ms = (oldest + THROTTLE_WINDOW_MS - now).max(1000);
-            let minutes = (retry_after_ms + 59_999) / 60_000;
-            return Err(EngineError::Typed(
-                ErrorBody::new(
-                    ErrorCode::TooManyAttempts,
-                    format!("Demasiados intentos fallidos. Espera {minutes} min antes de volver a intentar."),
-                    "Si olvidaste tu contraseña, pide a un administrador que la restablezca.",
-                )
-                .with_retry_after((retry_after_ms / 1000) as u64),
-            ));
+        let claim = crate::login_throttle::claim(&self.store, client, &email, now).await?;
+        let checked = async {
+            let row = sqlx::query("select id, password_hash from users where email = $1")
+                .bind(&email)
+                .fetch_optional(pool)
+                .await?;
+            let (user_id, hash) = match row {
+                Some(r) => (
+                    Some(r.get::<String, _>("id")),
+                    Some(r.get::<String, _>("password_hash")),
+                ),
+                None => (None, None),
+            };
+            let ok = crate::password::verify(password.to_owned(), hash).await?;
+            EngineResult::Ok(user_id.filter(|_| ok))
         }
-
-        let row = sqlx::query("select id, password_hash from users where email = $1")
-            .bind(&email)
-            .fetch_optional(pool)
-            .await?;
-        let (user_id, hash) = match row {
-            Some(r) => (
-                Some(r.get::<String, _>("id")),
-                Some(r.get::<String, _>("password_hash")),
-            ),
-            None => (None, None),
-        };
-        let ok = verify_password(password.to_owned(), hash).await?;
-        let user_id = match (ok, user_id) {
-            (true, Some(id)) => id,
-            _ => {
-                sqlx::query("insert into login_failures (email, failed_at) values ($1, $2)")
-                    .bind(&email)
-                    .bind(now)
-                    .execute(pool)
-                    .await?;
+        .await;
+        let user_id = match checked {
+            Ok(Some(id)) => id,
+            // A failed password keeps its claimed slot.
+            Ok(None) => {
                 return Err(EngineError::typed(
                     ErrorCode::InvalidCredentials,
                     BAD_CREDENTIALS_MESSAGE,
                     "Revisa el correo y la contraseña e intenta de nuevo.",
-                ));
+                ))
+            }
+            // Not checked (the hashing gate was busy, or a failure of ours): not a failure.
+            Err(e) => {
+                claim.released(&self.store).await?;
+                return Err(e);
             }
         };
+        claim.succeeded(&self.store).await?;
 
         let workspace_id: Option<String> = sqlx::query_scalar(
             "select workspace_id from memberships where user_id = $1 order by created_at, workspace_id limit 1",
@@ -284,10 +235,6 @@ impl Accounts {
 
         let token = random_token(32);
         let mut tx = pool.begin().await?;
-        sqlx::query("delete from login_failures where email = $1")
-            .bind(&email)
-            .execute(&mut *tx)
-            .await?;
         sqlx::query("delete from auth_sessions where expires_at < $1")
             .bind(now)
             .execute(&mut *tx)
@@ -634,9 +581,6 @@ fn caller_from_row(r: &crate::store::DbRow, api_key_id: Option<String>) -> Engin
     })
 }
 
-/// argon2id hash of a random string nobody knows; verified against when the email is unknown.
-static DUMMY_HASH: std::sync::OnceLock<String> = std::sync::OnceLock::new();
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -656,7 +600,10 @@ mod tests {
     #[tokio::test]
     async fn login_opens_a_session_that_resolves_to_the_caller() {
         let (acc, ws) = accounts_with_user().await;
-        let (token, caller) = acc.login(" ana@example.mx ", "secreto-123").await.unwrap();
+        let (token, caller) = acc
+            .login(" ana@example.mx ", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
         assert_eq!(caller.workspace_id, ws);
         assert_eq!(caller.role, Role::Member);
         let again = acc.session_caller(&token).await.unwrap().unwrap();
@@ -668,8 +615,14 @@ mod tests {
     #[tokio::test]
     async fn each_login_rotates_the_session_token() {
         let (acc, _) = accounts_with_user().await;
-        let (a, _) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
-        let (b, _) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let (a, _) = acc
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
+        let (b, _) = acc
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
         assert_ne!(a, b);
     }
 
@@ -677,12 +630,12 @@ mod tests {
     async fn wrong_password_and_unknown_email_fail_the_same_way() {
         let (acc, _) = accounts_with_user().await;
         let a = acc
-            .login("ana@example.mx", "otra-cosa")
+            .login("ana@example.mx", "otra-cosa", ClientIp::LOCAL)
             .await
             .unwrap_err()
             .body();
         let b = acc
-            .login("nadie@example.mx", "otra-cosa")
+            .login("nadie@example.mx", "otra-cosa", ClientIp::LOCAL)
             .await
             .unwrap_err()
             .body();
@@ -695,10 +648,10 @@ mod tests {
     async fn repeated_failures_throttle_even_the_right_password() {
         let (acc, _) = accounts_with_user().await;
         for _ in 0..MAX_FAILURES {
-            let _ = acc.login("ana@example.mx", "mal").await;
+            let _ = acc.login("ana@example.mx", "mal", ClientIp::LOCAL).await;
         }
         let err = acc
-            .login("ana@example.mx", "secreto-123")
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
             .await
             .unwrap_err()
             .body();
@@ -709,13 +662,19 @@ mod tests {
     #[tokio::test]
     async fn admins_switch_members_roles_and_every_change_is_audited() {
         let (acc, ws) = accounts_with_user().await;
-        let (_, member) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let (_, member) = acc
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
         let owner_id = acc
             .create_user("duena@example.mx", "Dueña", "secreto-456")
             .await
             .unwrap();
         acc.add_member(&ws, &owner_id, Role::Owner).await.unwrap();
-        let (_, owner) = acc.login("duena@example.mx", "secreto-456").await.unwrap();
+        let (_, owner) = acc
+            .login("duena@example.mx", "secreto-456", ClientIp::LOCAL)
+            .await
+            .unwrap();
         // A member cannot change roles; an owner can, but not their own nor to owner.
         let e = acc
             .set_role(&member, &owner.user_id, Role::Member)
@@ -735,7 +694,10 @@ mod tests {
         acc.set_role(&owner, &member.user_id, Role::Admin)
             .await
             .unwrap();
-        let (_, promoted) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let (_, promoted) = acc
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
         assert_eq!(promoted.role, Role::Admin);
         // The new admin cannot demote the owner.
         let e = acc
@@ -767,7 +729,10 @@ mod tests {
     #[tokio::test]
     async fn api_keys_are_admin_only_scoped_and_revocable() {
         let (acc, ws) = accounts_with_user().await;
-        let (_, member) = acc.login("ana@example.mx", "secreto-123").await.unwrap();
+        let (_, member) = acc
+            .login("ana@example.mx", "secreto-123", ClientIp::LOCAL)
+            .await
+            .unwrap();
         assert_eq!(
             acc.create_api_key(&member, "bot").await.unwrap_err().code(),
             ErrorCode::Forbidden
@@ -778,7 +743,10 @@ mod tests {
             .await
             .unwrap();
         acc.add_member(&ws, &admin_id, Role::Admin).await.unwrap();
-        let (_, admin) = acc.login("jefa@example.mx", "secreto-456").await.unwrap();
+        let (_, admin) = acc
+            .login("jefa@example.mx", "secreto-456", ClientIp::LOCAL)
+            .await
+            .unwrap();
         let key = acc.create_api_key(&admin, "agente").await.unwrap();
         let via_key = acc.api_key_caller(&key.secret).await.unwrap().unwrap();
         assert_eq!(via_key.workspace_id, ws);
@@ -793,7 +761,10 @@ mod tests {
         acc.add_member(&other_ws, &other_id, Role::Owner)
             .await
             .unwrap();
-        let (_, other) = acc.login("otro@example.mx", "secreto-789").await.unwrap();
+        let (_, other) = acc
+            .login("otro@example.mx", "secreto-789", ClientIp::LOCAL)
+            .await
+            .unwrap();
         assert_eq!(
             acc.revoke_api_key(&other, &key.id)
                 .await

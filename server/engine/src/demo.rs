@@ -67,6 +67,23 @@ pub async fn seed_if_empty(accounts: &Accounts) -> EngineResult<bool> {
     Ok(true)
 }
 
+/// The demo logins that still accept [`DEMO_PASSWORD`] (their emails). The server
+/// refuses to serve beyond loopback while any does (unless the demo is asked for).
+pub async fn published_logins(store: &crate::Store) -> EngineResult<Vec<&'static str>> {
+    let mut open = Vec::new();
+    for (email, _, _, _) in DEMO_USERS {
+        let hash: Option<String> =
+            sqlx::query_scalar("select password_hash from users where email = $1")
+                .bind(*email)
+                .fetch_optional(store.pool())
+                .await?;
+        if hash.is_some() && crate::password::verify(DEMO_PASSWORD.to_owned(), hash).await? {
+            open.push(*email);
+        }
+    }
+    Ok(open)
+}
+
 /// The demo member whose note and suggested edit wait for the owner's review.
 pub const DEMO_REVIEW_AUTHOR: &str = "ventas@demo.luna.mx";
 
@@ -172,6 +189,29 @@ mod tests {
     }
 
     #[tokio::test]
+    async fn published_logins_are_the_demo_users_with_the_published_password() {
+        let store = crate::Store::open_temp().await.unwrap();
+        assert!(published_logins(&store).await.unwrap().is_empty());
+        seed_if_empty(&Accounts::new(store.clone())).await.unwrap();
+        let hash = crate::password::hash("otra-contraseña".into())
+            .await
+            .unwrap();
+        sqlx::query("update users set password_hash = $1 where email = 'admin@demo.luna.mx'")
+            .bind(hash)
+            .execute(store.pool())
+            .await
+            .unwrap();
+        assert_eq!(
+            published_logins(&store).await.unwrap(),
+            [
+                "duena@demo.luna.mx",
+                "ventas@demo.luna.mx",
+                "explorer@demo.luna.mx"
+            ]
+        );
+    }
+
+    #[tokio::test]
     async fn seeding_twice_creates_the_demo_logins_once() {
         let accounts = Accounts::new(Store::open_temp().await.unwrap());
         assert!(seed_if_empty(&accounts).await.unwrap());
@@ -181,13 +221,21 @@ mod tests {
             DEMO_USERS.len() as i64
         );
         let (_, member) = accounts
-            .login("ventas@demo.luna.mx", DEMO_PASSWORD)
+            .login(
+                "ventas@demo.luna.mx",
+                DEMO_PASSWORD,
+                crate::accounts::ClientIp::LOCAL,
+            )
             .await
             .unwrap();
         assert_eq!(member.role, Role::Member);
         assert_eq!(member.plan, Plan::Founder);
         let (_, explorer) = accounts
-            .login("explorer@demo.luna.mx", DEMO_PASSWORD)
+            .login(
+                "explorer@demo.luna.mx",
+                DEMO_PASSWORD,
+                crate::accounts::ClientIp::LOCAL,
+            )
             .await
             .unwrap();
         assert_eq!(explorer.plan, Plan::Explorer);

@@ -11,6 +11,7 @@ use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
 use luna_engine::{Engine, Store};
 use luna_protocol::event::{SessionEvent, UserMessage};
 use luna_protocol::stream::StreamMessage;
+use luna_server::client_ip::TrustedProxies;
 use luna_server::{app, AppState};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -27,9 +28,14 @@ pub struct TestApp {
 }
 
 pub async fn spawn_app() -> TestApp {
+    spawn_app_behind(TrustedProxies::default()).await
+}
+
+/// `spawn_app` whose `X-Forwarded-For` is believed from `proxies` (`LUNA_TRUSTED_PROXIES`).
+pub async fn spawn_app_behind(proxies: TrustedProxies) -> TestApp {
     let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
     seed_if_empty(&engine.accounts).await.expect("demo seed");
-    serve(engine).await
+    serve_with(engine, proxies).await
 }
 
 /// A second app instance on `first`'s database (several instances share one
@@ -38,10 +44,10 @@ pub async fn spawn_instance_of(first: &TestApp) -> TestApp {
     let store = Store::open(first.engine.store.url())
         .await
         .expect("the same database");
-    serve(Engine::from_store(store)).await
+    serve_with(Engine::from_store(store), TrustedProxies::default()).await
 }
 
-async fn serve(engine: Engine) -> TestApp {
+async fn serve_with(engine: Engine, proxies: TrustedProxies) -> TestApp {
     if engine.store.backend() == luna_engine::store::Backend::Postgres {
         tokio::spawn(luna_engine::session::bus::listen(
             engine.sessions.clone(),
@@ -52,10 +58,12 @@ async fn serve(engine: Engine) -> TestApp {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        proxies,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
-    tokio::spawn(async move { axum::serve(listener, app(state)).await });
+    let service = app(state).into_make_service_with_connect_info::<SocketAddr>();
+    tokio::spawn(async move { axum::serve(listener, service).await });
     TestApp { addr, engine }
 }
 
@@ -64,7 +72,7 @@ impl TestApp {
     pub async fn login(&self, email: &str) -> (String, Caller) {
         self.engine
             .accounts
-            .login(email, DEMO_PASSWORD)
+            .login(email, DEMO_PASSWORD, luna_engine::accounts::ClientIp::LOCAL)
             .await
             .expect("demo login")
     }
@@ -148,6 +156,7 @@ pub async fn router() -> (axum::Router, Engine) {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        proxies: Default::default(),
     };
     (app(state), engine)
 }

@@ -128,3 +128,40 @@ async fn a_member_gets_403_from_the_settings_function() {
         .unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);
 }
+
+/// Posts a login from `client` (as the trusted proxy in front reports it); the status.
+async fn login_from(app: &helpers::TestApp, client: &str, password: &str) -> u16 {
+    reqwest::Client::new()
+        .post(format!("http://{}/api/login", app.addr))
+        .header("x-forwarded-for", client)
+        .form(&[("email", "duena@demo.luna.mx"), ("password", password)])
+        .send()
+        .await
+        .unwrap()
+        .status()
+        .as_u16()
+}
+
+#[tokio::test]
+async fn a_throttled_address_does_not_lock_the_owner_out_from_another() {
+    let localhost = "127.0.0.1".parse().unwrap();
+    let app =
+        helpers::spawn_app_behind(luna_server::client_ip::TrustedProxies::new(vec![localhost]))
+            .await;
+    let attacker = "203.0.113.5";
+    for _ in 0..luna_engine::accounts::MAX_FAILURES {
+        assert_eq!(login_from(&app, attacker, "adivina").await, 401);
+    }
+    assert_eq!(login_from(&app, attacker, DEMO_PASSWORD).await, 429);
+    assert_eq!(login_from(&app, "198.51.100.7", DEMO_PASSWORD).await, 200);
+}
+
+#[tokio::test]
+async fn without_a_trusted_proxy_the_forwarded_header_changes_nothing() {
+    let app = helpers::spawn_app().await;
+    for _ in 0..luna_engine::accounts::MAX_FAILURES {
+        assert_eq!(login_from(&app, "203.0.113.5", "adivina").await, 401);
+    }
+    // The same peer claiming another address is still the throttled peer.
+    assert_eq!(login_from(&app, "198.51.100.7", DEMO_PASSWORD).await, 429);
+}

@@ -991,7 +991,11 @@ async fn crm_tools_for_luna_are_not_public_and_demo_seed_is_idempotent() {
     assert!(!demo::seed(engine.crm.store()).await.unwrap());
     let (_, caller) = engine
         .accounts
-        .login("ventas@demo.luna.mx", crate::demo::DEMO_PASSWORD)
+        .login(
+            "ventas@demo.luna.mx",
+            crate::demo::DEMO_PASSWORD,
+            crate::accounts::ClientIp::LOCAL,
+        )
         .await
         .unwrap();
     let env = call(

@@ -18,7 +18,13 @@ async fn engine_with_callers() -> (Sessions, Caller, Caller, Caller) {
     seed_if_empty(&accounts).await.unwrap();
     let login = |email: &'static str| {
         let accounts = accounts.clone();
-        async move { accounts.login(email, DEMO_PASSWORD).await.unwrap().1 }
+        async move {
+            accounts
+                .login(email, DEMO_PASSWORD, crate::accounts::ClientIp::LOCAL)
+                .await
+                .unwrap()
+                .1
+        }
     };
     let owner = login("duena@demo.luna.mx").await;
     let member = login("ventas@demo.luna.mx").await;
