@@ -19,6 +19,9 @@ pub struct Config {
     pub model: Option<GatewayConfig>,
     pub smtp_url: Option<String>,
     pub cookie_secure: bool,
+    /// `LUNA_PUBLIC_URL`'s origin (scheme, host, port): the only origin browsers may
+    /// post from; `None` means the request's own host.
+    pub public_origin: Option<String>,
     pub seed_demo: bool,
     /// A running turn whose heartbeat is silent this long belongs to a dead process.
     pub turn_stale: std::time::Duration,
@@ -55,6 +58,21 @@ fn seconds(
             ),
         )),
     }
+}
+
+/// `scheme://host[:port]` of an http(s) URL, lower-cased, without path.
+fn origin_of(url: &str) -> Option<String> {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let host = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+    if host.is_empty() || host.contains('@') {
+        return None;
+    }
+    Some(format!("{scheme}://{host}"))
 }
 
 fn err(var: &'static str, problem: impl Into<String>) -> ConfigError {
@@ -218,14 +236,28 @@ impl Config {
             }
         }
 
+        let public_origin = match non_empty("LUNA_PUBLIC_URL") {
+            None => None,
+            Some(url) => Some(origin_of(&url).ok_or_else(|| {
+                err(
+                    "LUNA_PUBLIC_URL",
+                    format!("«{url}» debe ser una URL http:// o https:// (p. ej. https://luna.example.mx)"),
+                )
+            })?),
+        };
+        // Served over HTTPS: the session cookie is `Secure` unless told otherwise.
+        let https = public_origin
+            .as_deref()
+            .is_some_and(|o| o.starts_with("https://"));
         Ok(Config {
+            public_origin,
             database_url,
             bind,
             data_dir,
             secret,
             model,
             smtp_url,
-            cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
+            cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), https)?,
             seed_demo: parse_bool("LUNA_DEMO", get("LUNA_DEMO"), true)?,
             turn_stale: seconds(
                 "LUNA_TURN_STALE_SECS",
@@ -311,6 +343,22 @@ mod tests {
         let e = cfg(&[("LUNA_DATABASE_URL", "mysql://luna:secreto@db/luna")]).unwrap_err();
         assert_eq!(e.var, "LUNA_DATABASE_URL");
         assert!(!e.problem.contains("secreto"), "{}", e.problem);
+    }
+
+    #[test]
+    fn an_https_public_url_makes_the_cookie_secure_and_names_the_only_origin() {
+        let c = cfg(&[("LUNA_PUBLIC_URL", "HTTPS://Luna.Example.mx/app/")]).unwrap();
+        assert_eq!(c.public_origin.as_deref(), Some("https://luna.example.mx"));
+        assert!(c.cookie_secure);
+        let plain = cfg(&[("LUNA_PUBLIC_URL", "http://10.0.0.5:3000")]).unwrap();
+        assert!(!plain.cookie_secure);
+        assert!(!cfg(&[]).unwrap().cookie_secure);
+        assert_eq!(
+            cfg(&[("LUNA_PUBLIC_URL", "luna.example.mx")])
+                .unwrap_err()
+                .var,
+            "LUNA_PUBLIC_URL"
+        );
     }
 
     #[test]

@@ -6,6 +6,7 @@
 pub mod cli;
 pub mod config;
 pub mod events_ws;
+pub mod guard;
 pub mod health;
 pub mod mail;
 pub mod mcp;

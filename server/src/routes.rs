@@ -16,6 +16,7 @@ use tower_http::request_id::{MakeRequestUuid, PropagateRequestIdLayer, SetReques
 use tower_http::trace::TraceLayer;
 
 use crate::config::Config;
+use crate::guard::{self, Guard};
 use crate::{events_ws, health, mcp, session};
 
 /// Shared state of every route. Cheap to clone.
@@ -24,6 +25,8 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub engine: Engine,
     pub cookie: CookiePolicy,
+    /// Origin check, body limits and security headers ([`crate::guard`]).
+    pub guard: Guard,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -48,6 +51,7 @@ pub fn app(state: AppState) -> Router {
         .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))
+        .layer(axum::middleware::from_fn_with_state(state.guard.clone(), guard::guard))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
@@ -226,6 +230,9 @@ pub async fn main_entry() -> i32 {
         engine,
         cookie: CookiePolicy {
             secure: config.cookie_secure,
+        },
+        guard: Guard {
+            public_origin: config.public_origin.clone(),
         },
     };
     let listener = match tokio::net::TcpListener::bind(config.bind).await {

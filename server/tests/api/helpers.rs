@@ -52,6 +52,7 @@ async fn serve(engine: Engine) -> TestApp {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        guard: Default::default(),
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -148,6 +149,7 @@ pub async fn router() -> (axum::Router, Engine) {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        guard: Default::default(),
     };
     (app(state), engine)
 }

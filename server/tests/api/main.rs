@@ -1,5 +1,6 @@
 //! Full-stack tests: the real router on port 0 with a fresh database.
 
+mod adversarial;
 mod gateway;
 mod helpers;
 mod http;
