@@ -24,6 +24,8 @@ pub struct AppState {
     pub leptos_options: LeptosOptions,
     pub engine: Engine,
     pub cookie: CookiePolicy,
+    /// The events websockets open on this instance and their limits.
+    pub sockets: crate::sockets::Sockets,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -227,6 +229,7 @@ pub async fn main_entry() -> i32 {
         cookie: CookiePolicy {
             secure: config.cookie_secure,
         },
+        sockets: crate::sockets::Sockets::default(),
     };
     let listener = match tokio::net::TcpListener::bind(config.bind).await {
         Ok(l) => l,

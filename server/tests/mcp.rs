@@ -25,6 +25,7 @@ async fn setup() -> (Router, Engine, String) {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        sockets: luna_server::sockets::Sockets::default(),
     };
     (app(state), engine, key.secret)
 }

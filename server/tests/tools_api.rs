@@ -23,6 +23,7 @@ async fn the_ui_lists_its_tools_and_calls_them_through_the_pipeline() {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
+        sockets: luna_server::sockets::Sockets::default(),
     });
     let post = |path: &str, body: Value, cookie: bool| {
         let mut req = Request::post(path)
