@@ -12,6 +12,7 @@ pub mod mail;
 pub mod mcp;
 pub mod routes;
 pub mod session;
+pub mod sockets;
 
 pub use config::Config;
 pub use routes::{app, AppState};

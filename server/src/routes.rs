@@ -27,6 +27,8 @@ pub struct AppState {
     pub cookie: CookiePolicy,
     /// Origin check, body limits and security headers ([`crate::guard`]).
     pub guard: Guard,
+    /// The events websockets open on this instance and their limits.
+    pub sockets: crate::sockets::Sockets,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -234,6 +236,7 @@ pub async fn main_entry() -> i32 {
         guard: Guard {
             public_origin: config.public_origin.clone(),
         },
+        sockets: crate::sockets::Sockets::default(),
     };
     let listener = match tokio::net::TcpListener::bind(config.bind).await {
         Ok(l) => l,

@@ -26,6 +26,7 @@ async fn setup() -> (Router, Engine, String) {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         guard: Default::default(),
+        sockets: luna_server::sockets::Sockets::default(),
     };
     (app(state), engine, key.secret)
 }

@@ -11,6 +11,7 @@ use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
 use luna_engine::{Engine, Store};
 use luna_protocol::event::{SessionEvent, UserMessage};
 use luna_protocol::stream::StreamMessage;
+use luna_server::sockets::Sockets;
 use luna_server::{app, AppState};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -29,7 +30,15 @@ pub struct TestApp {
 pub async fn spawn_app() -> TestApp {
     let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
     seed_if_empty(&engine.accounts).await.expect("demo seed");
-    serve(engine).await
+    serve(engine, Sockets::default()).await
+}
+
+/// `spawn_app()` whose live sockets re-check their caller every `every` (the default
+/// is `RECHECK_EVERY`, too long to wait for in a test).
+pub async fn spawn_app_rechecking_every(every: Duration) -> TestApp {
+    let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
+    seed_if_empty(&engine.accounts).await.expect("demo seed");
+    serve(engine, Sockets::new(every)).await
 }
 
 /// A second app instance on `first`'s database (several instances share one
@@ -38,10 +47,10 @@ pub async fn spawn_instance_of(first: &TestApp) -> TestApp {
     let store = Store::open(first.engine.store.url())
         .await
         .expect("the same database");
-    serve(Engine::from_store(store)).await
+    serve(Engine::from_store(store), Sockets::default()).await
 }
 
-async fn serve(engine: Engine) -> TestApp {
+async fn serve(engine: Engine, sockets: Sockets) -> TestApp {
     if engine.store.backend() == luna_engine::store::Backend::Postgres {
         tokio::spawn(luna_engine::session::bus::listen(
             engine.sessions.clone(),
@@ -53,6 +62,7 @@ async fn serve(engine: Engine) -> TestApp {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         guard: Default::default(),
+        sockets,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -96,6 +106,21 @@ impl TestApp {
 pub fn handshake_status(err: tokio_tungstenite::tungstenite::Error) -> u16 {
     match err {
         tokio_tungstenite::tungstenite::Error::Http(response) => response.status().as_u16(),
+        other => panic!("expected an HTTP refusal, got {other}"),
+    }
+}
+
+/// The HTTP status and JSON body a refused websocket handshake answered with.
+pub fn handshake_error(err: tokio_tungstenite::tungstenite::Error) -> (u16, serde_json::Value) {
+    match err {
+        tokio_tungstenite::tungstenite::Error::Http(response) => {
+            let body = response
+                .body()
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(serde_json::Value::Null);
+            (response.status().as_u16(), body)
+        }
         other => panic!("expected an HTTP refusal, got {other}"),
     }
 }
@@ -150,6 +175,7 @@ pub async fn router() -> (axum::Router, Engine) {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         guard: Default::default(),
+        sockets: Sockets::default(),
     };
     (app(state), engine)
 }

@@ -6,3 +6,4 @@ mod helpers;
 mod http;
 mod scene;
 mod session_events;
+mod socket_lifetime;
