@@ -28,6 +28,8 @@ use pages::{KnowledgeRoute, LoginRoute, NotFoundPage, SettingsRoute, ToolsRoute,
 
 /// The HTML document the server renders around the app.
 pub fn shell(options: LeptosOptions) -> impl IntoView {
+    #[cfg(feature = "ssr")]
+    server::set_page_csp();
     view! {
         <!DOCTYPE html>
         <html lang="es-MX">

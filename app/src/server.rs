@@ -21,6 +21,30 @@ pub fn set_status(code: u16) {
     }
 }
 
+/// The content security policy. Scripts come only from this origin or carry the page's
+/// nonce (leptos puts it on its hydration and resource scripts); wasm compiles only
+/// from this origin; nothing frames the app. Styles allow `style=` attributes.
+pub fn content_security_policy(nonce: Option<&str>) -> String {
+    let inline = nonce.map(|n| format!(" 'nonce-{n}'")).unwrap_or_default();
+    format!(
+        "default-src 'self'; script-src 'self'{inline} 'wasm-unsafe-eval'; \
+         style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+         object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
+    )
+}
+
+/// Sets the page's policy with this response's nonce (called by the shell).
+pub fn set_page_csp() {
+    let (Some(nonce), Some(options)) =
+        (leptos::nonce::use_nonce(), use_context::<ResponseOptions>())
+    else {
+        return;
+    };
+    if let Ok(value) = axum::http::HeaderValue::from_str(&content_security_policy(Some(&nonce))) {
+        options.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+    }
+}
+
 /// Maps an engine error to the server function error and sets the HTTP status.
 pub fn fail(err: EngineError) -> AppError {
     let body = err.body();

@@ -4,6 +4,8 @@
 // through the Chat · Tablero · Decisiones tabs, with no horizontal scrolling).
 // Screenshots of every stage are kept in artifacts/ (CI keeps them).
 import { expect, Locator, Page, test } from '@playwright/test';
+import * as fs from 'fs';
+import * as path from 'path';
 import { MEMBER, hydrated, login, shot } from './helpers';
 
 const SCENE =
@@ -46,6 +48,31 @@ async function noHorizontalScroll(page: Page) {
     return { overflow: document.documentElement.scrollWidth - width, culprits };
   });
   expect(overflow, culprits.join('\n')).toBeLessThanOrEqual(0);
+}
+
+/** The messages in the server's local outbox (.ci/e2e passes its data directory). */
+function outbox(): string[] {
+  const dir = path.join(process.env.LUNA_E2E_DATA_DIR ?? '', 'outbox');
+  if (!process.env.LUNA_E2E_DATA_DIR || !fs.existsSync(dir)) return [];
+  return fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => path.join(dir, f));
+}
+
+/** Only the ticked step was authorized: one send per recipient, and only those go out. */
+async function onlyFirstStepAuthorized(page: Page, before: string[]) {
+  await expect(page.getByTestId('decision-result').last()).toContainText('Autoricé 1 paso ');
+  const rows = page.getByTestId('sequence-progress');
+  await expect(rows).toHaveCount(10);
+  for (const text of await rows.allInnerTexts()) {
+    // Each recipient has exactly one send (the first step), pending or already sent.
+    expect(text).toMatch(/ · (1 enviados · 0 pendientes|0 enviados · 1 pendientes)$/);
+  }
+  if (!process.env.LUNA_E2E_DATA_DIR) return;
+  // The dispatcher sends the first step now (day 0): one message per recipient, no more.
+  const fresh = () => outbox().filter((f) => !before.includes(f));
+  await expect.poll(() => fresh().length, { timeout: 45_000 }).toBe(10);
+  const to = fresh().map((f) => /^To: (.*)$/m.exec(fs.readFileSync(f, 'utf8'))?.[1]);
+  expect(new Set(to).size).toBe(10);
+  await expect(page.getByTestId('sequence-progress').filter({ hasText: '1 enviados · 0 pendientes' })).toHaveCount(10);
 }
 
 async function authorizeFirstStep(card: Locator) {
@@ -97,9 +124,11 @@ test('browser: the whole scene in the split view, with the drawer, the save card
 
   await send(page, 'ármame una secuencia de tres correos');
   await answered(page, 3);
+  const before = outbox();
   await authorizeFirstStep(cards.first());
   await expect(cards).toHaveCount(0);
   await expect(page.getByTestId('sequence-card')).toHaveCount(1);
+  await onlyFirstStepAuthorized(page, before);
   await expect(page.getByTestId('sequence-status')).not.toHaveText('Borrador · nada se envía');
   await shot(page, 'browser-5-sequence');
 

@@ -23,6 +23,9 @@ pub struct Config {
     pub demo: Demo,
     /// `LUNA_TRUSTED_PROXIES`: reverse proxies whose `X-Forwarded-For` names the client.
     pub trusted_proxies: crate::client_ip::TrustedProxies,
+    /// `LUNA_PUBLIC_URL`'s origin (scheme, host, port): the only origin browsers may
+    /// post from; `None` means the request's own host.
+    pub public_origin: Option<String>,
     /// A running turn whose heartbeat is silent this long belongs to a dead process.
     pub turn_stale: std::time::Duration,
     /// How long a research run's instance holds it without renewing (`LUNA_RESEARCH_LEASE_SECS`).
@@ -67,6 +70,21 @@ fn seconds(
             ),
         )),
     }
+}
+
+/// `scheme://host[:port]` of an http(s) URL, lower-cased, without path.
+fn origin_of(url: &str) -> Option<String> {
+    let url = url.trim();
+    let (scheme, rest) = url.split_once("://")?;
+    let scheme = scheme.to_ascii_lowercase();
+    if scheme != "http" && scheme != "https" {
+        return None;
+    }
+    let host = rest.split(['/', '?', '#']).next()?.to_ascii_lowercase();
+    if host.is_empty() || host.contains('@') {
+        return None;
+    }
+    Some(format!("{scheme}://{host}"))
 }
 
 fn err(var: &'static str, problem: impl Into<String>) -> ConfigError {
@@ -254,14 +272,28 @@ impl Config {
             }
         }
 
+        let public_origin = match non_empty("LUNA_PUBLIC_URL") {
+            None => None,
+            Some(url) => Some(origin_of(&url).ok_or_else(|| {
+                err(
+                    "LUNA_PUBLIC_URL",
+                    format!("«{url}» debe ser una URL http:// o https:// (p. ej. https://luna.example.mx)"),
+                )
+            })?),
+        };
+        // Served over HTTPS: the session cookie is `Secure` unless told otherwise.
+        let https = public_origin
+            .as_deref()
+            .is_some_and(|o| o.starts_with("https://"));
         Ok(Config {
+            public_origin,
             database_url,
             bind,
             data_dir,
             secret,
             model,
             smtp_url,
-            cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), false)?,
+            cookie_secure: parse_bool("LUNA_COOKIE_SECURE", get("LUNA_COOKIE_SECURE"), https)?,
             demo: match non_empty("LUNA_DEMO") {
                 None => Demo::Auto,
                 Some(v) => {
@@ -394,6 +426,22 @@ mod tests {
         let e = cfg(&[("LUNA_DATABASE_URL", "mysql://luna:secreto@db/luna")]).unwrap_err();
         assert_eq!(e.var, "LUNA_DATABASE_URL");
         assert!(!e.problem.contains("secreto"), "{}", e.problem);
+    }
+
+    #[test]
+    fn an_https_public_url_makes_the_cookie_secure_and_names_the_only_origin() {
+        let c = cfg(&[("LUNA_PUBLIC_URL", "HTTPS://Luna.Example.mx/app/")]).unwrap();
+        assert_eq!(c.public_origin.as_deref(), Some("https://luna.example.mx"));
+        assert!(c.cookie_secure);
+        let plain = cfg(&[("LUNA_PUBLIC_URL", "http://10.0.0.5:3000")]).unwrap();
+        assert!(!plain.cookie_secure);
+        assert!(!cfg(&[]).unwrap().cookie_secure);
+        assert_eq!(
+            cfg(&[("LUNA_PUBLIC_URL", "luna.example.mx")])
+                .unwrap_err()
+                .var,
+            "LUNA_PUBLIC_URL"
+        );
     }
 
     #[test]

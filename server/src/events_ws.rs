@@ -3,24 +3,34 @@
 //! a session of another workspace is 404. The stream sends a snapshot when the client
 //! is far behind, then the backlog, then live events — in `seq` order, with no gaps
 //! and no duplicates, even while events are appended during the catch-up.
+//!
+//! A socket lives only as long as its caller's right to it: it re-checks the session
+//! token and membership every `Sockets::recheck_every` and closes (1008, with the
+//! reason) once the person logged out, their session expired or was revoked, or they
+//! left the workspace. One person holds at most `MAX_SOCKETS_PER_USER` sockets, and a
+//! client frame over `MAX_INCOMING` closes the connection (see `sockets`).
 
 use axum::extract::rejection::ExtensionRejection;
 use axum::extract::ws::rejection::WebSocketUpgradeRejection;
-use axum::extract::ws::{Message, WebSocket, WebSocketUpgrade};
+use axum::extract::ws::{close_code, CloseFrame, Message, WebSocket, WebSocketUpgrade};
 use axum::extract::{Path, Query, State};
 use axum::http::{HeaderMap, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::{Extension, Json};
 use futures_util::{Sink, SinkExt, StreamExt};
-use luna_engine::accounts::Caller;
+use luna_engine::accounts::{Accounts, Caller};
 use luna_engine::session::Sessions;
-use luna_engine::{Engine, EngineError};
+use luna_engine::EngineError;
 use luna_protocol::error::ErrorEnvelope;
 use luna_protocol::event::StoredEvent;
 use luna_protocol::stream::{StreamMessage, Thinking};
 use serde::Deserialize;
 use tokio::sync::broadcast;
 use tracing::Instrument;
+
+use crate::routes::AppState;
+use crate::session::SessionToken;
+use crate::sockets::{SocketSlot, MAX_INCOMING};
 
 /// A client further behind than this many events gets a snapshot instead of the log.
 pub const SNAPSHOT_AFTER: u64 = 200;
@@ -45,20 +55,33 @@ pub fn error_response(err: EngineError) -> Response {
     (status, Json(ErrorEnvelope { error: body })).into_response()
 }
 
+/// The close reason when the caller's session or membership ended (≤ 123 bytes).
+pub const SESSION_ENDED: &str = "Tu sesión terminó. Vuelve a iniciar sesión.";
+/// The close reason when the re-check itself failed (the client reconnects).
+const CHECK_FAILED: &str = "No pudimos verificar tu sesión. Reconectando…";
+
 pub async fn session_events(
-    State(engine): State<Engine>,
+    State(AppState {
+        engine, sockets, ..
+    }): State<AppState>,
     Path(session_id): Path<String>,
     Query(Since { since }): Query<Since>,
     headers: HeaderMap,
     caller: Result<Extension<Caller>, ExtensionRejection>,
+    token: Option<Extension<SessionToken>>,
     upgrade: Result<WebSocketUpgrade, WebSocketUpgradeRejection>,
 ) -> Response {
-    let Ok(Extension(caller)) = caller else {
+    let (Ok(Extension(caller)), Some(Extension(token))) = (caller, token) else {
         return error_response(EngineError::typed(
             luna_protocol::error::ErrorCode::Unauthorized,
-            "Tu sesión terminó. Vuelve a iniciar sesión.",
+            SESSION_ENDED,
             "Entra de nuevo con tu correo y contraseña.",
         ));
+    };
+    // Before subscribing: a refused socket leaves no channels behind.
+    let slot = match sockets.acquire(&caller.user_id) {
+        Ok(slot) => slot,
+        Err(e) => return error_response(e),
     };
     // Subscribe before the upgrade: this checks access (404 for another workspace)
     // and guarantees nothing appended from now on is missed.
@@ -68,7 +91,10 @@ pub async fn session_events(
     };
     let thoughts = engine.sessions.hub().subscribe_thinking(&session_id);
     let upgrade = match upgrade {
-        Ok(u) => u.read_buffer_size(READ_BUFFER),
+        Ok(u) => u
+            .read_buffer_size(READ_BUFFER)
+            .max_frame_size(MAX_INCOMING)
+            .max_message_size(MAX_INCOMING),
         Err(rejection) => return rejection.into_response(),
     };
     let request_id = headers
@@ -83,28 +109,53 @@ pub async fn session_events(
         request_id = %request_id,
         since
     );
-    let sessions = engine.sessions.clone();
+    let follower = Follower {
+        sessions: engine.sessions.clone(),
+        accounts: engine.accounts.clone(),
+        caller,
+        token,
+        recheck_every: sockets.recheck_every,
+        _slot: slot,
+    };
     upgrade.on_upgrade(move |socket| {
-        serve_socket(
-            socket,
-            sessions,
-            caller,
-            session_id,
-            since,
-            (live, thoughts),
-        )
-        .instrument(span)
+        serve_socket(socket, follower, session_id, since, (live, thoughts)).instrument(span)
     })
+}
+
+/// Who follows a session over one socket, and what it needs to re-check them.
+struct Follower {
+    sessions: Sessions,
+    accounts: Accounts,
+    caller: Caller,
+    token: SessionToken,
+    recheck_every: std::time::Duration,
+    /// Held for the socket's life: one of the user's `MAX_SOCKETS_PER_USER`.
+    _slot: SocketSlot,
+}
+
+/// Why a socket ended.
+enum End {
+    /// The stream finished or the client went away.
+    Done,
+    /// The server closes it with this code and reason.
+    Close(u16, &'static str),
 }
 
 async fn serve_socket(
     socket: WebSocket,
-    sessions: Sessions,
-    caller: Caller,
+    follower: Follower,
     session_id: String,
     since: u64,
     live: Live,
 ) {
+    let Follower {
+        sessions,
+        accounts,
+        caller,
+        token,
+        recheck_every,
+        _slot,
+    } = follower;
     let (sender, mut receiver) = socket.split();
     // `ready` (not an async block) keeps the adapted sink `Unpin`.
     let mut sink = sender.with(|msg: StreamMessage| {
@@ -114,25 +165,70 @@ async fn serve_socket(
                 .map_err(axum::Error::new),
         )
     });
-    // The client sends nothing we need; reading only tells us when it leaves.
+    // The client sends nothing we need; reading only tells us when it leaves (or
+    // breaks the rules: a frame over `MAX_INCOMING` is an error that ends the read).
     let closed = async {
-        while let Some(Ok(msg)) = receiver.next().await {
-            if matches!(msg, Message::Close(_)) {
-                break;
+        loop {
+            match receiver.next().await {
+                Some(Ok(Message::Close(_))) | None => break,
+                Some(Ok(_)) => {}
+                Some(Err(e)) => {
+                    tracing::info!(error = %e, "client broke the stream");
+                    break;
+                }
             }
         }
     };
-    tokio::select! {
+    let end = tokio::select! {
         result = stream_events(&sessions, &caller, &session_id, since, live, &mut sink) => {
             if let Err(e) = result {
                 tracing::warn!(error = %e, "session stream ended");
             }
+            End::Done
         }
-        () = closed => tracing::debug!("client closed the stream"),
+        () = closed => {
+            tracing::debug!("client closed the stream");
+            End::Done
+        }
+        end = until_access_ends(&accounts, &token, &caller, recheck_every) => end,
+    };
+    if let End::Close(code, reason) = end {
+        tracing::info!(reason, "closing the stream");
+        let frame = CloseFrame {
+            code,
+            reason: reason.into(),
+        };
+        // Best effort: the client may be gone already; dropping the socket ends it.
+        let _ = sink.get_mut().send(Message::Close(Some(frame))).await;
     }
     // Both receivers are dropped now: free the session's channels if nobody else here
     // follows it (the next subscriber creates them again).
     sessions.hub().release(&session_id);
+}
+
+/// Re-checks the caller's session token and membership every `every` (through the
+/// same lookup that resolved the cookie) and returns once either no longer holds.
+/// A failed check closes too: the client reconnects, and the reconnect checks again.
+async fn until_access_ends(
+    accounts: &Accounts,
+    token: &SessionToken,
+    caller: &Caller,
+    every: std::time::Duration,
+) -> End {
+    let mut tick = tokio::time::interval_at(tokio::time::Instant::now() + every, every);
+    tick.set_missed_tick_behavior(tokio::time::MissedTickBehavior::Delay);
+    loop {
+        tick.tick().await;
+        match accounts.session_caller(token.secret()).await {
+            Ok(Some(now))
+                if now.user_id == caller.user_id && now.workspace_id == caller.workspace_id => {}
+            Ok(_) => return End::Close(close_code::POLICY, SESSION_ENDED),
+            Err(e) => {
+                tracing::warn!(error = %e, "could not re-check the stream's caller");
+                return End::Close(close_code::ERROR, CHECK_FAILED);
+            }
+        }
+    }
 }
 
 /// What a socket follows: committed events, and the running turn's live reasoning.
@@ -263,7 +359,7 @@ mod tests {
     use std::sync::{Arc, Mutex};
 
     use luna_engine::demo::{seed_if_empty, DEMO_PASSWORD};
-    use luna_engine::Store;
+    use luna_engine::{Engine, Store};
     use luna_protocol::event::{SessionEvent, UserMessage};
 
     use super::*;

@@ -7,11 +7,13 @@ pub mod cli;
 pub mod client_ip;
 pub mod config;
 pub mod events_ws;
+pub mod guard;
 pub mod health;
 pub mod mail;
 pub mod mcp;
 pub mod routes;
 pub mod session;
+pub mod sockets;
 
 pub use config::Config;
 pub use routes::{app, AppState};

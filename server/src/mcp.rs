@@ -26,6 +26,9 @@ use rmcp::transport::streamable_http_server::{StreamableHttpServerConfig, Stream
 use rmcp::{ErrorData, RoleServer, ServerHandler};
 use serde_json::Value;
 
+/// The `_meta` key of a tool call's idempotency key.
+pub const IDEMPOTENCY_META: &str = "luna/idempotency_key";
+
 /// The caller an API key resolved to, for this MCP request only.
 #[derive(Clone, Debug)]
 pub struct McpCaller(pub Caller);
@@ -91,14 +94,19 @@ impl ServerHandler for LunaMcp {
         let Some(McpCaller(caller)) = caller else {
             return Err(ErrorData::internal_error("missing caller", None));
         };
+        // A retry-safe call names its key in `_meta` (`luna/idempotency_key`); the
+        // pipeline binds it to this exact request.
+        // rmcp hands the request's `_meta` over in the context.
+        let key = context
+            .meta
+            .get(IDEMPOTENCY_META)
+            .or_else(|| request.meta.as_ref().and_then(|m| m.get(IDEMPOTENCY_META)))
+            .and_then(Value::as_str)
+            .map(str::to_owned);
         let args = request.arguments.map(Value::Object).unwrap_or(Value::Null);
-        let response = self
-            .engine
-            .call_tool(
-                &caller,
-                ToolRequest::new(request.name.to_string(), args, Surface::Mcp),
-            )
-            .await;
+        let mut req = ToolRequest::new(request.name.to_string(), args, Surface::Mcp);
+        req.idempotency_key = key;
+        let response = self.engine.call_tool(&caller, req).await;
         Ok(to_result(response.is_ok(), response.to_json()).into())
     }
 }

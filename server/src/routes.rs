@@ -17,6 +17,7 @@ use tower_http::trace::TraceLayer;
 
 use crate::client_ip::{self, TrustedProxies};
 use crate::config::Config;
+use crate::guard::{self, Guard};
 use crate::{events_ws, health, mcp, session};
 
 /// Shared state of every route. Cheap to clone.
@@ -27,6 +28,10 @@ pub struct AppState {
     pub cookie: CookiePolicy,
     /// Proxies whose `X-Forwarded-For` names the client (`LUNA_TRUSTED_PROXIES`).
     pub proxies: TrustedProxies,
+    /// Origin check, body limits and security headers ([`crate::guard`]).
+    pub guard: Guard,
+    /// The events websockets open on this instance and their limits.
+    pub sockets: crate::sockets::Sockets,
 }
 
 const REQUEST_ID: HeaderName = HeaderName::from_static("x-request-id");
@@ -52,6 +57,7 @@ pub fn app(state: AppState) -> Router {
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
         .layer(axum::middleware::from_fn_with_state(state.engine.clone(), session::resolve_caller))
         .layer(axum::middleware::from_fn_with_state(state.proxies.clone(), client_ip::resolve))
+        .layer(axum::middleware::from_fn_with_state(state.guard.clone(), guard::guard))
         .layer(PropagateRequestIdLayer::new(REQUEST_ID))
         .layer(TraceLayer::new_for_http().make_span_with(|req: &Request<_>| {
             let id = req.headers().get(REQUEST_ID).and_then(|v| v.to_str().ok()).unwrap_or("-");
@@ -246,6 +252,10 @@ pub async fn main_entry() -> i32 {
             secure: config.cookie_secure,
         },
         proxies: config.trusted_proxies.clone(),
+        guard: Guard {
+            public_origin: config.public_origin.clone(),
+        },
+        sockets: crate::sockets::Sockets::default(),
     };
     let listener = match tokio::net::TcpListener::bind(config.bind).await {
         Ok(l) => l,

@@ -1,5 +1,7 @@
 //! Resolves the session cookie to a `Caller` for every request and guards pages:
 //! a visitor without a session is sent to /login; API routes answer 401 themselves.
+//! The token a caller was resolved from rides along as a `SessionToken`, so a
+//! long-lived connection (the events websocket) can check it again later.
 
 use axum::extract::{Request, State};
 use axum::http::{header, Method};
@@ -20,6 +22,23 @@ fn is_public(path: &str) -> bool {
         )
 }
 
+/// The session cookie token a request's `Caller` was resolved from. Its `Debug`
+/// never shows the secret.
+#[derive(Clone)]
+pub struct SessionToken(String);
+
+impl SessionToken {
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+}
+
+impl std::fmt::Debug for SessionToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("SessionToken(…)")
+    }
+}
+
 pub async fn resolve_caller(
     State(engine): State<Engine>,
     mut req: Request,
@@ -30,8 +49,8 @@ pub async fn resolve_caller(
         .get(header::COOKIE)
         .and_then(|v| v.to_str().ok())
         .and_then(|v| cookie_value(v, SESSION_COOKIE));
-    let caller = match token {
-        Some(t) => match engine.accounts.session_caller(&t).await {
+    let caller = match &token {
+        Some(t) => match engine.accounts.session_caller(t).await {
             Ok(c) => c,
             Err(e) => {
                 tracing::error!(error = %e, "session lookup failed");
@@ -53,6 +72,9 @@ pub async fn resolve_caller(
     if let Some(c) = caller {
         tracing::Span::current().record("workspace", c.workspace_id.as_str());
         req.extensions_mut().insert(c);
+        if let Some(t) = token {
+            req.extensions_mut().insert(SessionToken(t));
+        }
     }
     next.run(req).await
 }

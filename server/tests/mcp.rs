@@ -26,6 +26,8 @@ async fn setup() -> (Router, Engine, String) {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         proxies: Default::default(),
+        guard: Default::default(),
+        sockets: luna_server::sockets::Sockets::default(),
     };
     (app(state), engine, key.secret)
 }
@@ -179,4 +181,33 @@ async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
         app.clone().oneshot(req).await.unwrap().status(),
         StatusCode::FORBIDDEN
     );
+}
+
+#[tokio::test]
+async fn an_idempotency_key_in_meta_is_bound_to_its_request() {
+    let (app, engine, key) = setup().await;
+    let search = |query: &str| {
+        json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {
+            "name": "market_search",
+            "arguments": {"kind": "suppliers", "query": query},
+            "_meta": {"luna/idempotency_key": "agente-7"}}})
+    };
+    let (_, first) = rpc(&app, Some(&key), search("empaque")).await;
+    assert_eq!(first["result"]["isError"], json!(false), "{first}");
+    let (_, other) = rpc(&app, Some(&key), search("acero")).await;
+    assert_eq!(other["result"]["isError"], json!(true), "{other}");
+    assert_eq!(
+        other["result"]["structuredContent"]["error"]["code"],
+        json!("IDEMPOTENCY_CONFLICT")
+    );
+    let (_, again) = rpc(&app, Some(&key), search("empaque")).await;
+    assert_eq!(
+        again["result"]["structuredContent"]["ref"], first["result"]["structuredContent"]["ref"],
+        "the same request is replayed, not run again"
+    );
+    let charged: i64 = sqlx::query_scalar("select count(*) from receipts")
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(charged, 1);
 }

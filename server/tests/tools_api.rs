@@ -28,6 +28,8 @@ async fn the_ui_lists_its_tools_and_calls_them_through_the_pipeline() {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         proxies: Default::default(),
+        guard: Default::default(),
+        sockets: luna_server::sockets::Sockets::default(),
     });
     let post = |path: &str, body: Value, cookie: bool| {
         let mut req = Request::post(path)

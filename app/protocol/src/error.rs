@@ -30,6 +30,10 @@ pub enum ErrorCode {
     /// The person's contact is not revealed in this workspace (reveal it first).
     NotRevealed,
     Conflict,
+    /// An idempotency key reused with another request (other tool, arguments or caller).
+    IdempotencyConflict,
+    /// A request body over the route's limit.
+    PayloadTooLarge,
     Internal,
 }
 
@@ -49,7 +53,9 @@ impl ErrorCode {
             ErrorCode::VersionConflict
             | ErrorCode::Conflict
             | ErrorCode::MaxCreditsExceeded
-            | ErrorCode::NotRevealed => 409,
+            | ErrorCode::NotRevealed
+            | ErrorCode::IdempotencyConflict => 409,
+            ErrorCode::PayloadTooLarge => 413,
             ErrorCode::QuoteExpired | ErrorCode::DecisionExpired => 410,
             ErrorCode::Internal => 500,
         }

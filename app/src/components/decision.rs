@@ -61,15 +61,21 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
         set_error.set(None);
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
-            let r = crate::decisions_api::resolve_decision(session_id, id.get_value(), resolution)
-                .await;
+            // A sequence card authorizes exactly the ticked steps, never the whole card.
+            let r = if is_sequence && resolution == Resolution::Accept {
+                let steps = ticked.get_untracked();
+                crate::decisions_api::authorize_sequence_steps(session_id, id.get_value(), steps)
+                    .await
+            } else {
+                crate::decisions_api::resolve_decision(session_id, id.get_value(), resolution).await
+            };
             if let Err(e) = r {
                 set_error.set(Some(e.message()));
             }
             set_busy.set(false);
         });
         #[cfg(not(feature = "hydrate"))]
-        let _ = (session_id, resolution, id, is_sequence);
+        let _ = (session_id, resolution, id, is_sequence, ticked);
     };
 
     let expired_text = match card.kind {

@@ -2,11 +2,12 @@
 //! with turns running on the local director.
 //!
 //! Shape: start the real server binary on a fresh database (embedded SQLite by
-//! default, or `--database-url`), sign in one person per Founder workspace, open
-//! `--sockets` work sessions through the app's server functions and one websocket on
-//! each. Phase 1 (idle): resident memory with every socket open against a baseline
-//! with none. Phase 2 (load): `--turn-sessions` of them run `--turns-per-session`
-//! scene turns each, at most `--concurrency` at once, while every socket stays open.
+//! default, or `--database-url`), sign in enough people in every Founder workspace
+//! that none holds more than `MAX_SOCKETS_PER_USER` sockets, open `--sockets` work
+//! sessions through the app's server functions and one websocket on each. Phase 1
+//! (idle): resident memory with every socket open against a baseline with none.
+//! Phase 2 (load): `--turn-sessions` of them run `--turns-per-session` scene turns
+//! each, at most `--concurrency` at once, while every socket stays open.
 //! Delivery latency of an event = its receipt on the socket − the time the server
 //! stamped on it when appending it (`session_events.created_at`, ms resolution, same
 //! machine and clock). Every socket checks that seqs are contiguous and end at the
@@ -114,7 +115,13 @@ async fn run(args: args::Args) -> Result<u64> {
         data_dir.display()
     );
     println!("{args:?}");
-    let logins = db::seed_teams(&url, args.teams).await?;
+    // Enough people that none holds more than the server's per-person socket cap.
+    let workspaces = args.teams + 1;
+    let people_per_team = (args.sockets + 1)
+        .div_ceil(luna_server::sockets::MAX_SOCKETS_PER_USER)
+        .div_ceil(workspaces)
+        .max(1);
+    let logins = db::seed_teams(&url, args.teams, people_per_team).await?;
     let mut srv = Server::start(&args.server, &data_dir, &args.database_url).await?;
     let mut r = Readings {
         rss_start_kib: srv.memory_kib()?.0,
@@ -122,7 +129,7 @@ async fn run(args: args::Args) -> Result<u64> {
     };
     println!("server pid {} on {}", srv.pid(), srv.bind);
 
-    // Sign in one person per workspace and open the sessions round-robin over them.
+    // Sign everyone in and open the sessions round-robin over them.
     let client = http::client()?;
     let mut people = Vec::new();
     for email in &logins {

@@ -12,6 +12,7 @@ use luna_engine::{Engine, Store};
 use luna_protocol::event::{SessionEvent, UserMessage};
 use luna_protocol::stream::StreamMessage;
 use luna_server::client_ip::TrustedProxies;
+use luna_server::sockets::Sockets;
 use luna_server::{app, AppState};
 use tokio::net::TcpStream;
 use tokio_tungstenite::tungstenite::client::IntoClientRequest;
@@ -35,7 +36,15 @@ pub async fn spawn_app() -> TestApp {
 pub async fn spawn_app_behind(proxies: TrustedProxies) -> TestApp {
     let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
     seed_if_empty(&engine.accounts).await.expect("demo seed");
-    serve_with(engine, proxies).await
+    serve(engine, proxies, Sockets::default()).await
+}
+
+/// `spawn_app()` whose live sockets re-check their caller every `every` (the default
+/// is `RECHECK_EVERY`, too long to wait for in a test).
+pub async fn spawn_app_rechecking_every(every: Duration) -> TestApp {
+    let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
+    seed_if_empty(&engine.accounts).await.expect("demo seed");
+    serve(engine, TrustedProxies::default(), Sockets::new(every)).await
 }
 
 /// A second app instance on `first`'s database (several instances share one
@@ -44,10 +53,15 @@ pub async fn spawn_instance_of(first: &TestApp) -> TestApp {
     let store = Store::open(first.engine.store.url())
         .await
         .expect("the same database");
-    serve_with(Engine::from_store(store), TrustedProxies::default()).await
+    serve(
+        Engine::from_store(store),
+        TrustedProxies::default(),
+        Sockets::default(),
+    )
+    .await
 }
 
-async fn serve_with(engine: Engine, proxies: TrustedProxies) -> TestApp {
+async fn serve(engine: Engine, proxies: TrustedProxies, sockets: Sockets) -> TestApp {
     if engine.store.backend() == luna_engine::store::Backend::Postgres {
         tokio::spawn(luna_engine::session::bus::listen(
             engine.sessions.clone(),
@@ -59,6 +73,8 @@ async fn serve_with(engine: Engine, proxies: TrustedProxies) -> TestApp {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         proxies,
+        guard: Default::default(),
+        sockets,
     };
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
@@ -103,6 +119,21 @@ impl TestApp {
 pub fn handshake_status(err: tokio_tungstenite::tungstenite::Error) -> u16 {
     match err {
         tokio_tungstenite::tungstenite::Error::Http(response) => response.status().as_u16(),
+        other => panic!("expected an HTTP refusal, got {other}"),
+    }
+}
+
+/// The HTTP status and JSON body a refused websocket handshake answered with.
+pub fn handshake_error(err: tokio_tungstenite::tungstenite::Error) -> (u16, serde_json::Value) {
+    match err {
+        tokio_tungstenite::tungstenite::Error::Http(response) => {
+            let body = response
+                .body()
+                .as_deref()
+                .and_then(|b| serde_json::from_slice(b).ok())
+                .unwrap_or(serde_json::Value::Null);
+            (response.status().as_u16(), body)
+        }
         other => panic!("expected an HTTP refusal, got {other}"),
     }
 }
@@ -157,6 +188,8 @@ pub async fn router() -> (axum::Router, Engine) {
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         proxies: Default::default(),
+        guard: Default::default(),
+        sockets: Sockets::default(),
     };
     (app(state), engine)
 }

@@ -144,8 +144,8 @@ pub async fn execute(
             steps,
         } => {
             let s = crate::sequences::get(engine, caller, sequence_id).await?;
-            let all: Vec<usize> = (0..s.steps.len()).collect();
-            let chosen = steps.as_deref().unwrap_or(&all);
+            // `resolve_as` refuses a sequence card without ticked steps.
+            let chosen = steps.as_deref().unwrap_or_default();
             let out =
                 crate::sequences::authorize(engine, caller, sequence_id, *version, chosen).await?;
             let days: Vec<String> = out
@@ -157,8 +157,8 @@ pub async fn execute(
             Ok(Executed {
                 result: DecisionResult {
                     summary: format!(
-                        "Autoricé {} pasos de «{}» para {} destinatarios (días {}); el dispatcher los envía en su fecha.",
-                        out.steps.len(),
+                        "Autoricé {} de «{}» para {} destinatarios (días {}); el dispatcher los envía en su fecha.",
+                        if out.steps.len() == 1 { "1 paso".to_owned() } else { format!("{} pasos", out.steps.len()) },
                         s.name,
                         out.recipients,
                         days.join(", ")

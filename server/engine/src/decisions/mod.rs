@@ -235,6 +235,9 @@ pub async fn authorize_steps(
     decision_id: &str,
     steps: &[usize],
 ) -> EngineResult<Resolved> {
+    if steps.is_empty() {
+        return Err(no_steps_ticked());
+    }
     let row = find_in_session(engine, caller, session_id, decision_id).await?;
     if let (
         Target::Sequence {
@@ -254,6 +257,14 @@ pub async fn authorize_steps(
         rows::update_target(&mut conn, &row.id, &target).await?;
     }
     resolve(engine, caller, session_id, decision_id, Resolution::Accept).await
+}
+
+fn no_steps_ticked() -> EngineError {
+    EngineError::typed(
+        ErrorCode::InvalidArgument,
+        "Marca al menos un paso de la secuencia para autorizarlo.",
+        "Solo se autorizan y envían los pasos con la casilla marcada.",
+    )
 }
 
 /// A person accepts or declines a card (the chat's buttons, the review page).
@@ -323,6 +334,12 @@ async fn resolve_as(
     }
     if row.expires_at.is_some_and(|at| now_ms() >= at) {
         return expire(engine, caller, &row, via.as_str()).await;
+    }
+    // A sequence card is accepted only with the steps the person ticked
+    // (`authorize_steps`); a bare «aceptar» names none and authorizes nothing.
+    if matches!(&row.target, Target::Sequence { steps, .. } if steps.as_ref().is_none_or(Vec::is_empty))
+    {
+        return Err(no_steps_ticked());
     }
     let auto_text = match &via {
         Via::Auto(counter) => Some(auto::receipt_text(counter)),

@@ -1061,6 +1061,25 @@ async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
     );
     assert_eq!(scalar(&fx, "select count(*) from sequence_sends").await, 0);
 
+    // Accepting without naming ticked steps, naming none, or naming a step the
+    // sequence does not have authorizes nothing and leaves the card pending.
+    let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 7])
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert_eq!(scalar(&fx, "select count(*) from sequence_sends").await, 0);
+    assert_eq!(
+        scalar(&fx, "select count(*) from sequence_authorizations").await,
+        0
+    );
+    assert_eq!(board(&fx).await.pending.len(), 1, "the card still waits");
+
     let r = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 1])
         .await
         .unwrap();

@@ -1,123 +1,92 @@
-//! A small unified diff of two texts by lines (longest common subsequence), for
-//! suggested edits: what the reviewer sees before merging into Knowledge.
+//! The unified diff of a suggested edit, what the reviewer sees before merging into
+//! Knowledge: by lines with `similar` (Myers with a deadline: memory linear in the
+//! texts, bounded time, where the hand-written LCS it replaced allocated n·m cells),
+//! three lines of context, GNU hunk headers (`@@ -4 +4 @@` for a one-line range).
 
-/// Most lines diffed exactly; longer texts are shown as a whole replacement.
-const MAX_LINES: usize = 2_000;
+use std::time::Duration;
+
+use similar::{Algorithm, TextDiff};
+
+use crate::error::EngineResult;
+
+use super::limits::{invalid, MAX_BODY};
+
+/// Largest text diffed, either side, in bytes: [`MAX_BODY`] characters of up to four
+/// bytes each, so every body the engine accepts fits; a longer one is refused.
+pub const MAX_DIFF_BYTES: usize = 4 * MAX_BODY;
 const CONTEXT: usize = 3;
-
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Keep,
-    Del,
-    Add,
-}
+/// Past this `similar` stops looking for the smallest diff and returns a correct,
+/// larger one.
+const DEADLINE: Duration = Duration::from_millis(250);
 
 /// `--- a/<name>` / `+++ b/<name>` with `@@` hunks; empty when the texts are equal.
-pub fn unified(name: &str, old: &str, new: &str) -> String {
+/// `INVALID_ARGUMENT` when either text is over [`MAX_DIFF_BYTES`].
+pub fn unified(name: &str, old: &str, new: &str) -> EngineResult<String> {
+    if old.len() > MAX_DIFF_BYTES || new.len() > MAX_DIFF_BYTES {
+        return Err(invalid(
+            format!(
+                "El contenido es demasiado largo para mostrar la diferencia (máximo {MAX_BODY} caracteres)."
+            ),
+            "Propón un contenido más corto; el detalle largo va en un archivo.",
+        ));
+    }
+    let (old, new) = (terminated_lines(old), terminated_lines(new));
     if old == new {
-        return String::new();
+        return Ok(String::new());
     }
-    let a: Vec<&str> = old.lines().collect();
-    let b: Vec<&str> = new.lines().collect();
-    let ops = if a.len() > MAX_LINES || b.len() > MAX_LINES {
-        a.iter()
-            .map(|_| Op::Del)
-            .chain(b.iter().map(|_| Op::Add))
-            .collect()
-    } else {
-        script(&a, &b)
-    };
-    // Positions of each op in a and b.
-    let mut rows = Vec::with_capacity(ops.len());
-    let (mut i, mut j) = (0usize, 0usize);
-    for op in ops {
-        rows.push((op, i, j));
-        match op {
-            Op::Keep => {
-                i += 1;
-                j += 1;
-            }
-            Op::Del => i += 1,
-            Op::Add => j += 1,
-        }
-    }
-    let mut out = format!("--- a/{name}\n+++ b/{name}\n");
-    let changed: Vec<usize> = (0..rows.len()).filter(|&k| rows[k].0 != Op::Keep).collect();
-    let mut k = 0;
-    while k < changed.len() {
-        let start = changed[k].saturating_sub(CONTEXT);
-        let mut end = (changed[k] + CONTEXT + 1).min(rows.len());
-        while k + 1 < changed.len() && changed[k + 1] <= end + CONTEXT {
-            k += 1;
-            end = (changed[k] + CONTEXT + 1).min(rows.len());
-        }
-        let hunk = &rows[start..end];
-        let a_len = hunk.iter().filter(|r| r.0 != Op::Add).count();
-        let b_len = hunk.iter().filter(|r| r.0 != Op::Del).count();
-        let a_start = if a_len == 0 { hunk[0].1 } else { hunk[0].1 + 1 };
-        let b_start = if b_len == 0 { hunk[0].2 } else { hunk[0].2 + 1 };
-        out.push_str(&format!("@@ -{a_start},{a_len} +{b_start},{b_len} @@\n"));
-        for (op, ai, bj) in hunk {
-            match op {
-                Op::Keep => out.push_str(&format!(" {}\n", a[*ai])),
-                Op::Del => out.push_str(&format!("-{}\n", a[*ai])),
-                Op::Add => out.push_str(&format!("+{}\n", b[*bj])),
-            }
-        }
-        k += 1;
+    let diff = TextDiff::configure()
+        .algorithm(Algorithm::Myers)
+        .timeout(DEADLINE)
+        .diff_lines(old.as_str(), new.as_str());
+    Ok(diff
+        .unified_diff()
+        .context_radius(CONTEXT)
+        .header(&format!("a/{name}"), &format!("b/{name}"))
+        .to_string())
+}
+
+/// Every line ends in `\n` (and `\r\n` becomes `\n`), so a last line without a
+/// newline diffs like any other and no "No newline at end of file" marker appears.
+fn terminated_lines(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 1);
+    for line in text.lines() {
+        out.push_str(line);
+        out.push('\n');
     }
     out
 }
 
-fn script(a: &[&str], b: &[&str]) -> Vec<Op> {
-    let (n, m) = (a.len(), b.len());
-    // lcs[i][j] = LCS length of a[i..] and b[j..].
-    let mut lcs = vec![0u32; (n + 1) * (m + 1)];
-    let at = |i: usize, j: usize| i * (m + 1) + j;
-    for i in (0..n).rev() {
-        for j in (0..m).rev() {
-            lcs[at(i, j)] = if a[i] == b[j] {
-                lcs[at(i + 1, j + 1)] + 1
-            } else {
-                lcs[at(i + 1, j)].max(lcs[at(i, j + 1)])
-            };
-        }
-    }
-    let (mut i, mut j) = (0, 0);
-    let mut ops = Vec::with_capacity(n + m);
-    while i < n || j < m {
-        if i < n && j < m && a[i] == b[j] {
-            ops.push(Op::Keep);
-            i += 1;
-            j += 1;
-        } else if i < n && (j == m || lcs[at(i + 1, j)] >= lcs[at(i, j + 1)]) {
-            ops.push(Op::Del);
-            i += 1;
-        } else {
-            ops.push(Op::Add);
-            j += 1;
-        }
-    }
-    ops
-}
-
 #[cfg(test)]
 mod tests {
-    use super::unified;
+    use super::*;
+    use luna_protocol::error::ErrorCode;
 
     #[test]
     fn a_changed_line_becomes_one_hunk_with_context() {
         let old = "uno\ndos\ntres\ncuatro\ncinco\nseis\nsiete\nocho";
         let new = "uno\ndos\ntres\nCUATRO\ncinco\nseis\nsiete\nocho";
-        let d = unified("topic:x", old, new);
+        let d = unified("topic:x", old, new).unwrap();
         assert!(
             d.starts_with("--- a/topic:x\n+++ b/topic:x\n@@ -1,7 +1,7 @@\n"),
             "{d}"
         );
         assert!(d.contains("-cuatro\n+CUATRO\n"));
         assert!(!d.contains("ocho"));
-        assert_eq!(unified("t", "igual", "igual"), "");
-        let added = unified("t", "", "nueva");
-        assert!(added.contains("@@ -0,0 +1,1 @@\n+nueva\n"), "{added}");
+        assert_eq!(unified("t", "igual", "igual").unwrap(), "");
+        assert_eq!(unified("t", "igual\r\n", "igual").unwrap(), "");
+        let added = unified("t", "", "nueva").unwrap();
+        assert!(added.contains("@@ -0,0 +1 @@\n+nueva\n"), "{added}");
+        let last = unified("t", "a\nb", "a\nc").unwrap();
+        assert!(last.ends_with(" a\n-b\n+c\n"), "{last}");
+    }
+
+    #[test]
+    fn a_text_over_the_cap_is_refused_with_the_limit() {
+        let huge = "x".repeat(MAX_DIFF_BYTES + 1);
+        for (old, new) in [(huge.as_str(), "corto"), ("corto", huge.as_str())] {
+            let e = unified("t", old, new).unwrap_err().body();
+            assert_eq!(e.code, ErrorCode::InvalidArgument);
+            assert!(e.message.contains(&MAX_BODY.to_string()), "{}", e.message);
+        }
     }
 }

@@ -15,10 +15,13 @@
 pub mod demo;
 pub mod diff;
 pub mod glob;
+pub mod limits;
 pub mod retrieve;
 pub mod review;
 pub mod tools;
 
+#[cfg(test)]
+mod limits_tests;
 #[cfg(test)]
 mod tests;
 
@@ -36,12 +39,11 @@ use crate::store::Store;
 
 pub use retrieve::{Hit, RetrieveQuery};
 
+use limits::{check_area, check_body, check_new, check_patterns, check_summary, check_title};
+
 /// A topic not updated in this long is stale (besides an explicit mark).
 pub const STALE_AFTER_MS: i64 = 180 * 24 * 3_600_000;
 const DAY_MS: i64 = 24 * 3_600_000;
-const MAX_BODY: usize = 20_000;
-const MAX_TITLE: usize = 160;
-const MAX_PATTERNS: usize = 20;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]
@@ -256,10 +258,6 @@ fn proposal_from(r: &DbRow) -> Proposal {
     }
 }
 
-fn invalid(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
-    EngineError::typed(ErrorCode::InvalidArgument, message, hint)
-}
-
 /// A topic argument: `topic:<slug>` or the bare slug.
 pub fn topic_slug(topic: &str) -> &str {
     let t = topic.trim();
@@ -288,51 +286,6 @@ fn slugify(title: &str) -> String {
     } else {
         out
     }
-}
-
-fn check_new(t: &NewTopic) -> EngineResult<NewTopic> {
-    let title = t.title.trim();
-    if title.is_empty() || title.chars().count() > MAX_TITLE {
-        return Err(invalid(
-            format!("El título debe tener entre 1 y {MAX_TITLE} caracteres."),
-            "Escribe un título corto que diga de qué trata.",
-        ));
-    }
-    let area = normalize_area(&t.area);
-    if area.is_empty() || area.chars().count() > 60 {
-        return Err(invalid(
-            "El área no puede ir vacía.",
-            "Usa un área como ventas, gobierno, icp o producto.",
-        ));
-    }
-    check_body(&t.body)?;
-    check_patterns(&t.patterns)?;
-    Ok(NewTopic {
-        title: title.to_owned(),
-        area,
-        body: t.body.trim().to_owned(),
-        patterns: t.patterns.iter().map(|p| p.trim().to_owned()).collect(),
-    })
-}
-
-fn check_body(body: &str) -> EngineResult<()> {
-    if body.trim().is_empty() || body.chars().count() > MAX_BODY {
-        return Err(invalid(
-            format!("El contenido debe tener entre 1 y {MAX_BODY} caracteres."),
-            "Resume lo que el equipo debe saber.",
-        ));
-    }
-    Ok(())
-}
-
-fn check_patterns(patterns: &[String]) -> EngineResult<()> {
-    if patterns.len() > MAX_PATTERNS || patterns.iter().any(|p| p.trim().is_empty()) {
-        return Err(invalid(
-            format!("Hasta {MAX_PATTERNS} patrones de archivo, ninguno vacío."),
-            "Ejemplos: gobierno/**, *.pdf, propuestas/imss-*.md",
-        ));
-    }
-    Ok(())
 }
 
 fn to_json(v: &impl serde::Serialize) -> EngineResult<String> {
@@ -586,13 +539,14 @@ impl Knowledge {
         draft: bool,
         surface: &str,
     ) -> EngineResult<Proposal> {
-        if summary.trim().is_empty() {
-            return Err(invalid(
-                "Falta el resumen de la edición.",
-                "Explica en una frase qué cambia y por qué.",
-            ));
-        }
+        check_summary(summary)?;
         let current = self.get(caller, topic).await?;
+        if let Some(t) = &changes.title {
+            check_title(t)?;
+        }
+        if let Some(a) = &changes.area {
+            check_area(&normalize_area(a))?;
+        }
         if let Some(b) = &changes.body {
             check_body(b)?;
         }
@@ -614,11 +568,23 @@ impl Knowledge {
             body: current.body.clone(),
             patterns: changes
                 .patterns
-                .clone()
+                .as_ref()
+                .map(|ps| ps.iter().map(|p| p.trim().to_owned()).collect())
                 .unwrap_or_else(|| current.patterns.clone()),
         };
         let patch = changes.body.as_deref().map(str::trim);
-        let diff = patch.map(|p| diff::unified(&current.ref_(), &current.body, p));
+        let diff = match patch {
+            // Bounded (bodies are capped, the diff has a deadline) but still CPU work:
+            // it runs on the blocking pool, not on an async worker.
+            Some(p) => {
+                let (name, old, new) = (current.ref_(), current.body.clone(), p.to_owned());
+                let d = tokio::task::spawn_blocking(move || diff::unified(&name, &old, &new))
+                    .await
+                    .map_err(EngineError::internal)??;
+                Some(d)
+            }
+            None => None,
+        };
         let now = now_ms();
         let mut tx = self.store.begin_write().await?;
         let status = if draft {

@@ -9,7 +9,7 @@ use sqlx::Row;
 
 use crate::accounts::Caller;
 use crate::catalog::text::fold_letters;
-use crate::error::EngineResult;
+use crate::error::{EngineError, EngineResult};
 use crate::store::Backend;
 
 use super::{glob, normalize_area, topic_from, Knowledge, Topic, TopicStatus, DAY_MS, TOPIC_COLS};
@@ -152,10 +152,10 @@ impl Knowledge {
             .as_deref()
             .map(normalize_area)
             .filter(|a| !a.is_empty());
-        let files: Vec<&str> = q
+        let files: Vec<String> = q
             .files
             .iter()
-            .map(|f| f.trim())
+            .map(|f| f.trim().to_owned())
             .filter(|f| !f.is_empty())
             .collect();
         let any_signal = any_text || area.is_some() || !files.is_empty();
@@ -165,9 +165,20 @@ impl Knowledge {
         .bind(&caller.workspace_id)
         .fetch_all(self.store().pool())
         .await?;
+        let topics: Vec<Topic> = rows.iter().map(topic_from).collect();
+        let by_files = if files.is_empty() {
+            vec![false; topics.len()]
+        } else {
+            // Matching is linear (globset), but compiling every topic's patterns of a
+            // large workspace is still CPU work: it runs on the blocking pool, never
+            // on an async worker.
+            let groups: Vec<Vec<String>> = topics.iter().map(|t| t.patterns.clone()).collect();
+            tokio::task::spawn_blocking(move || glob::matching_groups(&groups, &files))
+                .await
+                .map_err(EngineError::internal)?
+        };
         let mut hits = Vec::new();
-        for r in &rows {
-            let topic = topic_from(r);
+        for (topic, by_files) in topics.into_iter().zip(by_files) {
             let stale = topic.is_stale(now);
             if q.stale.is_some_and(|want| want != stale) {
                 continue;
@@ -182,10 +193,7 @@ impl Knowledge {
                 matched.push("área");
                 score += 3.0;
             }
-            if files
-                .iter()
-                .any(|f| topic.patterns.iter().any(|p| glob::matches(p, f)))
-            {
+            if by_files {
                 matched.push("archivos");
                 score += 3.0;
             }

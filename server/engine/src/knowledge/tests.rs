@@ -10,7 +10,7 @@ use crate::{testkit, Engine};
 use super::*;
 
 /// An owner with the demo topics, plus a member and an admin of the same workspace.
-async fn setup() -> (Engine, Caller, Caller, Caller) {
+pub(super) async fn setup() -> (Engine, Caller, Caller, Caller) {
     let engine = testkit::engine().await.unwrap();
     let owner = testkit::caller(&engine, Plan::Founder, Role::Owner)
         .await
@@ -52,7 +52,7 @@ async fn setup() -> (Engine, Caller, Caller, Caller) {
     (engine, owner, member, admin)
 }
 
-async fn call(
+pub(super) async fn call(
     engine: &Engine,
     caller: &Caller,
     name: &str,

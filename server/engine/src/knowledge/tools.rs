@@ -15,23 +15,30 @@ use crate::registry::{
     Family, Level, Registry, SideEffect, Stage, Surface, ToolCtx, ToolDef, ToolOutput,
 };
 
-use super::{NewTopic, Proposal, RetrieveQuery, Topic, TopicChanges, UpdateOutcome, MAX_PATTERNS};
+use super::limits::{
+    MAX_AREA, MAX_BODY, MAX_FILES, MAX_PATH_CHARS, MAX_PATTERNS, MAX_PATTERN_CHARS, MAX_QUERY,
+    MAX_REF, MAX_SUMMARY, MAX_TITLE,
+};
+use super::{NewTopic, Proposal, RetrieveQuery, Topic, TopicChanges, UpdateOutcome};
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct RetrieveArgs {
     /// La tarea en palabras de la persona ("escribir a compras del IMSS").
     #[serde(default)]
+    #[schemars(length(max = MAX_QUERY))]
     pub task: Option<String>,
     /// Palabras clave.
     #[serde(default)]
+    #[schemars(length(max = MAX_QUERY))]
     pub query: Option<String>,
     /// Área del equipo (ventas, gobierno, icp…).
     #[serde(default)]
+    #[schemars(length(max = MAX_AREA))]
     pub area: Option<String>,
     /// Rutas de archivos que se están trabajando; empatan con los patrones del tema.
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = MAX_FILES), inner(length(max = MAX_PATH_CHARS)))]
     pub files: Option<Vec<String>>,
     /// true: solo temas desactualizados; false: solo vigentes.
     #[serde(default)]
@@ -46,19 +53,23 @@ pub struct RetrieveArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = MAX_REF))]
     pub topic: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
+    #[schemars(length(max = MAX_TITLE))]
     pub title: String,
     /// Área del equipo (ventas, gobierno, icp…).
+    #[schemars(length(max = MAX_AREA))]
     pub area: String,
+    #[schemars(length(max = MAX_BODY))]
     pub body: String,
     /// Patrones de archivo a los que aplica (gobierno/**, *.pdf).
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = MAX_PATTERNS), inner(length(max = MAX_PATTERN_CHARS)))]
     pub patterns: Option<Vec<String>>,
 }
 
@@ -66,15 +77,19 @@ pub struct CreateArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = MAX_REF))]
     pub topic: String,
     #[serde(default)]
+    #[schemars(length(max = MAX_TITLE))]
     pub title: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = MAX_AREA))]
     pub area: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = MAX_BODY))]
     pub body: Option<String>,
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = MAX_PATTERNS), inner(length(max = MAX_PATTERN_CHARS)))]
     pub patterns: Option<Vec<String>>,
     /// Marca (true) o desmarca (false) el tema como desactualizado.
     #[serde(default)]
@@ -85,19 +100,23 @@ pub struct UpdateArgs {
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = MAX_REF))]
     pub topic: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteArgs {
+    #[schemars(length(max = MAX_TITLE))]
     pub title: String,
     /// Lo que el equipo debe saber.
+    #[schemars(length(max = MAX_BODY))]
     pub content: String,
     /// Área del equipo (ventas, gobierno, icp…).
+    #[schemars(length(max = MAX_AREA))]
     pub area: String,
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = MAX_PATTERNS), inner(length(max = MAX_PATTERN_CHARS)))]
     pub patterns: Option<Vec<String>>,
 }
 
@@ -105,15 +124,16 @@ pub struct NoteArgs {
 #[serde(deny_unknown_fields)]
 pub struct SuggestEditArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = MAX_REF))]
     pub topic: String,
     /// Qué cambia y por qué, en una frase.
+    #[schemars(length(max = MAX_SUMMARY))]
     pub summary: String,
     /// El cuerpo completo propuesto; sin él, la sugerencia es una pregunta al revisor.
     #[serde(default)]
+    #[schemars(length(max = MAX_BODY))]
     pub patch: Option<String>,
 }
-
-const _: () = assert!(MAX_PATTERNS == 20);
 
 pub fn register(reg: &mut Registry) {
     reg.add(

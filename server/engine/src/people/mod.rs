@@ -583,7 +583,7 @@ impl People {
                 .await?;
             if r.replayed {
                 return Err(EngineError::typed(
-                    ErrorCode::Conflict,
+                    ErrorCode::IdempotencyConflict,
                     "Esa llave de idempotencia ya se usó para otro cobro.",
                     "Usa una llave nueva para este revelado.",
                 ));
@@ -671,7 +671,7 @@ impl People {
         let ran_quote: String = run.get("quote_id");
         if ran_quote != quote_id {
             return Err(EngineError::typed(
-                ErrorCode::Conflict,
+                ErrorCode::IdempotencyConflict,
                 "Esa llave de idempotencia ya se usó con otra cotización.",
                 "Usa una llave nueva para cada revelado.",
             ));

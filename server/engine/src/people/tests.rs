@@ -313,6 +313,17 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
         .unwrap();
     assert_eq!((d1.charged, d2.replayed), (2, true));
     assert_eq!(contact_used(&engine, &caller).await, 6);
+
+    // The first key over another quote: a typed conflict, no one revealed, no charge.
+    let hs3 = handles(&engine, &caller, "CJA050505XY2").await;
+    let q3 = engine.people.quote(&caller, &hs3[1..2]).await.unwrap();
+    let other =
+        json!({"quote_id": q3.id, "confirm": true, "max_credits": 4, "idempotency_key": "rev-1"});
+    let e = call(&engine, &caller, "people_reveal", other, Surface::Mcp)
+        .await
+        .unwrap_err();
+    assert_eq!(e.code, ErrorCode::IdempotencyConflict);
+    assert_eq!(contact_used(&engine, &caller).await, 6);
 }
 
 #[tokio::test]

@@ -18,7 +18,7 @@
 //! and adds its `register` to `catalog()` below.
 //!
 //! **Architecture invariant:** every call, whatever the surface, goes through
-//! `pipeline::call`: resolve alias → validate → authorise → read ceiling → execute →
+//! `pipeline::call`: resolve alias → validate → authorise → bind key → read ceiling → execute →
 //! charge → budget → envelope → telemetry.
 
 pub mod alias;
@@ -26,6 +26,7 @@ pub mod budget;
 pub mod ctx;
 pub mod def;
 pub mod docs;
+pub mod idempotency;
 pub mod lexicon;
 pub mod pipeline;
 pub mod policy;

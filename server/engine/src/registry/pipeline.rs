@@ -1,6 +1,6 @@
 //! The execution pipeline, the same for every caller (UI, MCP, Luna): resolve alias →
-//! validate → authorise → read ceiling → execute → charge → budget → envelope →
-//! telemetry. Errors come back as data (`ErrorBody`), never as a thrown string.
+//! validate → authorise → bind the idempotency key ([`idempotency`]) → read ceiling →
+//! execute → charge → budget → envelope → telemetry. Errors come back as data (`ErrorBody`), never as a thrown string.
 
 use std::time::Instant;
 
@@ -16,7 +16,9 @@ use crate::error::{EngineError, EngineResult};
 use crate::Engine;
 
 use super::ctx::{ExecMode, ToolCtx};
+use super::def::ToolDef;
 use super::def::{CostClass, Surface};
+use super::idempotency::{self, Claim, Stored};
 use super::policy::{authorize, Decision};
 use super::{budget, telemetry};
 
@@ -132,7 +134,7 @@ fn error_code_str(body: &ErrorBody) -> String {
         .unwrap_or_default()
 }
 
-async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
+async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
     let now = now_ms();
     let fail = |tool: String, label: String, e: EngineError| Done {
         tool,
@@ -142,13 +144,14 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
         result: Err(e),
     };
     // 1. Resolve the name (aliases translate their arguments).
-    let resolved = match engine
-        .registry
-        .resolve(&req.name, req.args, req.surface, now)
-    {
-        Ok(r) => r,
-        Err(e) => return fail(req.name, String::new(), e),
-    };
+    let resolved =
+        match engine
+            .registry
+            .resolve(&req.name, std::mem::take(&mut req.args), req.surface, now)
+        {
+            Ok(r) => r,
+            Err(e) => return fail(req.name, String::new(), e),
+        };
     let def = &resolved.entry.def;
     let tool = def.name.to_owned();
     let label = def.label.to_owned();
@@ -162,17 +165,123 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
         Decision::Refuse(e) => return fail(tool, label, e),
         d => d.mode().unwrap_or(ExecMode::Execute),
     };
-    // 4. Read ceiling, the plan's daily search quota and a credit preflight.
-    if let Err(e) = admit(engine, caller, def.cost_class, now).await {
-        return fail(tool, label, e);
+    // 4. Bind the caller's idempotency key to this exact request: another request
+    //    under the key is refused, the same one again gets the stored outcome.
+    let Some(key) = req.idempotency_key.as_deref() else {
+        return execute(engine, caller, &req, resolved.alias, def, mode, args, now).await;
+    };
+    let key = match idempotency::checked_key(key) {
+        Ok(k) => k.to_owned(),
+        Err(e) => return fail(tool, label, e),
+    };
+    let print = idempotency::fingerprint(def.name, &args, caller);
+    let store = &engine.store;
+    let ws = caller.workspace_id.as_str();
+    match idempotency::claim(store, ws, &key, &print, def.name, now).await {
+        Err(e) => fail(tool, label, e),
+        Ok(Claim::Replay(stored)) => replay(engine, caller, tool, label, *stored).await,
+        Ok(Claim::Fresh) => {
+            let req = ToolRequest {
+                idempotency_key: Some(key.clone()),
+                ..req
+            };
+            let done = execute(engine, caller, &req, resolved.alias, def, mode, args, now).await;
+            match &done.result {
+                Ok(env) => {
+                    let stored = Stored {
+                        envelope: env.clone(),
+                        preview: done.mode == Some(ExecMode::PreviewOnly),
+                        receipt_keys: done
+                            .receipts
+                            .iter()
+                            .map(|r| r.idempotency_key.clone())
+                            .collect(),
+                    };
+                    if let Err(e) = idempotency::complete(store, ws, &key, &stored).await {
+                        return Done {
+                            result: Err(e),
+                            ..done
+                        };
+                    }
+                }
+                Err(_) => idempotency::release(store, ws, &key).await,
+            }
+            done
+        }
     }
-    // 5. Execute.
+}
+
+/// The stored outcome of a request that already ran under its key, with its receipts.
+async fn replay(
+    engine: &Engine,
+    caller: &Caller,
+    tool: String,
+    label: String,
+    stored: Stored,
+) -> Done {
+    let mut receipts = Vec::new();
+    for key in &stored.receipt_keys {
+        match engine
+            .billing
+            .receipt_by_key(&caller.workspace_id, key)
+            .await
+        {
+            Ok(Some(r)) => receipts.push(Receipt {
+                replayed: true,
+                ..r
+            }),
+            Ok(None) => {}
+            Err(e) => {
+                return Done {
+                    tool,
+                    label,
+                    mode: None,
+                    receipts,
+                    result: Err(e),
+                }
+            }
+        }
+    }
+    Done {
+        tool,
+        label,
+        mode: Some(stored.mode()),
+        receipts,
+        result: Ok(stored.envelope),
+    }
+}
+
+/// Steps 5–9: read ceiling, execute, charge, envelope, budget.
+#[allow(clippy::too_many_arguments)]
+async fn execute(
+    engine: &Engine,
+    caller: &Caller,
+    req: &ToolRequest,
+    alias: Option<(String, String)>,
+    def: &ToolDef,
+    mode: ExecMode,
+    args: Value,
+    now: i64,
+) -> Done {
+    let tool = def.name.to_owned();
+    let label = def.label.to_owned();
+    let fail = |e: EngineError| Done {
+        tool: def.name.to_owned(),
+        label: def.label.to_owned(),
+        mode: None,
+        receipts: Vec::new(),
+        result: Err(e),
+    };
+    // 5. Read ceiling, the plan's daily search quota and a credit preflight.
+    if let Err(e) = admit(engine, caller, def.cost_class, now).await {
+        return fail(e);
+    }
+    // 6. Execute.
     let Some(handler) = def.handler.clone() else {
-        return fail(
-            tool,
-            label,
-            EngineError::Internal(format!("{} has no handler", def.name)),
-        );
+        return fail(EngineError::Internal(format!(
+            "{} has no handler",
+            def.name
+        )));
     };
     let call_ref = format!("call:{}", uuid::Uuid::new_v4().simple());
     let ctx = ToolCtx {
@@ -189,9 +298,9 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
     };
     let output = match handler.call(ctx, args).await {
         Ok(o) => o,
-        Err(e) => return fail(tool, label, e),
+        Err(e) => return fail(e),
     };
-    // 6. Charge what the executed branch incurred (never in a preview).
+    // 7. Charge what the executed branch incurred (never in a preview).
     let mut charges = output.charges;
     if mode == ExecMode::PreviewOnly {
         if !charges.is_empty() {
@@ -232,11 +341,11 @@ async fn run(engine: &Engine, caller: &Caller, req: ToolRequest) -> Done {
             }
         }
     }
-    // 7-8. Envelope: the call ref, the alias note, then the budget.
+    // 8-9. Envelope: the call ref, the alias note, then the budget.
     let mut env = output.envelope;
     env.ref_ = call_ref;
     env.shown = env.results.len();
-    if let Some((_, note)) = resolved.alias {
+    if let Some((_, note)) = alias {
         env.next_action = Some(match env.next_action.take() {
             Some(existing) => format!("{note} {existing}"),
             None => note,

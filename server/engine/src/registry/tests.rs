@@ -639,6 +639,99 @@ async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every
 }
 
 #[tokio::test]
+async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running() {
+    let (engine, caller) = engine_with(vec![echo_search()]).await;
+    let used = || async {
+        engine
+            .billing
+            .balance(&caller, crate::billing::Ledger::Intelligence)
+            .await
+            .unwrap()
+            .used
+    };
+    let keyed = |args: Value, s: Surface| {
+        let mut req = ToolRequest::new("market_search", args, s);
+        req.idempotency_key = Some("busqueda-1".into());
+        req
+    };
+    let first = engine
+        .call_tool(
+            &caller,
+            keyed(
+                json!({"kind": "suppliers", "query": "empaque"}),
+                Surface::Ui,
+            ),
+        )
+        .await;
+    let first_env = first.outcome.clone().unwrap();
+    assert_eq!(used().await, 1);
+
+    // The same key with other arguments: refused, nothing runs, nothing is charged.
+    for (args, s) in [
+        (json!({"kind": "suppliers", "query": "acero"}), Surface::Ui),
+        (json!({"kind": "awards", "query": "empaque"}), Surface::Mcp),
+    ] {
+        let other = engine.call_tool(&caller, keyed(args, s)).await;
+        let e = other.outcome.unwrap_err();
+        assert_eq!(e.code, ErrorCode::IdempotencyConflict, "{e:?}");
+        assert!(other.receipts.is_empty());
+    }
+    assert_eq!(used().await, 1);
+
+    // The same request (keys in another order, from MCP) gets the stored outcome: the
+    // same call ref proves the tool did not run again.
+    let again = engine
+        .call_tool(
+            &caller,
+            keyed(
+                json!({"query": "empaque", "kind": "suppliers"}),
+                Surface::Mcp,
+            ),
+        )
+        .await;
+    let env = again.outcome.unwrap();
+    assert_eq!(env.ref_, first_env.ref_);
+    assert_eq!(env.results, first_env.results);
+    assert_eq!(again.receipts.len(), 1);
+    assert!(again.receipts[0].replayed);
+    assert_eq!(again.receipts[0].id, first.receipts[0].id);
+    assert_eq!(used().await, 1);
+
+    // A key longer than the bound is a typed error, not a stored claim.
+    let mut long = ToolRequest::new("market_search", json!({"kind": "suppliers"}), Surface::Mcp);
+    long.idempotency_key = Some("k".repeat(201));
+    let e = engine.call_tool(&caller, long).await.outcome.unwrap_err();
+    assert_eq!(e.code, ErrorCode::InvalidArgument);
+}
+
+/// Fails on its first call, answers on the next ones.
+fn flaky() -> ToolDef {
+    static CALLS: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+    ToolDef::new::<NoArgs>("probe_flaky", Family::Crm)
+        .label("Leyendo")
+        .handler(|_: ToolCtx, _: NoArgs| async move {
+            if CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+                return Err(crate::error::EngineError::Internal(
+                    "first call fails".into(),
+                ));
+            }
+            Ok(Envelope::rows(vec![ResultRow::new("record:1", "uno")]).into())
+        })
+}
+
+#[tokio::test]
+async fn a_failed_call_frees_its_key_for_the_retry() {
+    let (engine, caller) = engine_with(vec![flaky()]).await;
+    let mut req = ToolRequest::new("probe_flaky", json!({}), Surface::Ui);
+    req.idempotency_key = Some("reintento".into());
+    let failed = engine.call_tool(&caller, req.clone()).await;
+    assert_eq!(failed.outcome.unwrap_err().code, ErrorCode::Internal);
+    // The retry with the same key runs (it is not a replay of the failure).
+    let retried = engine.call_tool(&caller, req).await;
+    assert!(retried.is_ok(), "{:?}", retried.outcome);
+}
+
+#[tokio::test]
 async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
     let (engine, caller) = engine_with(vec![big_output(), echo_search()]).await;
     let luna = call(

@@ -490,11 +490,13 @@ pub async fn authorize(
             "Si necesitas cambiarla, edítala y vuelve a autorizarla.",
         ));
     }
-    let mut chosen: Vec<usize> = steps
-        .iter()
-        .copied()
-        .filter(|i| *i < s.steps.len())
-        .collect();
+    if let Some(bad) = steps.iter().find(|i| **i >= s.steps.len()) {
+        return Err(invalid(
+            format!("La secuencia no tiene un paso {}.", bad + 1),
+            format!("Tiene {} pasos; marca solo esos.", s.steps.len()),
+        ));
+    }
+    let mut chosen: Vec<usize> = steps.to_vec();
     chosen.sort_unstable();
     chosen.dedup();
     if chosen.is_empty() {

@@ -1,0 +1,214 @@
+//! The trust holes, tried as an attacker would over the real router: forged cross-site
+//! posts and websocket upgrades, oversized and endless bodies, an idempotency key
+//! reused to get a second search for free. Each test asserts the safe outcome.
+
+use luna_engine::billing::Ledger;
+use serde_json::{json, Value};
+use tokio::io::{AsyncReadExt, AsyncWriteExt};
+
+use super::helpers::{handshake_status, spawn_app, TestApp};
+
+const EVIL: &str = "https://evil.example";
+
+fn client() -> reqwest::Client {
+    reqwest::Client::new()
+}
+
+async fn post_tool(app: &TestApp, token: &str, origin: Option<&str>, body: Value) -> (u16, Value) {
+    let mut req = client()
+        .post(format!("http://{}/api/call_tool", app.addr))
+        .header("cookie", format!("luna_session={token}"))
+        .header("accept", "application/json")
+        .json(&body);
+    if let Some(o) = origin {
+        req = req.header("origin", o);
+    }
+    let resp = req.send().await.expect("the server answers");
+    let status = resp.status().as_u16();
+    (status, resp.json().await.unwrap_or(Value::Null))
+}
+
+#[tokio::test]
+async fn a_forged_cross_site_post_is_refused_and_the_own_origin_passes() {
+    let app = spawn_app().await;
+    let (token, _) = app.login("ventas@demo.luna.mx").await;
+    let usage = json!({"name": "usage", "args": {}, "idempotency_key": null});
+
+    let (status, body) = post_tool(&app, &token, Some(EVIL), usage.clone()).await;
+    assert_eq!(status, 403, "{body}");
+    assert_eq!(body["error"]["code"], json!("FORBIDDEN"));
+
+    // A browser's fetch metadata alone is enough to refuse it.
+    let resp = client()
+        .post(format!("http://{}/api/logout", app.addr))
+        .header("cookie", format!("luna_session={token}"))
+        .header("sec-fetch-site", "cross-site")
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body("")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 403);
+    // The forged logout did nothing: the session still resolves.
+    assert!(app
+        .engine
+        .accounts
+        .session_caller(&token)
+        .await
+        .unwrap()
+        .is_some());
+
+    let own = format!("http://{}", app.addr);
+    let (status, body) = post_tool(&app, &token, Some(&own), usage).await;
+    assert_eq!(status, 200, "{body}");
+    assert!(body["results"].is_array(), "{body}");
+}
+
+#[tokio::test]
+async fn a_websocket_from_another_origin_is_refused() {
+    use tokio_tungstenite::tungstenite::client::IntoClientRequest;
+    let app = spawn_app().await;
+    let (token, caller) = app.login("ventas@demo.luna.mx").await;
+    let session = app.engine.sessions.create(&caller).await.unwrap();
+    let url = format!(
+        "ws://{}/api/sessions/{}/events?since=0",
+        app.addr, session.id
+    );
+    let mut request = url.into_client_request().unwrap();
+    request
+        .headers_mut()
+        .insert("cookie", format!("luna_session={token}").parse().unwrap());
+    request
+        .headers_mut()
+        .insert("origin", EVIL.parse().unwrap());
+    let refused = tokio_tungstenite::connect_async(request).await.unwrap_err();
+    assert_eq!(handshake_status(refused), 403);
+    // The same socket from the app's own page opens.
+    assert!(app.connect(Some(&token), &session.id, 0).await.is_ok());
+}
+
+#[tokio::test]
+async fn an_oversized_body_is_a_typed_413_before_anything_reads_it() {
+    let app = spawn_app().await;
+    let big = "a".repeat(30 * 1024 * 1024);
+    let resp = client()
+        .post(format!("http://{}/api/login", app.addr))
+        .header("content-type", "application/x-www-form-urlencoded")
+        .body(format!("email=x%40y.mx&password={big}"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(resp.status().as_u16(), 413);
+    let body: Value = resp.json().await.unwrap();
+    assert_eq!(body["error"]["code"], json!("PAYLOAD_TOO_LARGE"), "{body}");
+
+    // Without a declared length (chunked), the body is cut at the limit all the same.
+    let mut tcp = tokio::net::TcpStream::connect(app.addr).await.unwrap();
+    let head = format!(
+        "POST /api/login HTTP/1.1\r\nhost: {}\r\ncontent-type: application/x-www-form-urlencoded\r\ntransfer-encoding: chunked\r\n\r\n",
+        app.addr
+    );
+    tcp.write_all(head.as_bytes()).await.unwrap();
+    let chunk = format!("{:x}\r\n{}\r\n", 64 * 1024, "b".repeat(64 * 1024));
+    for _ in 0..32 {
+        if tcp.write_all(chunk.as_bytes()).await.is_err() {
+            break; // the server answered and closed: that is the point
+        }
+    }
+    let mut answer = vec![0u8; 64];
+    let n = tokio::time::timeout(std::time::Duration::from_secs(10), tcp.read(&mut answer))
+        .await
+        .expect("an answer")
+        .unwrap_or(0);
+    let status_line = String::from_utf8_lossy(&answer[..n]).to_string();
+    assert!(status_line.starts_with("HTTP/1.1 413"), "{status_line}");
+}
+
+#[tokio::test]
+async fn a_reused_idempotency_key_never_buys_a_second_search() {
+    let app = spawn_app().await;
+    let (token, caller) = app.login("ventas@demo.luna.mx").await;
+    let search = |query: &str| {
+        json!({"name": "market_search",
+               "args": {"kind": "suppliers", "query": query},
+               "idempotency_key": "mi-llave-1"})
+    };
+    let (status, first) = post_tool(&app, &token, None, search("empaque")).await;
+    assert_eq!(status, 200);
+    assert!(first["results"].is_array(), "{first}");
+    let used = || async {
+        app.engine
+            .billing
+            .balance(&caller, Ledger::Intelligence)
+            .await
+            .unwrap()
+            .used
+    };
+    assert_eq!(used().await, 1);
+
+    let (_, other) = post_tool(&app, &token, None, search("acero")).await;
+    assert_eq!(
+        other["error"]["code"],
+        json!("IDEMPOTENCY_CONFLICT"),
+        "{other}"
+    );
+    assert_eq!(used().await, 1, "the conflicting search ran for free");
+
+    let (_, again) = post_tool(&app, &token, None, search("empaque")).await;
+    assert_eq!(
+        again["ref"], first["ref"],
+        "a replay, not a fresh execution"
+    );
+    assert_eq!(used().await, 1);
+}
+
+#[tokio::test]
+async fn every_answer_carries_the_security_headers() {
+    let app = spawn_app().await;
+    let resp = client()
+        .get(format!("http://{}/healthz", app.addr))
+        .send()
+        .await
+        .unwrap();
+    let h = resp.headers();
+    let csp = h["content-security-policy"].to_str().unwrap();
+    assert!(csp.contains("frame-ancestors 'none'"), "{csp}");
+    assert!(csp.contains("default-src 'self'"), "{csp}");
+    assert_eq!(h["x-content-type-options"], "nosniff");
+    assert_eq!(h["referrer-policy"], "same-origin");
+    let script_src = |csp: &str| {
+        csp.split(';')
+            .map(str::trim)
+            .find(|d| d.starts_with("script-src"))
+            .unwrap_or_else(|| panic!("no script-src in {csp}"))
+            .to_owned()
+    };
+    assert!(!script_src(csp).contains("unsafe-inline"), "{csp}");
+
+    // A page allows inline scripts only with its own nonce, and leptos' carry it.
+    let page = client()
+        .get(format!("http://{}/login", app.addr))
+        .send()
+        .await
+        .unwrap();
+    let csp = page.headers()["content-security-policy"]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    let nonce = csp
+        .split("'nonce-")
+        .nth(1)
+        .and_then(|rest| rest.split('\'').next())
+        .unwrap_or_else(|| panic!("no nonce in {csp}"))
+        .to_owned();
+    assert!(!script_src(&csp).contains("unsafe-inline"), "{csp}");
+    let html = page.text().await.unwrap();
+    assert!(html.contains("<script"), "the page has scripts");
+    for script in html.split("<script").skip(1) {
+        let tag = script.split('>').next().unwrap_or("");
+        assert!(
+            tag.contains(" src=") || tag.contains(&format!("nonce=\"{nonce}\"")),
+            "an inline script without the page's nonce: <script{tag}>"
+        );
+    }
+}
