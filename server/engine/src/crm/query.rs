@@ -107,12 +107,9 @@ fn build_where(c: &Collection, f: &RecordFilter, backend: Backend) -> EngineResu
         binds.push(Bind::Text(e.trim().to_owned()));
     }
     if let Some(q) = f.query.as_deref().map(fold).filter(|q| !q.is_empty()) {
-        sql.push_str(" and title_folded like ? escape '\\'");
-        let escaped = q
-            .replace('\\', "\\\\")
-            .replace('%', "\\%")
-            .replace('_', "\\_");
-        binds.push(Bind::Text(format!("%{escaped}%")));
+        sql.push_str(" and title_folded like ?");
+        sql.push_str(crate::store::LIKE_ESCAPE);
+        binds.push(Bind::Text(crate::store::like_contains(&q)));
     }
     for (k, v) in &f.fields {
         if c.field(k).is_none() {

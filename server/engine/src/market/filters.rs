@@ -13,7 +13,7 @@ use crate::catalog::scian::{self, Giro};
 use crate::catalog::states::{State, StateContext};
 use crate::catalog::text;
 use crate::error::{EngineError, EngineResult};
-use crate::store::Backend;
+use crate::store::{like_contains, like_prefix, Backend, LIKE_ESCAPE};
 
 /// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -432,11 +432,15 @@ pub fn buyer_clause(col_code: &str, col_name: &str, buyer: &str) -> (String, Vec
     } else {
         (
             // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
-            format!("({col_code} = ? or lower({col_name}) like lower(?) or lower({col_code}) like lower(?))"),
+            // The text is matched literally: its `%` and `_` are escaped.
+            format!(
+                "({col_code} = ? or lower({col_name}) like lower(?){LIKE_ESCAPE} \
+                 or lower({col_code}) like lower(?){LIKE_ESCAPE})"
+            ),
             vec![
                 Val::Text(buyer.trim().to_string()),
-                Val::Text(format!("%{}%", buyer.trim())),
-                Val::Text(format!("%{}%", buyer.trim())),
+                Val::Text(like_contains(buyer.trim())),
+                Val::Text(like_contains(buyer.trim())),
             ],
         )
     }
@@ -449,7 +453,7 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
             if p.len() == 6 {
                 format!("{col} = ?")
             } else {
-                format!("{col} like ?")
+                format!("{col} like ?{LIKE_ESCAPE}")
             }
         })
         .collect();
@@ -459,7 +463,7 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
             if p.len() == 6 {
                 Val::Text(p.clone())
             } else {
-                Val::Text(format!("{p}%"))
+                Val::Text(like_prefix(p))
             }
         })
         .collect();
