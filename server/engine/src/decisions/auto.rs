@@ -107,8 +107,9 @@ pub fn receipt_text(counter: &AutoCounter) -> String {
 }
 
 /// Sets the session's mode. Auto needs a paid plan and a workspace that allows it;
-/// caps default to the workspace's; spending restarts at zero. The board's counter is
-/// patched in the same transaction, so every tab shows it.
+/// caps default to the workspace's. What auto already spent in the session stays spent
+/// (the caps bound the session's total), read and kept in the same transaction that
+/// stores the new caps; the board's counter is patched there too, so every tab shows it.
 pub async fn set_mode(
     engine: &Engine,
     caller: &Caller,
@@ -184,17 +185,18 @@ pub async fn set_mode(
             policy.default_contact_cap,
             Vec::new(),
         ));
-    let view = engine
-        .sessions
-        .snapshot_at_latest(caller, session_id)
-        .await?
-        .view;
-    let patch = match (&counter, view.board.auto.is_some()) {
+    let mut tx = engine.sessions.begin().await?;
+    let before = rows::session_auto(&mut tx, &caller.workspace_id, session_id).await?;
+    let counter = counter.map(|c| AutoCounter {
+        credits_spent: before.credits_spent,
+        contacts_spent: before.contacts_spent,
+        ..c
+    });
+    let patch = match (&counter, before.mode != SessionMode::Preguntar.as_str()) {
         (Some(c), _) => vec![PatchOp::add(Board::AUTO, json!(c))],
         (None, true) => vec![PatchOp::remove(Board::AUTO)],
         (None, false) => Vec::new(),
     };
-    let mut tx = engine.sessions.begin().await?;
     rows::set_session_auto(
         &mut tx,
         session_id,
@@ -264,9 +266,61 @@ pub enum Held {
     ListNotSaved,
 }
 
-/// Whether auto mode runs `prepared` in this turn. `Ok(counter)` means yes.
-pub async fn permits(
+/// What an auto resolution holds of the session's budget while it runs: the card's
+/// price, spent in the same guarded write that checked it, so two auto resolutions at
+/// once can never cross the cap together.
+#[derive(Debug, Clone)]
+pub struct Reservation {
+    pub decision_id: String,
+    pub workspace_id: String,
+    pub session_id: String,
+    /// The session's counter with this reservation already spent.
+    pub counter: AutoCounter,
+    pub credits: u32,
+    pub contacts: u32,
+}
+
+/// Whether auto mode runs `prepared` (already offered as a pending card) in this turn,
+/// decided and reserved in one write transaction: every lock is read there, the
+/// card's price is spent with a guarded update and the card is marked as resolving in
+/// auto. `Ok(reservation)` means yes; the caller then executes and either finishes the
+/// card (the reservation becomes the spend) or [`release`]s it.
+pub async fn reserve(
     engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    turn_id: &str,
+    prepared: &Prepared,
+    list_saved: bool,
+) -> EngineResult<Result<Reservation, Held>> {
+    // The plan may have changed since the mode was set; auto needs it now.
+    if !limits(caller.plan).auto {
+        return Ok(Err(Held::Off));
+    }
+    let mut tx = engine.sessions.begin().await?;
+    match check_and_spend(&mut tx, caller, session_id, turn_id, prepared, list_saved).await? {
+        Ok(counter) => {
+            tx.commit().await?;
+            Ok(Ok(Reservation {
+                decision_id: prepared.card.id.clone(),
+                workspace_id: caller.workspace_id.clone(),
+                session_id: session_id.to_owned(),
+                counter,
+                credits: prepared.credits,
+                contacts: prepared.contacts,
+            }))
+        }
+        Err(held) => {
+            tx.rollback().await?;
+            Ok(Err(held))
+        }
+    }
+}
+
+/// Every lock of auto mode, read inside the write transaction `conn`, then the guarded
+/// spend and the card's reservation. `Ok(counter)` is the counter after the spend.
+async fn check_and_spend(
+    conn: &mut crate::store::Conn,
     caller: &Caller,
     session_id: &str,
     turn_id: &str,
@@ -274,35 +328,58 @@ pub async fn permits(
     list_saved: bool,
 ) -> EngineResult<Result<AutoCounter, Held>> {
     let kind = prepared.card.kind;
-    let mut conn = engine.store.pool().acquire().await?;
-    let s = rows::session_auto(&mut conn, &caller.workspace_id, session_id).await?;
+    let s = rows::session_auto(conn, &caller.workspace_id, session_id).await?;
     let Some(counter) = counter_of(&s) else {
         return Ok(Err(Held::Off));
     };
-    // The plan may have changed since the mode was set; auto needs it now.
-    if !limits(caller.plan).auto {
-        return Ok(Err(Held::Off));
-    }
     if !kind.auto_capable() {
         return Ok(Err(Held::NeverInAuto));
     }
-    let policy = rows::workspace_policy(&mut conn, &caller.workspace_id).await?;
+    let policy = rows::workspace_policy(conn, &caller.workspace_id).await?;
     if !policy.allowed || !policy.classes.contains(&kind) || !counter.classes.contains(&kind) {
         return Ok(Err(Held::ClassNotChosen));
-    }
-    if counter.credits_spent.saturating_add(prepared.credits) > counter.credit_cap
-        || counter.contacts_spent.saturating_add(prepared.contacts) > counter.contact_cap
-    {
-        return Ok(Err(Held::OverBudget));
     }
     if kind == DecisionKind::RevelarContactos {
         if !list_saved {
             return Ok(Err(Held::ListNotSaved));
         }
-        let in_turn = rows::auto_contacts_in_turn(&mut conn, session_id, turn_id).await?;
+        let in_turn = rows::auto_contacts_in_turn(conn, session_id, turn_id).await?;
         if in_turn.saturating_add(prepared.contacts) > MAX_AUTO_CONTACTS_PER_TURN {
             return Ok(Err(Held::TurnContactLimit));
         }
     }
-    Ok(Ok(counter))
+    if !rows::spend(conn, session_id, prepared.credits, prepared.contacts).await? {
+        return Ok(Err(Held::OverBudget));
+    }
+    if !rows::reserve(conn, &prepared.card.id, prepared.credits, prepared.contacts).await? {
+        // A person resolved it already.
+        return Ok(Err(Held::Off));
+    }
+    Ok(Ok(AutoCounter {
+        credits_spent: counter.credits_spent.saturating_add(prepared.credits),
+        contacts_spent: counter.contacts_spent.saturating_add(prepared.contacts),
+        ..counter
+    }))
+}
+
+/// Gives a reservation back when the auto resolution did not spend it (it failed, or a
+/// person resolved the card first): the session's spend goes down by what was
+/// reserved, the card (if still pending) waits for the person, and every tab's
+/// counter follows in the same transaction.
+pub async fn release(engine: &Engine, r: &Reservation) -> EngineResult<()> {
+    let mut tx = engine.sessions.begin().await?;
+    rows::unspend(&mut tx, &r.session_id, r.credits, r.contacts).await?;
+    rows::unreserve(&mut tx, &r.decision_id).await?;
+    let s = rows::session_auto(&mut tx, &r.workspace_id, &r.session_id).await?;
+    let mut appended = Vec::new();
+    if let Some(c) = counter_of(&s) {
+        let ev = SessionEvent::BoardPatched(BoardPatched {
+            turn_id: None,
+            patch: vec![PatchOp::add(Board::AUTO, json!(c))],
+        });
+        appended.push(engine.sessions.append(&mut tx, &r.session_id, &ev).await?);
+    }
+    tx.commit().await?;
+    engine.sessions.publish(appended);
+    Ok(())
 }

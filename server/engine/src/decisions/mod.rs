@@ -17,7 +17,7 @@ mod rows;
 #[cfg(test)]
 mod tests;
 
-use luna_protocol::board::{AutoCounter, Board};
+use luna_protocol::board::Board;
 use luna_protocol::decision::{DecisionCard, DecisionKind, DecisionOutcome, DecisionResult};
 use luna_protocol::error::ErrorCode;
 use luna_protocol::event::{BoardPatched, DecisionProposed, DecisionResolved, SessionEvent};
@@ -118,7 +118,7 @@ pub struct Offered {
 
 enum Via<'a> {
     Person,
-    Auto(&'a AutoCounter),
+    Auto(&'a auto::Reservation),
 }
 
 impl Via<'_> {
@@ -174,21 +174,32 @@ pub async fn offer(
         .await?
         .view;
     let list_saved = view.board.saved.is_some();
-    match auto::permits(engine, caller, session_id, turn_id, &prepared, list_saved).await? {
-        Ok(counter) => {
+    match auto::reserve(engine, caller, session_id, turn_id, &prepared, list_saved).await? {
+        Ok(reservation) => {
             let done = resolve_as(
                 engine,
                 caller,
                 session_id,
                 &prepared.card.id,
                 Resolution::Accept,
-                Via::Auto(&counter),
+                Via::Auto(&reservation),
             )
             .await;
+            // Only an acceptance this resolution wrote spends the reservation; anything
+            // else (a failure, a person first, an expiry) gives it back.
+            let spent = matches!(&done, Ok(r) if !r.already && r.outcome == DecisionOutcome::Accepted);
+            if !spent {
+                auto::release(engine, &reservation).await?;
+            }
             match done {
-                Ok(r) => Ok(Offered {
+                Ok(r) if spent => Ok(Offered {
                     card: prepared.card,
                     auto: Some(r),
+                    held: None,
+                }),
+                Ok(_) => Ok(Offered {
+                    card: prepared.card,
+                    auto: None,
                     held: None,
                 }),
                 Err(e) => {
@@ -344,7 +355,7 @@ async fn resolve_as(
         return Err(no_steps_ticked());
     }
     let auto_text = match &via {
-        Via::Auto(counter) => Some(auto::receipt_text(counter)),
+        Via::Auto(r) => Some(auto::receipt_text(&r.counter)),
         Via::Person => None,
     };
     let executed = match execute::execute(
@@ -369,25 +380,11 @@ async fn resolve_as(
         }
         Err(e) => return Err(e),
     };
-    let mut result = executed.result;
-    let mut patch = executed.patch;
-    if let Via::Auto(counter) = &via {
-        let next = AutoCounter {
-            credits_spent: counter.credits_spent.saturating_add(executed.credits),
-            contacts_spent: counter.contacts_spent.saturating_add(executed.contacts),
-            ..(*counter).clone()
-        };
-        result.summary = format!(
-            "{} Costo: {} créditos, {}; llevas {} de {} créditos.",
-            result.summary,
-            executed.credits,
-            auto::receipt_text(&next),
-            next.credits_spent,
-            next.credit_cap
-        );
-        patch.push(PatchOp::add(Board::AUTO, json!(next)));
-    }
-    let done = finish(
+    let reserved = match via {
+        Via::Auto(r) => Some(r),
+        Via::Person => None,
+    };
+    let done = finish_as(
         engine,
         caller,
         &row,
@@ -395,12 +392,13 @@ async fn resolve_as(
             status: "accepted",
             resolved_by: &caller.user_id,
             via: via.as_str(),
-            result: Some(&result),
+            result: Some(&executed.result),
             credits: executed.credits,
             contacts: executed.contacts,
             receipt: executed.receipt.clone(),
         },
-        patch,
+        executed.patch,
+        reserved,
     )
     .await?;
     match done {
@@ -425,8 +423,8 @@ fn already(row: &rows::DecisionRow) -> Resolved {
     }
 }
 
-/// Leaves `pending` in one transaction with `decision.resolved`, the board patches, the
-/// auto spend and the audit line. `None` when someone else resolved it first.
+/// Leaves `pending` in one transaction with `decision.resolved`, the board patches and
+/// the audit line. `None` when someone else resolved it first.
 async fn finish(
     engine: &Engine,
     caller: &Caller,
@@ -434,18 +432,71 @@ async fn finish(
     f: rows::Finish<'_>,
     patch: Vec<PatchOp>,
 ) -> EngineResult<Option<Resolved>> {
+    finish_as(engine, caller, row, f, patch, None).await
+}
+
+/// [`finish`], and for an auto acceptance the spend: the reservation taken before the
+/// execution becomes what it actually spent, in the same transaction (a charge beyond
+/// the reservation must still fit the cap, or nothing is written and the card stays
+/// pending), and the result and board say how much of the budget is left.
+async fn finish_as(
+    engine: &Engine,
+    caller: &Caller,
+    row: &rows::DecisionRow,
+    f: rows::Finish<'_>,
+    mut patch: Vec<PatchOp>,
+    reserved: Option<&auto::Reservation>,
+) -> EngineResult<Option<Resolved>> {
     let outcome = match f.status {
         "accepted" => DecisionOutcome::Accepted,
         "expired" => DecisionOutcome::Expired,
         _ => DecisionOutcome::Declined,
     };
     let mut tx = engine.sessions.begin().await?;
+    let mut decorated = None;
+    if let (Some(r), DecisionOutcome::Accepted) = (reserved, outcome) {
+        let fits = if f.credits <= r.credits && f.contacts <= r.contacts {
+            rows::unspend(
+                &mut tx,
+                &row.session_id,
+                r.credits - f.credits,
+                r.contacts - f.contacts,
+            )
+            .await?;
+            true
+        } else {
+            rows::unspend(&mut tx, &row.session_id, r.credits, r.contacts).await?;
+            rows::spend(&mut tx, &row.session_id, f.credits, f.contacts).await?
+        };
+        if !fits {
+            tx.rollback().await?;
+            return Err(EngineError::typed(
+                ErrorCode::MaxCreditsExceeded,
+                "Esta acción costó más que el presupuesto automático que queda.",
+                "La tarjeta queda en espera para que la aceptes tú.",
+            ));
+        }
+        let s = rows::session_auto(&mut tx, &caller.workspace_id, &row.session_id).await?;
+        let next = auto::counter_of(&s).unwrap_or_else(|| r.counter.clone());
+        let mut result = f.result.cloned().unwrap_or_default();
+        result.summary = format!(
+            "{} Costo: {} créditos, {}; llevas {} de {} créditos.",
+            result.summary,
+            f.credits,
+            auto::receipt_text(&next),
+            next.credits_spent,
+            next.credit_cap
+        );
+        patch.push(PatchOp::add(Board::AUTO, json!(next)));
+        decorated = Some(result);
+    }
+    let f = rows::Finish {
+        result: decorated.as_ref().or(f.result),
+        ..f
+    };
     if !rows::finish(&mut tx, &row.id, &f).await? {
         tx.rollback().await?;
         return Ok(None);
-    }
-    if f.via == "auto" {
-        rows::spend(&mut tx, &row.session_id, f.credits, f.contacts).await?;
     }
     let mut events = vec![SessionEvent::DecisionResolved(DecisionResolved {
         decision_id: row.id.clone(),

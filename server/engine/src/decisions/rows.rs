@@ -174,7 +174,8 @@ pub async fn finish(conn: &mut Conn, id: &str, f: &Finish<'_>) -> EngineResult<b
     Ok(done.rows_affected() == 1)
 }
 
-/// Contacts revealed by auto mode in one turn (the ≤ 10 per turn lock).
+/// Contacts revealed by auto mode in one turn, or reserved by an auto resolution still
+/// under way (the ≤ 10 per turn lock).
 pub async fn auto_contacts_in_turn(
     conn: &mut Conn,
     session_id: &str,
@@ -182,7 +183,8 @@ pub async fn auto_contacts_in_turn(
 ) -> EngineResult<u32> {
     let n: i64 = sqlx::query_scalar(
         "select cast(coalesce(sum(contacts), 0) as bigint) from decisions
-          where session_id = $1 and turn_id = $2 and resolved_via = 'auto' and status = 'accepted'",
+          where session_id = $1 and turn_id = $2 and resolved_via = 'auto'
+            and status in ('accepted', 'pending')",
     )
     .bind(session_id)
     .bind(turn_id)
@@ -258,7 +260,8 @@ pub async fn session_auto(
     })
 }
 
-/// Stores the person's mode choice; spending starts again from zero.
+/// Stores the person's mode choice. What auto already spent in the session stays: the
+/// caps bound the session's total auto spend, whatever the mode changes in between.
 #[allow(clippy::too_many_arguments)]
 pub async fn set_session_auto(
     conn: &mut Conn,
@@ -271,8 +274,7 @@ pub async fn set_session_auto(
     set_at: i64,
 ) -> EngineResult<()> {
     sqlx::query(
-        "update work_sessions set mode = $1, credit_cap = $2, contact_cap = $3, credits_spent = 0,
-                contacts_spent = 0, auto_classes = $4, auto_set_by = $5, auto_set_at = $6,
+        "update work_sessions set mode = $1, credit_cap = $2, contact_cap = $3, auto_classes = $4, auto_set_by = $5, auto_set_at = $6,
                 updated_at = $7
           where id = $8",
     )
@@ -310,6 +312,58 @@ pub async fn spend(
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)
+}
+
+/// Gives back what an auto resolution reserved and did not spend (it failed, or a
+/// person resolved the card first). Never below zero.
+pub async fn unspend(
+    conn: &mut Conn,
+    session_id: &str,
+    credits: u32,
+    contacts: u32,
+) -> EngineResult<()> {
+    sqlx::query(
+        "update work_sessions
+            set credits_spent = case when credits_spent > $1 then credits_spent - $2 else 0 end,
+                contacts_spent = case when contacts_spent > $3 then contacts_spent - $4 else 0 end
+          where id = $5",
+    )
+    .bind(i64::from(credits))
+    .bind(i64::from(credits))
+    .bind(i64::from(contacts))
+    .bind(i64::from(contacts))
+    .bind(session_id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Marks a pending decision as being resolved by auto mode with what it reserved
+/// (counted by the per-turn lock). False when it is not pending or already reserved.
+pub async fn reserve(conn: &mut Conn, id: &str, credits: u32, contacts: u32) -> EngineResult<bool> {
+    let done = sqlx::query(
+        "update decisions set resolved_via = 'auto', credits = $1, contacts = $2
+          where id = $3 and status = 'pending' and resolved_via is null",
+    )
+    .bind(i64::from(credits))
+    .bind(i64::from(contacts))
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(done.rows_affected() == 1)
+}
+
+/// Clears an auto reservation on a decision that is still pending (the card stays for
+/// the person).
+pub async fn unreserve(conn: &mut Conn, id: &str) -> EngineResult<()> {
+    sqlx::query(
+        "update decisions set resolved_via = null, credits = 0, contacts = 0
+          where id = $1 and status = 'pending' and resolved_via = 'auto'",
+    )
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
 }
 
 pub async fn workspace_policy(conn: &mut Conn, workspace_id: &str) -> EngineResult<AutoPolicy> {

@@ -1344,3 +1344,5 @@ async fn after_saving_the_director_moves_the_best_to_a_stage_one_with_deshacer_s
         out.narration.text
     );
 }
+
+mod budget;

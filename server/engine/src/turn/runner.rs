@@ -687,15 +687,17 @@ pub async fn run_turn(
             .await?;
         decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
     }
-    sessions
-        .append_one(
-            session_id,
-            SessionEvent::TurnFinished(TurnFinished {
-                turn_id: turn_id.to_owned(),
-                intent_kind: intent_kind(&intent),
-            }),
-        )
-        .await?;
+    super::service::close_turn(
+        engine,
+        session_id,
+        turn_id,
+        vec![SessionEvent::TurnFinished(TurnFinished {
+            turn_id: turn_id.to_owned(),
+            intent_kind: intent_kind(&intent),
+        })],
+        "finished",
+    )
+    .await?;
     let route = model.route_taken(turn_id);
     recorder
         .push(Step::Finished {
@@ -747,13 +749,16 @@ async fn refuse(
     let session_id = recorder.trajectory.session_id.clone();
     let session_id = session_id.as_str();
     tracing::warn!(?code, turn = %turn_id, "the model gates refused the turn");
-    engine
-        .sessions
-        .append_one(
-            session_id,
-            SessionEvent::TurnRefused(luna_protocol::event::TurnRefused::new(turn_id, code)),
-        )
-        .await?;
+    super::service::close_turn(
+        engine,
+        session_id,
+        turn_id,
+        vec![SessionEvent::TurnRefused(
+            luna_protocol::event::TurnRefused::new(turn_id, code),
+        )],
+        "finished",
+    )
+    .await?;
     let route = model.route_taken(turn_id);
     recorder
         .push(Step::Refused {

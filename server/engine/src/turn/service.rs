@@ -1,6 +1,8 @@
 //! The turn API (SPEC §7): submit a message to a session. The same Idempotency-Key
 //! returns the same turn; a message while a turn runs is steering, not a second turn,
 //! and so is a message while a research run runs (the run picks it up at its next phase).
+//! A session runs one turn at a time, held by the database (a unique index over its
+//! running turn): two messages racing start one turn, the other steers it.
 //! Accepted turns run in the background and report through the session log; while one
 //! runs its process bumps a heartbeat, and [`close_interrupted`] closes the turns of a
 //! process that died (a crash, a deploy) so no session waits on them forever.
@@ -76,68 +78,66 @@ pub async fn submit(
         .snapshot_at_latest(caller, &session.id)
         .await?;
     if let Some(active) = snapshot.view.active_turn {
-        engine
-            .sessions
-            .append_one(
-                &session.id,
-                SessionEvent::UserMessage(UserMessage {
-                    turn_id: active.clone(),
-                    text: message.to_owned(),
-                    steering: true,
-                }),
-            )
-            .await?;
-        return Ok(TurnAck {
-            turn_id: active,
-            steering: true,
-        });
+        return steer(engine, &session.id, active, message).await;
     }
     // A message while a research run of this session runs is steering for its next
     // phase (seed 004 §4.8), not a new turn.
     if let Some(run_id) = crate::research::steer(engine, caller, &session.id, message).await? {
-        engine
-            .sessions
-            .append_one(
-                &session.id,
-                SessionEvent::UserMessage(UserMessage {
-                    turn_id: run_id.clone(),
-                    text: message.to_owned(),
-                    steering: true,
-                }),
-            )
-            .await?;
-        return Ok(TurnAck {
-            turn_id: run_id,
-            steering: true,
-        });
+        return steer(engine, &session.id, run_id, message).await;
     }
 
     let turn_id = new_id("turn");
-    let inserted = sqlx::query(
-        "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
-         values ($1, $2, $3, $4, $5, 'running', $6, $6) on conflict (session_id, idempotency_key) do nothing",
-    )
-    .bind(&turn_id)
-    .bind(&session.id)
-    .bind(&caller.workspace_id)
-    .bind(key)
-    .bind(message)
-    .bind(now_ms())
-    .execute(pool)
-    .await?;
-    if inserted.rows_affected() == 0 {
-        // A concurrent submit with the same key won the insert: return its turn.
-        let id: String = sqlx::query_scalar(
+    // One running turn per session is a unique index (migration 0022/0007): of two
+    // submits racing here, one inserts; the other inserts nothing and returns the same
+    // turn (same key) or steers the one that won.
+    let mut attempts = 0;
+    loop {
+        let inserted = sqlx::query(
+            "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
+             values ($1, $2, $3, $4, $5, 'running', $6, $6) on conflict do nothing",
+        )
+        .bind(&turn_id)
+        .bind(&session.id)
+        .bind(&caller.workspace_id)
+        .bind(key)
+        .bind(message)
+        .bind(now_ms())
+        .execute(pool)
+        .await?;
+        if inserted.rows_affected() == 1 {
+            break;
+        }
+        let same: Option<String> = sqlx::query_scalar(
             "select id from turns where session_id = $1 and idempotency_key = $2",
         )
         .bind(&session.id)
         .bind(key)
-        .fetch_one(pool)
+        .fetch_optional(pool)
         .await?;
-        return Ok(TurnAck {
-            turn_id: id,
-            steering: false,
-        });
+        if let Some(id) = same {
+            return Ok(TurnAck {
+                turn_id: id,
+                steering: false,
+            });
+        }
+        let running: Option<String> = sqlx::query_scalar(
+            "select id from turns where session_id = $1 and status = 'running'",
+        )
+        .bind(&session.id)
+        .fetch_optional(pool)
+        .await?;
+        if let Some(id) = running {
+            return steer(engine, &session.id, id, message).await;
+        }
+        // The running turn closed between the insert and the read: try again.
+        attempts += 1;
+        if attempts >= 3 {
+            return Err(EngineError::typed(
+                ErrorCode::Conflict,
+                "Luna está terminando otro mensaje de esta sesión.",
+                "Envía tu mensaje de nuevo en un momento.",
+            ));
+        }
     }
 
     let (engine, caller, session_id, message, id) = (
@@ -164,7 +164,7 @@ pub async fn submit(
             Err(e) => {
                 tracing::error!(error = %e, turn = %id, "turn failed");
                 // Close the turn in the log so the session is not left "running".
-                let closing = [
+                let closing = vec![
                     SessionEvent::NarrationDelta(luna_protocol::event::NarrationDelta {
                         turn_id: id.clone(),
                         text: "Algo falló de nuestro lado y no pude terminar. Intenta de nuevo en un momento.".into(),
@@ -175,7 +175,7 @@ pub async fn submit(
                         intent_kind: luna_protocol::event::IntentKind::Cierre,
                     }),
                 ];
-                if let Err(e) = engine.sessions.append_all(&session_id, &closing).await {
+                if let Err(e) = close_turn(&engine, &session_id, &id, closing, "failed").await {
                     tracing::error!(error = %e, turn = %id, "could not close a failed turn");
                 }
                 ("failed", None, None)
@@ -199,6 +199,59 @@ pub async fn submit(
         turn_id,
         steering: false,
     })
+}
+
+/// `message` steers the running turn (or research run) `turn_id` of the session.
+async fn steer(
+    engine: &Engine,
+    session_id: &str,
+    turn_id: String,
+    message: &str,
+) -> EngineResult<TurnAck> {
+    engine
+        .sessions
+        .append_one(
+            session_id,
+            SessionEvent::UserMessage(UserMessage {
+                turn_id: turn_id.clone(),
+                text: message.to_owned(),
+                steering: true,
+            }),
+        )
+        .await?;
+    Ok(TurnAck {
+        turn_id,
+        steering: true,
+    })
+}
+
+/// Appends the events that close `turn_id` in the log and takes its row out of
+/// 'running' (to `status`) in the same write transaction, so the log and the
+/// one-running-turn index agree: a message before this steers the turn, one after it
+/// starts the next turn. A turn without a row (tests driving the runner) only logs.
+pub(crate) async fn close_turn(
+    engine: &Engine,
+    session_id: &str,
+    turn_id: &str,
+    events: Vec<SessionEvent>,
+    status: &str,
+) -> EngineResult<()> {
+    let mut tx = engine.sessions.begin().await?;
+    let mut appended = Vec::with_capacity(events.len());
+    for event in &events {
+        appended.push(engine.sessions.append(&mut tx, session_id, event).await?);
+    }
+    sqlx::query(
+        "update turns set status = $1, finished_at = $2 where id = $3 and status = 'running'",
+    )
+    .bind(status)
+    .bind(now_ms())
+    .bind(turn_id)
+    .execute(&mut *tx)
+    .await?;
+    tx.commit().await?;
+    engine.sessions.publish(appended);
+    Ok(())
 }
 
 /// Bumps the turn's heartbeat until aborted (when the turn ends).

@@ -617,16 +617,18 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         .await
         .unwrap();
     let old = crate::clock::now_ms() - STALE_AFTER_MS - 1_000;
-    for (id, key, beat) in [
-        ("turn_muerto", "k-muerto", old),
-        ("turn_vivo", "k-vivo", crate::clock::now_ms()),
+    // The live turn runs in another session: a session has one running turn at most.
+    let other = engine.sessions.create(&caller).await.unwrap().id;
+    for (id, key, beat, session) in [
+        ("turn_muerto", "k-muerto", old, &session),
+        ("turn_vivo", "k-vivo", crate::clock::now_ms(), &other),
     ] {
         sqlx::query(
             "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
              values ($1, $2, $3, $4, 'hola', 'running', $5, $5)",
         )
         .bind(id)
-        .bind(&session)
+        .bind(session)
         .bind(&caller.workspace_id)
         .bind(key)
         .bind(beat)
@@ -692,4 +694,101 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
     .await
     .unwrap();
     assert!(!ack.steering, "the next message is a turn of its own");
+}
+
+/// Two messages sent at once to an idle session (two tabs, a double click with two
+/// keys): exactly one turn runs; the other message steers it, as any message sent
+/// while a turn runs does. The database holds one running turn per session.
+#[tokio::test]
+async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
+    /// A model that thinks a while, so the first turn is still running when the
+    /// second message arrives.
+    struct Slow(ScriptedModel);
+    impl super::gateway::ModelGateway for Slow {
+        fn route(&self) -> super::gateway::Route {
+            self.0.route()
+        }
+        fn step<'a>(&'a self, input: &'a super::gateway::ModelInput) -> super::gateway::StepFuture<'a> {
+            Box::pin(async move {
+                tokio::time::sleep(Duration::from_millis(300)).await;
+                self.0.step(input).await
+            })
+        }
+    }
+    let (engine, caller, session) = setup().await;
+    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(Slow(ScriptedModel::new([
+        fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?"),
+        fin(TurnIntent::Responder {}, "Hola otra vez."),
+    ])));
+    let (a, b) = tokio::join!(
+        submit(&engine, model.clone(), &caller, &session, "hola", "k-a"),
+        submit(&engine, model.clone(), &caller, &session, "busco empaque", "k-b"),
+    );
+    let (a, b) = (a.unwrap(), b.unwrap());
+    assert_eq!(
+        [a.steering, b.steering].iter().filter(|s| !**s).count(),
+        1,
+        "{a:?} / {b:?}"
+    );
+    assert_eq!(a.turn_id, b.turn_id, "the steering message names the running turn");
+    let events = wait_finished(&engine, &caller, &session).await;
+    let accepted = events
+        .iter()
+        .filter(|e| matches!(e.event, SessionEvent::TurnAccepted(_)))
+        .count();
+    assert_eq!(accepted, 1);
+    let turns: i64 = sqlx::query_scalar("select count(*) from turns where session_id = $1")
+        .bind(&session)
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(turns, 1);
+}
+
+/// The race's window, made exact: a submit has inserted its running turn but its task
+/// has not logged `turn.accepted` yet, so the log still shows an idle session. A message
+/// now steers that turn instead of starting a second one; the database refuses a
+/// second running turn in the session whoever writes it.
+#[tokio::test]
+async fn a_message_while_a_turn_starts_steers_it_and_the_database_holds_one_running_turn() {
+    let (engine, caller, session) = setup().await;
+    sqlx::query(
+        "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
+         values ('turn_a', $1, $2, 'k-a', 'hola', 'running', $3, $3)",
+    )
+    .bind(&session)
+    .bind(&caller.workspace_id)
+    .bind(crate::clock::now_ms())
+    .execute(engine.store.pool())
+    .await
+    .unwrap();
+    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
+        TurnIntent::Responder {},
+        "Hola.",
+    )]));
+    let ack = submit(&engine, model, &caller, &session, "busco empaque", "k-b")
+        .await
+        .unwrap();
+    assert!(ack.steering, "{ack:?}");
+    assert_eq!(ack.turn_id, "turn_a");
+    for (id, key) in [("turn_x", "k-x"), ("turn_y", "k-y")] {
+        let _ = sqlx::query(
+            "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at)
+             values ($1, $2, $3, $4, 'hola', 'running', 0)",
+        )
+        .bind(id)
+        .bind(&session)
+        .bind(&caller.workspace_id)
+        .bind(key)
+        .execute(engine.store.pool())
+        .await;
+    }
+    let running: i64 = sqlx::query_scalar(
+        "select count(*) from turns where session_id = $1 and status = 'running'",
+    )
+    .bind(&session)
+    .fetch_one(engine.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(running, 1);
 }
