@@ -213,7 +213,7 @@ mod tests {
                          "email": "a@b.mx", "role": "admin"}],
             "api_keys": [{"id": "k", "name": "MCP", "prefix": "luna_ab", "revoked": false,
                           "scopes": ["revelar contactos (contacts:reveal)"], "credit_budget": 100,
-                          "spent": 3, "expires_at": 1798783200000, "expired": false,
+                          "spent": 3, "expires_at": 1_798_783_200_000_i64, "expired": false,
                           "last_used_at": null}]
         }));
         assert!(compared > 50);
