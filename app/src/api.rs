@@ -77,6 +77,16 @@ pub struct ApiKeyView {
     pub name: String,
     pub prefix: String,
     pub revoked: bool,
+    /// What the key may do beyond reading, as Spanish labels; empty: read-only.
+    pub scopes: Vec<String>,
+    /// Credits per calendar month; `None`: no cap.
+    pub credit_budget: Option<i64>,
+    /// Credits the key spent this month.
+    pub spent: i64,
+    /// Unix ms the key stops working; `None`: never.
+    pub expires_at: Option<i64>,
+    pub expired: bool,
+    pub last_used_at: Option<i64>,
 }
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize, luna_protocol::json::FromJson)]
@@ -94,6 +104,7 @@ pub async fn settings() -> Result<SettingsView, AppError> {
     caller.require_admin().map_err(fail)?;
     let members = engine.accounts.members(&caller).await.map_err(fail)?;
     let keys = engine.accounts.list_api_keys(&caller).await.map_err(fail)?;
+    let now = luna_engine::clock::now_ms();
     Ok(SettingsView {
         workspace_name: caller.workspace_name.clone(),
         members: members
@@ -113,6 +124,16 @@ pub async fn settings() -> Result<SettingsView, AppError> {
                 name: k.name,
                 prefix: k.prefix,
                 revoked: k.revoked_at.is_some(),
+                scopes: k
+                    .scopes
+                    .iter()
+                    .map(|s| format!("{} ({})", s.label(), s.as_str()))
+                    .collect(),
+                credit_budget: k.credit_budget,
+                spent: k.spent_this_month,
+                expired: k.expires_at.is_some_and(|at| at <= now),
+                expires_at: k.expires_at,
+                last_used_at: k.last_used_at,
             })
             .collect(),
     })
@@ -129,13 +150,38 @@ pub async fn set_member_role(user_id: String, role: Role) -> Result<(), AppError
         .map_err(fail)
 }
 
-/// Creates an MCP API key and returns its secret, shown once.
+/// Creates an MCP API key and returns its secret, shown once. Read-only unless a
+/// scope's checkbox is sent (any value); `budget` (credits per month) and `expires`
+/// (`YYYY-MM-DD`) are optional.
+#[allow(clippy::too_many_arguments)]
 #[server(prefix = "/api", endpoint = "create_api_key", output = crate::codec::Answer)]
-pub async fn create_api_key(name: String) -> Result<String, AppError> {
+pub async fn create_api_key(
+    name: String,
+    contacts_reveal: Option<String>,
+    crm_write: Option<String>,
+    knowledge_write: Option<String>,
+    knowledge_delete: Option<String>,
+    budget: Option<String>,
+    expires: Option<String>,
+) -> Result<String, AppError> {
+    use luna_engine::accounts::KeySpec;
+    use luna_protocol::account::ApiScope;
+
     let caller = caller()?;
+    let scopes = [
+        (contacts_reveal, ApiScope::ContactsReveal),
+        (crm_write, ApiScope::CrmWrite),
+        (knowledge_write, ApiScope::KnowledgeWrite),
+        (knowledge_delete, ApiScope::KnowledgeDelete),
+    ]
+    .into_iter()
+    .filter_map(|(sent, scope)| sent.map(|_| scope))
+    .collect();
+    let spec =
+        KeySpec::from_text(&name, scopes, budget.as_deref(), expires.as_deref()).map_err(fail)?;
     let key = engine()?
         .accounts
-        .create_api_key(&caller, &name)
+        .create_api_key(&caller, &spec)
         .await
         .map_err(fail)?;
     Ok(key.secret)
@@ -165,7 +211,10 @@ mod tests {
             "workspace_name": "Empaques",
             "members": [{"user_id": "u", "you": true, "display_name": "Ana",
                          "email": "a@b.mx", "role": "admin"}],
-            "api_keys": [{"id": "k", "name": "MCP", "prefix": "luna_ab", "revoked": false}]
+            "api_keys": [{"id": "k", "name": "MCP", "prefix": "luna_ab", "revoked": false,
+                          "scopes": ["revelar contactos (contacts:reveal)"], "credit_budget": 100,
+                          "spent": 3, "expires_at": 1_798_783_200_000_i64, "expired": false,
+                          "last_used_at": null}]
         }));
         assert!(compared > 50);
         check::<Result<SettingsView, crate::error::AppError>>(&json!({"Err": {"Api": {

@@ -1,8 +1,11 @@
 //! Operator subcommands of the `luna-server` binary, run against the configured
 //! database instead of serving:
 //!
-//! - `luna-server create-api-key --email <owner/admin email> --name <name>` prints
-//!   the new key's secret on the first line and its id on the second.
+//! - `luna-server create-api-key --email <owner/admin email> --name <name>
+//!   [--scopes contacts:reveal,crm:write,knowledge:write,knowledge:delete]
+//!   [--budget <credits per month>] [--expires <YYYY-MM-DD>]` prints the new key's
+//!   secret on the first line and its id on the second. Without `--scopes` the key is
+//!   read-only.
 //! - `luna-server revoke-api-key --email <owner/admin email> --id <key id>`.
 //! - `luna-server import-ocds <file.json>...` imports OCDS release packages, bare
 //!   releases or record packages into the market data.
@@ -13,11 +16,11 @@
 //! Imports are idempotent: re-running one reports nothing inserted. Each prints what
 //! it inserted and what it skipped, and why.
 
-use luna_engine::accounts::Caller;
+use luna_engine::accounts::{Caller, KeySpec};
 use luna_engine::error::{EngineError, EngineResult};
 use luna_engine::turn::openai::pin::{self, Pin};
 use luna_engine::Engine;
-use luna_protocol::account::Role;
+use luna_protocol::account::{ApiScope, Role};
 use luna_protocol::error::ErrorCode;
 
 /// Pins the caller's workspace to a model route; owners and admins only.
@@ -40,6 +43,32 @@ fn flag<'a>(args: &'a [String], name: &str) -> Option<&'a str> {
         .position(|a| a == name)
         .and_then(|i| args.get(i + 1))
         .map(String::as_str)
+}
+
+/// The key `create-api-key` asks for: `--name`, `--scopes a,b`, `--budget N`,
+/// `--expires YYYY-MM-DD` (the key works through that day, central Mexico time).
+fn key_spec(args: &[String]) -> Result<KeySpec, String> {
+    let mut scopes = Vec::new();
+    if let Some(list) = flag(args, "--scopes") {
+        for name in list.split(',').filter(|s| !s.trim().is_empty()) {
+            let scope = ApiScope::parse(name).ok_or_else(|| {
+                let known: Vec<&str> = ApiScope::ALL.iter().map(|s| s.as_str()).collect();
+                format!(
+                    "permiso desconocido «{}»; usa {}",
+                    name.trim(),
+                    known.join(", ")
+                )
+            })?;
+            scopes.push(scope);
+        }
+    }
+    KeySpec::from_text(
+        flag(args, "--name").unwrap_or("cli"),
+        scopes,
+        flag(args, "--budget"),
+        flag(args, "--expires"),
+    )
+    .map_err(|e| e.body().message)
 }
 
 /// Runs a subcommand if `args[0]` names one; returns its exit code, or `None` to serve.
@@ -77,14 +106,17 @@ pub async fn run(
         }
     };
     let result = match command {
-        "create-api-key" => {
-            let name = flag(args, "--name").unwrap_or("cli");
-            engine
+        "create-api-key" => match key_spec(args) {
+            Ok(spec) => engine
                 .accounts
-                .create_api_key(&caller, name)
+                .create_api_key(&caller, &spec)
                 .await
-                .map(|k| println!("{}\n{}", k.secret, k.id))
-        }
+                .map(|k| println!("{}\n{}", k.secret, k.id)),
+            Err(message) => {
+                eprintln!("{message}");
+                return Some(2);
+            }
+        },
         "model-pin" => {
             let Some(pin) = flag(args, "--pin").and_then(Pin::parse) else {
                 eprintln!(
@@ -227,6 +259,29 @@ mod tests {
             .find(|l| l.contains("importados:"))
             .unwrap_or_default()
             .to_owned()
+    }
+
+    fn words(line: &str) -> Vec<String> {
+        line.split_whitespace().map(str::to_owned).collect()
+    }
+
+    #[test]
+    fn create_api_key_reads_scopes_budget_and_expiry_and_defaults_to_read_only() {
+        let plain = key_spec(&words("create-api-key --email a@b.mx --name bot")).unwrap();
+        assert_eq!(plain, KeySpec::read_only("bot"));
+        let full = key_spec(&words(
+            "create-api-key --name bot --scopes contacts:reveal,knowledge:delete --budget 50 --expires 2026-12-31",
+        ))
+        .unwrap();
+        assert_eq!(
+            full.scopes,
+            [ApiScope::ContactsReveal, ApiScope::KnowledgeDelete]
+        );
+        assert_eq!(full.credit_budget, Some(50));
+        assert_eq!(full.expires_at, Some(1_798_783_200_000));
+        let bad = key_spec(&words("create-api-key --scopes knowledge:merge")).unwrap_err();
+        assert!(bad.contains("knowledge:merge"), "{bad}");
+        assert!(key_spec(&words("create-api-key --budget mucho")).is_err());
     }
 
     #[tokio::test]

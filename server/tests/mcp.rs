@@ -18,7 +18,10 @@ async fn setup() -> (Router, Engine, String) {
         .unwrap();
     let key = engine
         .accounts
-        .create_api_key(&caller, "pruebas")
+        .create_api_key(
+            &caller,
+            &luna_engine::accounts::KeySpec::read_only("pruebas"),
+        )
         .await
         .unwrap();
     let state = AppState {
@@ -164,7 +167,7 @@ async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
         StatusCode::UNAUTHORIZED
     );
     let caller = engine.accounts.api_key_caller(&key).await.unwrap().unwrap();
-    let id = caller.api_key_id.clone().unwrap();
+    let id = caller.api_key_id().unwrap().to_owned();
     engine.accounts.revoke_api_key(&caller, &id).await.unwrap();
     let (status, body) = rpc(&app, Some(&key), init()).await;
     assert_eq!(status, StatusCode::UNAUTHORIZED);
@@ -210,4 +213,46 @@ async fn an_idempotency_key_in_meta_is_bound_to_its_request() {
         .await
         .unwrap();
     assert_eq!(charged, 1);
+}
+
+/// An outside agent under prompt injection holds a default key: it reads, but the
+/// pipeline refuses a delete and a reveal with FORBIDDEN naming the missing scope; the
+/// key's last use is recorded; once expired it is a 401.
+#[tokio::test]
+async fn a_default_key_is_read_only_over_mcp_and_an_expired_one_is_401() {
+    let (app, engine, key) = setup().await;
+    let call = |name: &str, args: Value| json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": name, "arguments": args}});
+    let (_, body) = rpc(&app, Some(&key), call("usage", json!({}))).await;
+    assert_eq!(body["result"]["isError"], json!(false), "{body}");
+    for (tool, args, scope) in [
+        (
+            "context_delete",
+            json!({"topic": "topic:icp"}),
+            "knowledge:delete",
+        ),
+        (
+            "people_reveal",
+            json!({"quote_id": "quo_x", "confirm": true, "max_credits": 2, "idempotency_key": "k"}),
+            "contacts:reveal",
+        ),
+    ] {
+        let (_, body) = rpc(&app, Some(&key), call(tool, args)).await;
+        let error = &body["result"]["structuredContent"]["error"];
+        assert_eq!(body["result"]["isError"], json!(true), "{body}");
+        assert_eq!(error["code"], json!("FORBIDDEN"), "{body}");
+        assert!(error["message"].as_str().unwrap().contains(scope), "{body}");
+    }
+    let used: Option<i64> = sqlx::query_scalar("select last_used_at from api_keys")
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert!(used.is_some(), "last use recorded");
+
+    sqlx::query("update api_keys set expires_at = 1")
+        .execute(engine.store.pool())
+        .await
+        .unwrap();
+    let (status, body) = rpc(&app, Some(&key), init()).await;
+    assert_eq!(status, StatusCode::UNAUTHORIZED);
+    assert_eq!(body["error"]["code"], json!("UNAUTHORIZED"));
 }

@@ -90,3 +90,64 @@ pub struct Me {
     pub role: Role,
     pub plan: Plan,
 }
+
+/// What an API key may do beyond reading. Every key reads (searches, gets, counts);
+/// each scope below is opt-in when the key is created. Merging Knowledge is never a
+/// key's: it stays a person's act in the app.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum ApiScope {
+    /// Reveal contacts (spends créditos de contacto).
+    ContactsReveal,
+    /// Write the CRM: save companies, edit records, file revealed people.
+    CrmWrite,
+    /// Create and edit Cerebro topics.
+    KnowledgeWrite,
+    /// Delete Cerebro topics (destructive; never implied by `KnowledgeWrite`).
+    KnowledgeDelete,
+}
+
+impl ApiScope {
+    pub const ALL: [ApiScope; 4] = [
+        ApiScope::ContactsReveal,
+        ApiScope::CrmWrite,
+        ApiScope::KnowledgeWrite,
+        ApiScope::KnowledgeDelete,
+    ];
+
+    /// The stable name stored with the key and shown to integrations.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ApiScope::ContactsReveal => "contacts:reveal",
+            ApiScope::CrmWrite => "crm:write",
+            ApiScope::KnowledgeWrite => "knowledge:write",
+            ApiScope::KnowledgeDelete => "knowledge:delete",
+        }
+    }
+
+    pub fn parse(s: &str) -> Option<ApiScope> {
+        ApiScope::ALL.into_iter().find(|a| a.as_str() == s.trim())
+    }
+
+    /// Spanish label shown in Ajustes and in refusals.
+    pub fn label(self) -> &'static str {
+        match self {
+            ApiScope::ContactsReveal => "revelar contactos",
+            ApiScope::CrmWrite => "escribir en el CRM",
+            ApiScope::KnowledgeWrite => "crear y editar temas de Cerebro",
+            ApiScope::KnowledgeDelete => "borrar temas de Cerebro",
+        }
+    }
+}
+
+#[cfg(test)]
+mod scope_tests {
+    use super::ApiScope;
+
+    #[test]
+    fn scopes_round_trip_their_stored_names() {
+        for s in ApiScope::ALL {
+            assert_eq!(ApiScope::parse(s.as_str()), Some(s));
+        }
+        assert_eq!(ApiScope::parse("knowledge:merge"), None);
+    }
+}

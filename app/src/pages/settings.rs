@@ -4,7 +4,10 @@
 use leptos::prelude::*;
 use leptos_meta::Title;
 
-use crate::api::{settings, CreateApiKey, MemberView, RevokeApiKey};
+use luna_protocol::account::ApiScope;
+use luna_protocol::evidence::date_from_ms;
+
+use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::kind_checks::KindChecks;
 use crate::components::{Forbidden, TopBar};
 
@@ -46,13 +49,36 @@ pub fn SettingsPage() -> impl IntoView {
                                 <section aria-labelledby="keys-title" class="space-y-3">
                                     <h2 id="keys-title" class="text-lg font-medium">"Llaves de API (MCP)"</h2>
                                     <p class="text-sm text-slate-600 dark:text-slate-400">
-                                        "Los agentes externos usan estas llaves para llamar las herramientas de Luna por MCP."
+                                        "Los agentes externos usan estas llaves para llamar las herramientas de Luna por MCP. Una llave solo lee, salvo los permisos que marques; fusionar conocimiento siempre lo hace una persona aquí."
                                     </p>
-                                    <ActionForm action=create attr:class="flex gap-2">
-                                        <label class="sr-only" for="key-name">"Nombre de la llave"</label>
-                                        <input id="key-name" name="name" required placeholder="Nombre, p. ej. «Agente de prospección»"
-                                            class="flex-1 rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-700 dark:bg-slate-950" />
-                                        <button type="submit" class="rounded-lg bg-indigo-600 px-4 py-2 text-white hover:bg-indigo-700">"Crear llave"</button>
+                                    <ActionForm action=create attr:class="space-y-3" attr:data-testid="key-form">
+                                        <div class="flex gap-2">
+                                            <label class="sr-only" for="key-name">"Nombre de la llave"</label>
+                                            <input id="key-name" name="name" required placeholder="Nombre, p. ej. «Agente de prospección»"
+                                                class="flex-1 rounded-lg border border-slate-300 bg-white px-3 py-2 dark:border-slate-700 dark:bg-slate-950" />
+                                            <button type="submit" class="rounded-lg bg-indigo-600 px-4 py-2 text-white hover:bg-indigo-700">"Crear llave"</button>
+                                        </div>
+                                        <fieldset class="space-y-1 text-sm">
+                                            <legend class="font-medium">"Permisos además de leer"</legend>
+                                            {ApiScope::ALL.into_iter().map(|s| view! {
+                                                <label class="flex items-center gap-2">
+                                                    <input type="checkbox" name=s.as_str().replace(':', "_") value="1" />
+                                                    {s.label()}" "<code class="text-xs text-slate-500 dark:text-slate-400">{s.as_str()}</code>
+                                                </label>
+                                            }).collect_view()}
+                                        </fieldset>
+                                        <div class="flex flex-wrap gap-4 text-sm">
+                                            <label class="flex flex-col">
+                                                "Tope de créditos al mes (opcional)"
+                                                <input type="number" min="0" name="budget" data-testid="key-budget"
+                                                    class="w-40 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950" />
+                                            </label>
+                                            <label class="flex flex-col">
+                                                "Vale hasta (opcional)"
+                                                <input type="date" name="expires" data-testid="key-expires"
+                                                    class="w-44 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950" />
+                                            </label>
+                                        </div>
                                     </ActionForm>
                                     {move || new_secret().map(|s| view! {
                                         <p role="status" class="rounded-lg bg-emerald-50 p-3 text-sm text-emerald-900 dark:bg-emerald-950 dark:text-emerald-100">
@@ -67,9 +93,15 @@ pub fn SettingsPage() -> impl IntoView {
                                             <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">
                                                 {view.api_keys.into_iter().map(|k| {
                                                     let id = k.id.clone();
+                                                    let facts = key_facts(&k);
                                                     view! {
-                                                        <li class="flex items-center justify-between px-4 py-2">
-                                                            <span>{k.name}" "<code class="text-sm text-slate-500 dark:text-slate-400">{k.prefix}"…"</code></span>
+                                                        <li class="flex flex-wrap items-center justify-between gap-2 px-4 py-2" data-testid="key-row">
+                                                            <div>
+                                                                <span>{k.name}" "<code class="text-sm text-slate-500 dark:text-slate-400">{k.prefix}"…"</code></span>
+                                                                <ul class="text-xs text-slate-600 dark:text-slate-400">
+                                                                    {facts.into_iter().map(|f| view! { <li>{f}</li> }).collect_view()}
+                                                                </ul>
+                                                            </div>
                                                             {if k.revoked {
                                                                 view! { <span class="text-sm text-slate-500 dark:text-slate-400">"Revocada"</span> }.into_any()
                                                             } else {
@@ -94,6 +126,35 @@ pub fn SettingsPage() -> impl IntoView {
             </main>
         </div>
     }
+}
+
+/// The date in central Mexico (UTC−6) of a Unix ms instant.
+fn mx_date(ms: i64) -> String {
+    date_from_ms(ms - 6 * 3_600_000)
+}
+
+/// What Ajustes says about a key: scopes, budget and spend, expiry and last use.
+fn key_facts(k: &ApiKeyView) -> Vec<String> {
+    let scopes = if k.scopes.is_empty() {
+        "Permisos: solo lectura".to_owned()
+    } else {
+        format!("Permisos: lectura, {}", k.scopes.join(", "))
+    };
+    let budget = match k.credit_budget {
+        Some(b) => format!("Gastado este mes: {} de {b} créditos", k.spent),
+        None => format!("Gastado este mes: {} créditos (sin tope)", k.spent),
+    };
+    let expiry = match k.expires_at {
+        // The key works through the day before the instant it expires.
+        Some(at) if k.expired => format!("Venció el {}", mx_date(at - 1)),
+        Some(at) => format!("Vale hasta el {}", mx_date(at - 1)),
+        None => "Sin vencimiento".to_owned(),
+    };
+    let used = match k.last_used_at {
+        Some(at) => format!("Último uso: {}", mx_date(at)),
+        None => "Sin usar todavía".to_owned(),
+    };
+    vec![scopes, budget, expiry, used]
 }
 
 /// The workspace's auto-mode policy: allowed or not, default caps per session, and
@@ -226,5 +287,56 @@ fn MemberRow(member: MemberView) -> impl IntoView {
             }}
             {move || error.get().map(|e| view! { <p role="alert" class="w-full text-sm text-rose-700 dark:text-rose-300">{e}</p> })}
         </li>
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn key() -> ApiKeyView {
+        ApiKeyView {
+            id: "k".into(),
+            name: "Agente".into(),
+            prefix: "luna_ab".into(),
+            revoked: false,
+            scopes: Vec::new(),
+            credit_budget: None,
+            spent: 0,
+            expires_at: None,
+            expired: false,
+            last_used_at: None,
+        }
+    }
+
+    #[test]
+    fn a_key_shows_its_scopes_budget_expiry_and_last_use() {
+        assert_eq!(
+            key_facts(&key()),
+            [
+                "Permisos: solo lectura",
+                "Gastado este mes: 0 créditos (sin tope)",
+                "Sin vencimiento",
+                "Sin usar todavía"
+            ]
+        );
+        let k = ApiKeyView {
+            scopes: vec!["revelar contactos (contacts:reveal)".into()],
+            credit_budget: Some(100),
+            spent: 3,
+            // Works through 31 dic 2026 in central Mexico.
+            expires_at: Some(1_798_783_200_000),
+            last_used_at: Some(1_798_700_000_000),
+            ..key()
+        };
+        assert_eq!(
+            key_facts(&k),
+            [
+                "Permisos: lectura, revelar contactos (contacts:reveal)",
+                "Gastado este mes: 3 de 100 créditos",
+                "Vale hasta el 31 dic 2026",
+                "Último uso: 31 dic 2026"
+            ]
+        );
     }
 }

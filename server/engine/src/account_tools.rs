@@ -98,7 +98,7 @@ async fn usage(ctx: ToolCtx, _args: UsageArgs) -> EngineResult<ToolOutput> {
 async fn workspaces(ctx: ToolCtx, _args: WorkspacesArgs) -> EngineResult<ToolOutput> {
     let caller = &ctx.caller;
     // An API key is scoped to one workspace: it sees only that one.
-    let all = if caller.api_key_id.is_some() {
+    let all = if caller.api_key.is_some() {
         vec![(
             caller.workspace_id.clone(),
             caller.workspace_name.clone(),

@@ -167,6 +167,7 @@ pub fn register(reg: &mut Registry) {
                 json!({"record_ref": "company:EMB050315AB1", "include_awards": true}),
             )
             .cost(CostClass::Read)
+            .charges_at_least(1)
             .budget(8_000)
             .stage(Stage::Buscando, 20)
             .stage(Stage::ConSeleccion, 30)

@@ -30,8 +30,18 @@ pub async fn caller(engine: &Engine, plan: Plan, role: Role) -> EngineResult<Cal
         workspace_name: ws_name.into(),
         role,
         plan,
-        api_key_id: None,
+        api_key: None,
     })
+}
+
+/// An API key grant with these scopes and no budget, for policy tests that do not
+/// need a stored key (use `Accounts::create_api_key` when the key must exist).
+pub fn grant(scopes: &[luna_protocol::account::ApiScope]) -> crate::accounts::ApiKeyGrant {
+    crate::accounts::ApiKeyGrant {
+        id: "key_prueba".into(),
+        scopes: scopes.to_vec(),
+        credit_budget: None,
+    }
 }
 
 /// A Proveedor in Jalisco whose id is its RFC, for tests that need people or records.

@@ -8,6 +8,7 @@
 //! original receipt), and two simultaneous charges cannot overdraw a ledger.
 
 pub mod counters;
+pub mod key_budget;
 pub mod plans;
 
 use luna_protocol::account::Plan;
@@ -262,6 +263,8 @@ impl Billing {
             .unwrap_or(0);
             return Err(insufficient(spec.ledger, spec.amount, left));
         }
+        // An API key's monthly budget, in the same transaction (see `key_budget`).
+        key_budget::spend_in(conn, caller, spec.amount, now).await?;
         Ok(Receipt {
             id,
             workspace_id: caller.workspace_id.clone(),

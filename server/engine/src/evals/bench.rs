@@ -399,7 +399,7 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
             workspace_name: name,
             role: Role::Member,
             plan: Plan::Founder,
-            api_key_id: None,
+            api_key: None,
         };
         let session = engine.sessions.create(&caller).await?.id;
         if let Some(budget) = brief.auto {

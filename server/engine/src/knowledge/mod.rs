@@ -293,6 +293,12 @@ fn to_json(v: &impl serde::Serialize) -> EngineResult<String> {
 }
 
 fn require_reviewer(caller: &Caller) -> EngineResult<()> {
+    if caller.api_key.is_some() {
+        // Whatever its scopes: merging Knowledge stays a person's act in the app.
+        return Err(EngineError::forbidden(
+            "Una llave de API no puede fusionar ni rechazar cambios a Knowledge.",
+        ));
+    }
     if caller.role.can_administer() {
         Ok(())
     } else {

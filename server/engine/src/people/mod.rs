@@ -516,6 +516,10 @@ impl People {
         if price_now > req.max_credits {
             return Err(over_max(price_now, req.max_credits));
         }
+        // An API key over its monthly budget reveals nothing (the charge re-checks it).
+        if price_now > 0 {
+            crate::billing::key_budget::admit(&self.store, caller, price_now, now).await?;
+        }
         let contacts: HashMap<String, Contact> = if pending.is_empty() {
             HashMap::new()
         } else {

@@ -10,6 +10,8 @@ use schemars::JsonSchema;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use luna_protocol::account::ApiScope;
+
 use crate::billing::ChargeSpec;
 use crate::error::EngineResult;
 
@@ -93,6 +95,18 @@ pub enum SideEffect {
     Destructive,
     /// Spends credits or reaches outside the workspace (reveal, send).
     External,
+}
+
+/// What an API key needs to call a tool: derived from what the tool does
+/// (`ToolDef::key_access`), never written per tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum KeyAccess {
+    /// Reads: every key.
+    Read,
+    /// Writes, reveals and deletes: only a key created with this scope.
+    Scope(ApiScope),
+    /// No key, whatever its scopes: a person does it in the app.
+    Never,
 }
 
 /// How a call is metered (see `billing` for the numbers).
@@ -262,6 +276,9 @@ pub struct ToolDef {
     pub requires: Vec<Feature>,
     /// Only owners/admins may call it.
     pub admin_only: bool,
+    /// Credits every executed call charges at least (a Search charges 1 anyway); an
+    /// API key's budget refuses the call before it runs when this would not fit.
+    pub charges_at_least: i64,
     pub handler: Option<Arc<dyn ToolHandler>>,
 }
 
@@ -296,6 +313,7 @@ impl ToolDef {
             is_search: false,
             requires: Vec::new(),
             admin_only: false,
+            charges_at_least: 0,
             handler: None,
         }
     }
@@ -359,6 +377,16 @@ impl ToolDef {
         self.admin_only = true;
         self
     }
+    pub fn charges_at_least(mut self, credits: i64) -> Self {
+        self.charges_at_least = credits;
+        self
+    }
+
+    /// The smallest charge an executed call makes (the budget preflight's amount).
+    pub fn min_charge(&self) -> i64 {
+        let search = i64::from(self.cost_class == CostClass::Search);
+        self.charges_at_least.max(search)
+    }
 
     /// Sets a handler taking the typed arguments.
     pub fn handler<A, F, Fut>(mut self, f: F) -> Self
@@ -421,6 +449,28 @@ impl ToolDef {
                 "parameters": self.input_schema,
             }
         })
+    }
+
+    /// What an API key needs to call this tool, from its side effect, family and cost:
+    /// reads need nothing; a reveal that spends créditos de contacto needs
+    /// `contacts:reveal`; CRM, company and people writes `crm:write`; Cerebro writes
+    /// `knowledge:write`; a Cerebro delete its own `knowledge:delete`; anything else that
+    /// changes the world (sends, other deletions) is never a key's.
+    pub fn key_access(&self) -> KeyAccess {
+        match (self.side_effect, self.family) {
+            (SideEffect::None, _) => KeyAccess::Read,
+            (SideEffect::Write, Family::Context) => KeyAccess::Scope(ApiScope::KnowledgeWrite),
+            (SideEffect::Write, Family::Crm | Family::People | Family::Board) => {
+                KeyAccess::Scope(ApiScope::CrmWrite)
+            }
+            (SideEffect::Destructive, Family::Context) => {
+                KeyAccess::Scope(ApiScope::KnowledgeDelete)
+            }
+            (SideEffect::External, _) if self.cost_class == CostClass::Contact => {
+                KeyAccess::Scope(ApiScope::ContactsReveal)
+            }
+            _ => KeyAccess::Never,
+        }
     }
 
     /// MCP annotations derived from the metadata (SPEC §5 rule 9).

@@ -4,7 +4,7 @@
 
 use std::fmt::Write;
 
-use super::def::{Stage, Surface, ToolDef};
+use super::def::{KeyAccess, Stage, Surface, ToolDef};
 use super::{alias, Registry, TOOL_RESULT_CAP};
 
 fn surfaces(def: &ToolDef) -> String {
@@ -37,6 +37,15 @@ fn stages(def: &ToolDef) -> String {
         .join(", ")
 }
 
+/// What an API key needs for the tool (`ToolDef::key_access`).
+fn key_access(def: &ToolDef) -> String {
+    match def.key_access() {
+        KeyAccess::Read => "lectura".into(),
+        KeyAccess::Scope(scope) => format!("`{}`", scope.as_str()),
+        KeyAccess::Never => "ninguna".into(),
+    }
+}
+
 /// The whole reference as markdown.
 pub fn markdown(reg: &Registry) -> String {
     let mut md = String::new();
@@ -53,12 +62,19 @@ pub fn markdown(reg: &Registry) -> String {
         public.len(),
         TOOL_RESULT_CAP
     );
-    let _ = writeln!(md, "| herramienta | familia | nivel | efecto | costo | idempotente | presupuesto | superficies |");
-    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|");
+    let _ = writeln!(
+        md,
+        "Una llave de API lee siempre; para lo demás necesita el permiso de la columna «llave de API», \
+         que un administrador marca al crearla (en Ajustes o con `luna-server create-api-key --scopes …`). \
+         «ninguna»: ninguna llave la usa, la hace una persona en la aplicación. Fusionar conocimiento \
+         nunca lo hace una llave.\n"
+    );
+    let _ = writeln!(md, "| herramienta | familia | nivel | efecto | costo | idempotente | presupuesto | superficies | llave de API |");
+    let _ = writeln!(md, "|---|---|---|---|---|---|---|---|---|");
     for d in reg.all() {
         let _ = writeln!(
             md,
-            "| `{}` | {} | {} | {:?} | {} | {} | {} | {} |",
+            "| `{}` | {} | {} | {:?} | {} | {} | {} | {} | {} |",
             d.name,
             d.family.label(),
             d.level.as_str(),
@@ -66,7 +82,8 @@ pub fn markdown(reg: &Registry) -> String {
             d.cost_class.as_str(),
             if d.idempotent { "sí" } else { "no" },
             d.output_budget,
-            surfaces(d)
+            surfaces(d),
+            key_access(d)
         );
     }
     for d in reg.all() {

@@ -75,7 +75,7 @@ pub fn fingerprint(tool: &str, args: &Value, caller: &Caller) -> String {
         "tool": tool,
         "args": canonical(args),
         "user": caller.user_id,
-        "api_key": caller.api_key_id,
+        "api_key": caller.api_key_id(),
     });
     hex::encode(Sha256::digest(canonical(&request).to_string().as_bytes()))
 }

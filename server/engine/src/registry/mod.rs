@@ -46,7 +46,7 @@ use crate::error::EngineError;
 
 pub use ctx::{ExecMode, ToolCtx};
 pub use def::{
-    Annotations, CostClass, Family, Feature, Level, SideEffect, Stage, Surface, ToolDef,
+    Annotations, CostClass, Family, Feature, KeyAccess, Level, SideEffect, Stage, Surface, ToolDef,
     ToolHandler, ToolOutput,
 };
 pub use pipeline::{ToolRequest, ToolResponse};

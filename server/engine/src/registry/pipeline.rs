@@ -10,14 +10,13 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::accounts::Caller;
-use crate::billing::{insufficient, ChargeContext, ChargeSpec, Ledger, Receipt};
+use crate::billing::{insufficient, key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
 use crate::clock::now_ms;
 use crate::error::{EngineError, EngineResult};
 use crate::Engine;
 
 use super::ctx::{ExecMode, ToolCtx};
-use super::def::ToolDef;
-use super::def::{CostClass, Surface};
+use super::def::{CostClass, Surface, ToolDef};
 use super::idempotency::{self, Claim, Stored};
 use super::policy::{authorize, Decision};
 use super::{budget, telemetry};
@@ -272,8 +271,9 @@ async fn execute(
         receipts: Vec::new(),
         result: Err(e),
     };
-    // 5. Read ceiling, the plan's daily search quota and a credit preflight.
-    if let Err(e) = admit(engine, caller, def.cost_class, now).await {
+    // 5. Read ceiling, the plan's daily search quota, a credit preflight and the API
+    //    key's monthly budget (nothing runs when its smallest charge would not fit).
+    if let Err(e) = admit(engine, caller, def, now).await {
         return fail(e);
     }
     // 6. Execute.
@@ -364,7 +364,8 @@ async fn execute(
     }
 }
 
-async fn admit(engine: &Engine, caller: &Caller, cost: CostClass, now: i64) -> EngineResult<()> {
+async fn admit(engine: &Engine, caller: &Caller, def: &ToolDef, now: i64) -> EngineResult<()> {
+    let cost = def.cost_class;
     let reads = i64::from(cost.reads());
     engine
         .billing
@@ -380,6 +381,10 @@ async fn admit(engine: &Engine, caller: &Caller, cost: CostClass, now: i64) -> E
         if left < 1 {
             return Err(insufficient(Ledger::Intelligence, 1, left));
         }
+    }
+    let least = def.min_charge();
+    if least > 0 {
+        key_budget::admit(&engine.store, caller, least, now).await?;
     }
     Ok(())
 }

@@ -1,7 +1,8 @@
-//! Authorization of a call before it runs: workspace role, plan features, the calling
-//! surface and the ladder level (SPEC §8). The model proposes; this decides.
+//! Authorization of a call before it runs: the calling surface, an API key's scopes,
+//! workspace role, plan features and the ladder level (SPEC §8). The model proposes;
+//! this decides.
 
-use luna_protocol::account::Role;
+use luna_protocol::account::{ApiScope, Role};
 use luna_protocol::error::ErrorCode;
 
 use crate::accounts::Caller;
@@ -9,7 +10,7 @@ use crate::billing::limits;
 use crate::error::EngineError;
 
 use super::ctx::ExecMode;
-use super::def::{Feature, Level, Surface, ToolDef};
+use super::def::{Feature, KeyAccess, Level, Surface, ToolDef};
 
 #[derive(Debug)]
 pub enum Decision {
@@ -37,10 +38,40 @@ pub fn plan_refusal(what: &str) -> EngineError {
     )
 }
 
+/// A key without the scope a tool needs: FORBIDDEN, naming the scope.
+pub fn missing_scope(scope: ApiScope) -> EngineError {
+    EngineError::typed(
+        ErrorCode::Forbidden,
+        format!(
+            "Esta llave de API no tiene el permiso «{}» ({}).",
+            scope.as_str(),
+            scope.label()
+        ),
+        format!(
+            "Un administrador puede crear en Ajustes una llave con el permiso «{}».",
+            scope.as_str()
+        ),
+    )
+}
+
 /// The one policy function every surface goes through.
 pub fn authorize(def: &ToolDef, caller: &Caller, surface: Surface) -> Decision {
     if !def.surfaces.contains(&surface) {
         return Decision::Refuse(super::alias::unknown_tool(def.name, Vec::new()));
+    }
+    if let Some(key) = &caller.api_key {
+        match def.key_access() {
+            KeyAccess::Read => {}
+            KeyAccess::Scope(scope) if key.allows(scope) => {}
+            KeyAccess::Scope(scope) => return Decision::Refuse(missing_scope(scope)),
+            KeyAccess::Never => {
+                return Decision::Refuse(EngineError::typed(
+                    ErrorCode::Forbidden,
+                    "Una llave de API no puede usar esta herramienta.",
+                    "Hazlo desde la aplicación, en la página correspondiente.",
+                ))
+            }
+        }
     }
     if def.admin_only && !matches!(caller.role, Role::Owner | Role::Admin) {
         return Decision::Refuse(EngineError::forbidden(
@@ -92,7 +123,7 @@ mod tests {
             workspace_name: "W".into(),
             role,
             plan,
-            api_key_id: None,
+            api_key: None,
         }
     }
 
@@ -151,6 +182,67 @@ mod tests {
         let d = def(Level::L0).surfaces(&[Surface::Luna]);
         assert!(
             matches!(authorize(&d, &admin, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::UnknownTool)
+        );
+    }
+
+    #[test]
+    fn a_key_needs_the_scope_of_what_each_public_tool_does() {
+        use KeyAccess::{Read, Scope};
+        let reg = crate::registry::catalog();
+        let needs: Vec<(&str, KeyAccess)> = reg
+            .list(Surface::Mcp)
+            .into_iter()
+            .filter(|d| d.key_access() != Read)
+            .map(|d| (d.name, d.key_access()))
+            .collect();
+        assert_eq!(
+            needs,
+            [
+                ("context_create", Scope(ApiScope::KnowledgeWrite)),
+                ("context_update", Scope(ApiScope::KnowledgeWrite)),
+                ("context_delete", Scope(ApiScope::KnowledgeDelete)),
+                ("crm_record", Scope(ApiScope::CrmWrite)),
+                ("company_save", Scope(ApiScope::CrmWrite)),
+                ("people_reveal", Scope(ApiScope::ContactsReveal)),
+                ("people_file", Scope(ApiScope::CrmWrite)),
+            ]
+        );
+        // What every key may call reads only.
+        assert!(reg
+            .list(Surface::Mcp)
+            .iter()
+            .filter(|d| d.key_access() == Read)
+            .all(|d| d.read_only()));
+    }
+
+    #[test]
+    fn a_key_calls_only_within_its_scopes_and_a_person_is_not_held_to_them() {
+        let d = def(Level::L0)
+            .side_effect(crate::registry::SideEffect::Destructive)
+            .surfaces(&[Surface::Mcp]);
+        let d = ToolDef {
+            family: Family::Context,
+            ..d
+        };
+        let mut key = caller(Plan::Founder, Role::Owner);
+        key.api_key = Some(crate::testkit::grant(&[ApiScope::KnowledgeWrite]));
+        assert!(
+            matches!(authorize(&d, &key, Surface::Mcp), Decision::Refuse(e) if e.body().message.contains("knowledge:delete"))
+        );
+        key.api_key = Some(crate::testkit::grant(&[ApiScope::KnowledgeDelete]));
+        assert!(matches!(
+            authorize(&d, &key, Surface::Mcp),
+            Decision::Execute
+        ));
+        let person = caller(Plan::Founder, Role::Owner);
+        assert!(matches!(
+            authorize(&d, &person, Surface::Mcp),
+            Decision::Execute
+        ));
+        // A write no scope covers (a send) is never a key's.
+        let send = def(Level::L0).side_effect(crate::registry::SideEffect::External);
+        assert!(
+            matches!(authorize(&send, &key, Surface::Mcp), Decision::Refuse(e) if e.code() == ErrorCode::Forbidden)
         );
     }
 }

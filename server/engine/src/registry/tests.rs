@@ -831,7 +831,7 @@ async fn workspaces_lists_the_memberships_of_a_person_and_only_the_key_workspace
         1
     );
     let mut keyed = caller.clone();
-    keyed.api_key_id = Some("key_1".into());
+    keyed.api_key = Some(crate::testkit::grant(&[]));
     let env = call(&engine, &keyed, "workspaces", json!({}), Surface::Mcp)
         .await
         .outcome

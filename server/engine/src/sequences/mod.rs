@@ -470,7 +470,7 @@ pub async fn authorize(
     version: i64,
     steps: &[usize],
 ) -> EngineResult<Authorized> {
-    if caller.api_key_id.is_some() {
+    if caller.api_key.is_some() {
         return Err(EngineError::forbidden(
             "Una secuencia solo la autoriza una persona desde la aplicación.",
         ));

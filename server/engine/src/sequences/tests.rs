@@ -622,7 +622,7 @@ async fn the_review_card_authorizes_only_the_ticked_steps_and_never_in_auto() {
 
     // An outside agent with an API key cannot authorize it either.
     let agent = Caller {
-        api_key_id: Some("key_1".into()),
+        api_key: Some(crate::testkit::grant(&[])),
         ..fx.caller.clone()
     };
     let e = decisions::authorize_steps(&fx.engine, &agent, &fx.session, &o.card.id, &[0])

@@ -32,8 +32,15 @@ async fn two_auto_reveals_at_once_never_cross_the_cap() {
         100 - i64::from(counter.credits_spent),
         "charged exactly what the counter shows"
     );
-    assert_eq!(board(&fx).await.auto.unwrap().credits_spent, counter.credits_spent);
-    assert_eq!(board(&fx).await.pending.len(), 1, "the other card waits for the person");
+    assert_eq!(
+        board(&fx).await.auto.unwrap().credits_spent,
+        counter.credits_spent
+    );
+    assert_eq!(
+        board(&fx).await.pending.len(),
+        1,
+        "the other card waits for the person"
+    );
 }
 
 async fn mode(fx: &Fx, mode: SessionMode, credit_cap: Option<u32>) -> EngineResult<()> {
@@ -60,8 +67,14 @@ async fn changing_the_mode_never_resets_what_the_session_spent() {
     let first = reveal_card(&fx, &handles(&fx, &SUPPLIERS[..1]).await).await;
     let price = first.credits;
     auto_on(&fx, price, 50).await;
-    offer_in(&fx, "t0", save_card(&fx).await).await.auto.unwrap();
-    offer_in(&fx, "t1", first).await.auto.expect("inside the budget");
+    offer_in(&fx, "t0", save_card(&fx).await)
+        .await
+        .auto
+        .unwrap();
+    offer_in(&fx, "t1", first)
+        .await
+        .auto
+        .expect("inside the budget");
     let spent = |fx: &Fx| {
         let (engine, caller, session) = (fx.engine.clone(), fx.caller.clone(), fx.session.clone());
         async move {
@@ -73,11 +86,23 @@ async fn changing_the_mode_never_resets_what_the_session_spent() {
     };
     assert_eq!(spent(&fx).await, Some(price));
     mode(&fx, SessionMode::Preguntar, None).await.unwrap();
-    mode(&fx, SessionMode::Automatico, Some(price + 1)).await.unwrap();
-    assert_eq!(spent(&fx).await, Some(price), "switching back keeps the spend");
+    mode(&fx, SessionMode::Automatico, Some(price + 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        spent(&fx).await,
+        Some(price),
+        "switching back keeps the spend"
+    );
     assert_eq!(board(&fx).await.auto.unwrap().credits_spent, price);
-    mode(&fx, SessionMode::Automatico, Some(price + 1)).await.unwrap();
-    assert_eq!(spent(&fx).await, Some(price), "a new budget keeps the spend");
+    mode(&fx, SessionMode::Automatico, Some(price + 1))
+        .await
+        .unwrap();
+    assert_eq!(
+        spent(&fx).await,
+        Some(price),
+        "a new budget keeps the spend"
+    );
     // The new budget has room for one more credit, not for another reveal.
     let next = reveal_card(&fx, &handles(&fx, &SUPPLIERS[1..2]).await).await;
     let o = offer_in(&fx, "t2", next).await;

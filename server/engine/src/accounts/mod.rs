@@ -1,6 +1,12 @@
 //! Accounts: users, workspaces, memberships, browser sessions, login throttling and
-//! workspace API keys. Every other module receives a `Caller` from here and scopes
-//! its reads and writes to `caller.workspace_id`.
+//! workspace API keys (`keys`). Every other module receives a `Caller` from here and
+//! scopes its reads and writes to `caller.workspace_id`.
+
+#[cfg(test)]
+mod key_tests;
+mod keys;
+
+pub use keys::{expiry_end_of_day, ApiKeyGrant, ApiKeySummary, KeySpec, NewApiKey};
 
 use luna_protocol::account::{Me, Plan, Role};
 use luna_protocol::error::ErrorCode;
@@ -28,11 +34,16 @@ pub struct Caller {
     pub workspace_name: String,
     pub role: Role,
     pub plan: Plan,
-    /// Set when the caller authenticated with an API key (MCP).
-    pub api_key_id: Option<String>,
+    /// Set when the caller authenticated with an API key (MCP): what the key may do.
+    pub api_key: Option<ApiKeyGrant>,
 }
 
 impl Caller {
+    /// The id of the API key the caller authenticated with, if any.
+    pub fn api_key_id(&self) -> Option<&str> {
+        self.api_key.as_ref().map(|k| k.id.as_str())
+    }
+
     pub fn me(&self) -> Me {
         Me {
             user_id: self.user_id.clone(),
@@ -55,23 +66,6 @@ impl Caller {
             ))
         }
     }
-}
-
-/// A freshly created API key. `secret` is shown once and never stored.
-#[derive(Debug, Clone)]
-pub struct NewApiKey {
-    pub id: String,
-    pub prefix: String,
-    pub secret: String,
-}
-
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct ApiKeySummary {
-    pub id: String,
-    pub name: String,
-    pub prefix: String,
-    pub created_at: i64,
-    pub revoked_at: Option<i64>,
 }
 
 /// Hashes a password with argon2id (through the hashing gate, see `password`).
@@ -305,102 +299,6 @@ impl Accounts {
         row.map(|r| caller_from_row(&r, None)).transpose()
     }
 
-    /// Creates an API key for the caller's workspace (owner/admin only).
-    pub async fn create_api_key(&self, caller: &Caller, name: &str) -> EngineResult<NewApiKey> {
-        caller.require_admin()?;
-        let name = name.trim();
-        if name.is_empty() || name.chars().count() > 80 {
-            return Err(invalid(
-                "El nombre de la llave no es válido.",
-                "Usa un nombre de 1 a 80 caracteres que diga quién la usará.",
-            ));
-        }
-        let id = new_id("key");
-        let secret = format!("luna_{}", random_token(24));
-        let prefix: String = secret.chars().take(10).collect();
-        sqlx::query(
-            "insert into api_keys (id, workspace_id, name, prefix, key_hash, created_by, created_at) values ($1, $2, $3, $4, $5, $6, $7)",
-        )
-        .bind(&id)
-        .bind(&caller.workspace_id)
-        .bind(name)
-        .bind(&prefix)
-        .bind(sha256_hex(&secret))
-        .bind(&caller.user_id)
-        .bind(now_ms())
-        .execute(self.store.pool())
-        .await?;
-        self.audit(
-            caller,
-            "api_key.created",
-            serde_json::json!({"key_id": id, "name": name}),
-        )
-        .await?;
-        Ok(NewApiKey { id, prefix, secret })
-    }
-
-    pub async fn list_api_keys(&self, caller: &Caller) -> EngineResult<Vec<ApiKeySummary>> {
-        caller.require_admin()?;
-        let rows = sqlx::query(
-            "select id, name, prefix, created_at, revoked_at from api_keys where workspace_id = $1 order by created_at desc",
-        )
-        .bind(&caller.workspace_id)
-        .fetch_all(self.store.pool())
-        .await?;
-        Ok(rows
-            .iter()
-            .map(|r| ApiKeySummary {
-                id: r.get("id"),
-                name: r.get("name"),
-                prefix: r.get("prefix"),
-                created_at: r.get("created_at"),
-                revoked_at: r.get("revoked_at"),
-            })
-            .collect())
-    }
-
-    /// Revokes a key of the caller's workspace. A key of another workspace is `NOT_FOUND`.
-    pub async fn revoke_api_key(&self, caller: &Caller, key_id: &str) -> EngineResult<()> {
-        caller.require_admin()?;
-        let done = sqlx::query(
-            "update api_keys set revoked_at = coalesce(revoked_at, $1) where id = $2 and workspace_id = $3",
-        )
-        .bind(now_ms())
-        .bind(key_id)
-        .bind(&caller.workspace_id)
-        .execute(self.store.pool())
-        .await?;
-        if done.rows_affected() == 0 {
-            return Err(EngineError::not_found("esa llave"));
-        }
-        self.audit(
-            caller,
-            "api_key.revoked",
-            serde_json::json!({"key_id": key_id}),
-        )
-        .await
-    }
-
-    /// Resolves a bearer API key to a caller acting as the key's creator in its workspace.
-    pub async fn api_key_caller(&self, secret: &str) -> EngineResult<Option<Caller>> {
-        let row = sqlx::query(
-            "select u.id, u.email, u.display_name, w.id as ws_id, w.name as ws_name, w.plan, m.role, k.id as key_id
-               from api_keys k
-               join workspaces w on w.id = k.workspace_id
-               join users u on u.id = k.created_by
-               join memberships m on m.user_id = u.id and m.workspace_id = w.id
-              where k.key_hash = $1 and k.revoked_at is null",
-        )
-        .bind(sha256_hex(secret))
-        .fetch_optional(self.store.pool())
-        .await?;
-        row.map(|r| {
-            let key_id: String = r.get("key_id");
-            caller_from_row(&r, Some(key_id))
-        })
-        .transpose()
-    }
-
     /// The caller for a user's first workspace, looked up by email (operator CLI).
     pub async fn caller_for_email(&self, email: &str) -> EngineResult<Option<Caller>> {
         let user_id: Option<String> = sqlx::query_scalar("select id from users where email = $1")
@@ -566,7 +464,7 @@ pub struct Member {
     pub role: Role,
 }
 
-fn caller_from_row(r: &crate::store::DbRow, api_key_id: Option<String>) -> EngineResult<Caller> {
+fn caller_from_row(r: &crate::store::DbRow, api_key: Option<ApiKeyGrant>) -> EngineResult<Caller> {
     Ok(Caller {
         user_id: r.get("id"),
         email: r.get("email"),
@@ -577,7 +475,7 @@ fn caller_from_row(r: &crate::store::DbRow, api_key_id: Option<String>) -> Engin
             .ok_or_else(|| EngineError::Internal("bad role".into()))?,
         plan: Plan::parse(r.get::<&str, _>("plan"))
             .ok_or_else(|| EngineError::Internal("bad plan".into()))?,
-        api_key_id,
+        api_key,
     })
 }
 
@@ -734,7 +632,10 @@ mod tests {
             .await
             .unwrap();
         assert_eq!(
-            acc.create_api_key(&member, "bot").await.unwrap_err().code(),
+            acc.create_api_key(&member, &KeySpec::read_only("bot"))
+                .await
+                .unwrap_err()
+                .code(),
             ErrorCode::Forbidden
         );
 
@@ -747,10 +648,13 @@ mod tests {
             .login("jefa@example.mx", "secreto-456", ClientIp::LOCAL)
             .await
             .unwrap();
-        let key = acc.create_api_key(&admin, "agente").await.unwrap();
+        let key = acc
+            .create_api_key(&admin, &KeySpec::read_only("agente"))
+            .await
+            .unwrap();
         let via_key = acc.api_key_caller(&key.secret).await.unwrap().unwrap();
         assert_eq!(via_key.workspace_id, ws);
-        assert_eq!(via_key.api_key_id.as_deref(), Some(key.id.as_str()));
+        assert_eq!(via_key.api_key_id(), Some(key.id.as_str()));
 
         // Another workspace cannot revoke it: NOT_FOUND, not data.
         let other_ws = acc.create_workspace("Otra", Plan::Founder).await.unwrap();
