@@ -817,4 +817,6 @@ pub const TOOL_NAMES: [&str; 8] = [
 ];
 
 #[cfg(test)]
+mod bounds_tests;
+#[cfg(test)]
 mod tests;

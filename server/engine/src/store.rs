@@ -340,6 +340,34 @@ impl<'q> RowBinds<'_, 'q> {
     }
 }
 
+/// The clause every LIKE on user text ends with: `\` escapes the wildcards, the same
+/// on SQLite and PostgreSQL (whose strings are standard-conforming).
+pub const LIKE_ESCAPE: &str = " escape '\\'";
+
+/// User text as a LIKE pattern that matches it literally: `%`, `_` and the escape
+/// character itself are escaped, so «%» finds only a literal percent sign. Use it with
+/// `LIKE_ESCAPE` after the `like ?`; never put user text into a pattern unescaped.
+pub fn like_escape(text: &str) -> String {
+    let mut out = String::with_capacity(text.len() + 4);
+    for ch in text.chars() {
+        if matches!(ch, '\\' | '%' | '_') {
+            out.push('\\');
+        }
+        out.push(ch);
+    }
+    out
+}
+
+/// A LIKE pattern matching any value that contains `text` literally (`%text%`).
+pub fn like_contains(text: &str) -> String {
+    format!("%{}%", like_escape(text))
+}
+
+/// A LIKE pattern matching any value that starts with `text` literally (`text%`).
+pub fn like_prefix(text: &str) -> String {
+    format!("{}%", like_escape(text))
+}
+
 /// An optional `f64` to bind as text into `cast(? as double precision)`. sqlx 0.8's
 /// `Any` driver declares a NULL double to PostgreSQL as `float4`, which poisons the
 /// cached statement: the next non-NULL value (8 bytes) is refused as "incorrect binary
@@ -484,6 +512,13 @@ mod tests {
             numbered("select '?' from t where a = ? and b like ? escape '\\'"),
             "select '?' from t where a = $1 and b like $2 escape '\\'"
         );
+    }
+
+    #[test]
+    fn like_patterns_escape_the_wildcards_and_the_escape_character() {
+        assert_eq!(like_contains("100%_a\\b"), "%100\\%\\_a\\\\b%");
+        assert_eq!(like_prefix("43"), "43%");
+        assert_eq!(LIKE_ESCAPE, " escape '\\'");
     }
 
     #[test]

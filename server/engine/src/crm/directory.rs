@@ -107,7 +107,8 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
     if let Some(text) = q.query.as_deref().map(fold).filter(|t| !t.is_empty()) {
         for term in text.split(' ') {
             sql.push_str(" and name_folded like ?");
-            binds.push(format!("%{}%", term.replace(['%', '_'], "")));
+            sql.push_str(crate::store::LIKE_ESCAPE);
+            binds.push(crate::store::like_contains(term));
         }
     }
     if let Some(rfc) = q

@@ -29,6 +29,11 @@ use super::undo;
 pub const MAX_SAVE: usize = 500;
 pub const MAX_BULK_UPDATE: usize = 1000;
 
+/// The stored kind of a `crm_save_companies` proposal.
+pub const SAVE_KIND: &str = "save_companies";
+/// The stored kind of a `crm_bulk_update` proposal.
+pub const BULK_KIND: &str = "bulk_update";
+
 /// Qué hacer con una empresa que ya tiene registro en la colección.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -181,6 +186,25 @@ async fn load_proposal(
     })
 }
 
+/// Whether `id` is a stored proposal of `kind` in the workspace (a card looks its
+/// proposal up before it is offered).
+pub async fn is_stored(
+    store: &Store,
+    workspace_id: &str,
+    kind: &str,
+    id: &str,
+) -> EngineResult<bool> {
+    let found: Option<String> = sqlx::query_scalar(
+        "select id from crm_proposals where id = $1 and workspace_id = $2 and kind = $3",
+    )
+    .bind(id)
+    .bind(workspace_id)
+    .bind(kind)
+    .fetch_optional(store.pool())
+    .await?;
+    Ok(found.is_some())
+}
+
 async fn mark_executed(conn: &mut Conn, id: &str, result: &impl Serialize) -> EngineResult<()> {
     sqlx::query("update crm_proposals set executed_at = $1, result = $2 where id = $3")
         .bind(now_ms())
@@ -256,7 +280,7 @@ pub async fn preview_save(
     preview.proposal_id = store_proposal(
         store,
         actor,
-        "save_companies",
+        SAVE_KIND,
         &collection.id,
         &SavePayload { policy, items },
     )
@@ -270,7 +294,7 @@ pub async fn execute_save(
     proposal_id: &str,
 ) -> EngineResult<SaveExecution> {
     let mut tx = store.begin_write().await?;
-    let p = load_proposal(&mut tx, &caller.workspace_id, "save_companies", proposal_id).await?;
+    let p = load_proposal(&mut tx, &caller.workspace_id, SAVE_KIND, proposal_id).await?;
     if let Some(done) = p.result {
         let mut out: SaveExecution = serde_json::from_str(&done).map_err(internal)?;
         out.already_executed = true;
@@ -343,15 +367,18 @@ pub async fn execute_save(
 #[serde(deny_unknown_fields)]
 pub struct BulkChange {
     /// `record:…` de collection_query.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_id: String,
     /// La versión que leíste; si falta, la de la vista previa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
     /// Etapa nueva (cualquier etapa de la colección).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
     /// Valores de campos a cambiar; los campos bloqueados se descartan.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(schema_with = "crate::registry::schema::field_values")]
     pub fields: Map<String, Value>,
 }
 
@@ -500,8 +527,7 @@ pub async fn preview_bulk(
         });
     }
     drop(conn);
-    preview.proposal_id =
-        store_proposal(store, actor, "bulk_update", &collection.id, &items).await?;
+    preview.proposal_id = store_proposal(store, actor, BULK_KIND, &collection.id, &items).await?;
     Ok(preview)
 }
 
@@ -511,7 +537,7 @@ pub async fn execute_bulk(
     proposal_id: &str,
 ) -> EngineResult<BulkExecution> {
     let mut tx = store.begin_write().await?;
-    let p = load_proposal(&mut tx, &caller.workspace_id, "bulk_update", proposal_id).await?;
+    let p = load_proposal(&mut tx, &caller.workspace_id, BULK_KIND, proposal_id).await?;
     if let Some(done) = p.result {
         let mut out: BulkExecution = serde_json::from_str(&done).map_err(internal)?;
         out.already_executed = true;

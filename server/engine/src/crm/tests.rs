@@ -12,7 +12,7 @@ use crate::{testkit, Engine};
 
 use super::{collections, demo, directory, records, CollectionStatus};
 
-async fn setup() -> (Engine, Caller, String) {
+pub(super) async fn setup() -> (Engine, Caller, String) {
     let engine = testkit::engine().await.unwrap();
     let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
         .await
@@ -27,7 +27,7 @@ async fn setup() -> (Engine, Caller, String) {
     (engine, caller, format!("collection:{}", c.id))
 }
 
-async fn call(
+pub(super) async fn call(
     engine: &Engine,
     caller: &Caller,
     name: &str,
@@ -40,21 +40,21 @@ async fn call(
         .outcome
 }
 
-async fn ok(engine: &Engine, caller: &Caller, name: &str, args: Value) -> Envelope {
+pub(super) async fn ok(engine: &Engine, caller: &Caller, name: &str, args: Value) -> Envelope {
     match call(engine, caller, name, args.clone(), Surface::Mcp).await {
         Ok(e) => e,
         Err(e) => panic!("{name} {args} failed: {e:?}"),
     }
 }
 
-async fn err(engine: &Engine, caller: &Caller, name: &str, args: Value) -> ErrorBody {
+pub(super) async fn err(engine: &Engine, caller: &Caller, name: &str, args: Value) -> ErrorBody {
     match call(engine, caller, name, args.clone(), Surface::Mcp).await {
         Ok(e) => panic!("{name} {args} should fail: {e:?}"),
         Err(e) => e,
     }
 }
 
-async fn add(
+pub(super) async fn add(
     engine: &Engine,
     caller: &Caller,
     col: &str,

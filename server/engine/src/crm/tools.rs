@@ -26,12 +26,18 @@ una colección archivada es de solo lectura (PROTECTED_RESOURCE); para contar us
 nunca el tamaño de una página; una escritura a un campo locked se descarta y aparece en dropped_fields; \
 toda escritura de nivel 0 devuelve undo_token; si el registro cambió desde que lo leíste, VERSION_CONFLICT.";
 
+/// Most records one `crm_record` call may write (op bulk). It writes at level 0, with
+/// no card; a change to more records is a bulk change a person confirms
+/// (`crm_bulk_update`, the «cambios masivos» card).
+pub const RECORD_BULK_MAX: usize = 5;
+
 // ---------------------------------------------------------------- arguments
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CollectionQueryArgs {
     /// `collection:…` de crm_collections.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     pub op: QueryOp,
     #[serde(default)]
@@ -44,9 +50,11 @@ pub struct CollectionQueryArgs {
     pub limit: Option<u32>,
     /// Cursor opaco de la página anterior de la misma consulta.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub cursor: Option<String>,
     /// Field keys to return; empty = all fields.
     #[serde(default)]
+    #[schemars(length(max = 50), inner(length(max = crate::registry::schema::NAME_MAX)))]
     pub projection: Option<Vec<String>>,
 }
 
@@ -66,31 +74,38 @@ pub struct CrmRecordArgs {
     pub op: RecordOp,
     /// add, bulk: la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: Option<String>,
     /// update, history, schedule_activity: `record:…`.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_id: Option<String>,
     /// add: la clave de la empresa (RFC), en el nivel superior.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub entity_id: Option<String>,
     /// add, update: cualquier etapa de la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
     /// add, update: typed field values; locked ones are dropped.
     #[serde(default)]
+    #[schemars(schema_with = "crate::registry::schema::opt_field_values")]
     pub fields: Option<Map<String, Value>>,
     /// update: la versión que leíste.
     #[serde(default)]
     pub version: Option<i64>,
-    /// bulk: hasta 100 cambios, todos o ninguno.
+    /// bulk: hasta 5 cambios, todos o ninguno; para más registros usa crm_bulk_update.
     #[serde(default)]
-    #[schemars(length(max = 100))]
+    #[schemars(length(max = 1000))]
     pub changes: Option<Vec<BulkChange>>,
     /// schedule_activity: AAAA-MM-DD o ISO 8601.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub due_at: Option<String>,
     /// schedule_activity: why to follow up.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::TEXT_MAX))]
     pub reason: Option<String>,
     /// history: entries, 1..=50 (default 20).
     #[serde(default)]
@@ -103,6 +118,7 @@ pub struct CrmRecordArgs {
 pub struct CrmCollectionsArgs {
     /// Parte del nombre de la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
 }
 
@@ -118,12 +134,16 @@ pub enum SourceName {
 pub enum SaveSource {
     Named(SourceName),
     /// `company:…` refs.
-    Refs(Vec<String>),
+    Refs(
+        #[schemars(length(max = 500), inner(length(max = crate::registry::schema::ID_MAX)))]
+        Vec<String>,
+    ),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrmSaveCompaniesArgs {
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// "selection" o una lista de refs `company:…` (hasta 500).
     pub source: SaveSource,
@@ -133,6 +153,7 @@ pub struct CrmSaveCompaniesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrmBulkUpdateArgs {
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// Hasta 1000 cambios.
     #[schemars(length(min = 1, max = 1000))]
@@ -169,11 +190,11 @@ pub fn register(reg: &mut Registry) {
             .label("Actualizando el CRM")
             .description(format!(
                 "Úsala cuando necesites escribir en el CRM: op add da de alta un registro, update cambia \
-                 campos o etapa (con la version que leíste), bulk aplica hasta 100 cambios juntos, \
+                 campos o etapa (con la version que leíste), bulk aplica hasta 5 cambios juntos, \
                  schedule_activity agenda un seguimiento con fecha y motivo, history muestra la línea de \
                  tiempo (quién, desde dónde, qué cambió). NO la uses para leer ni contar registros \
                  (usa collection_query), ni para guardar empresas desde una búsqueda (usa company_save), \
-                 ni para lotes de más de 100 (usa crm_bulk_update). {INVARIANTS}"
+                 ni para cambiar más de 5 registros a la vez (usa crm_bulk_update). {INVARIANTS}"
             ))
             .example(
                 "Pasa a Contactado el registro que leí en la versión 3",
@@ -293,6 +314,24 @@ fn need<T>(v: Option<T>, what: &str, op: &str) -> EngineResult<T> {
     })
 }
 
+/// A bulk through `crm_record` beyond `RECORD_BULK_MAX`: a change of that size is the
+/// «cambios masivos» card a person confirms, never a level-0 write.
+fn too_many_for_level_zero(n: usize, surface: Surface) -> crate::error::EngineError {
+    let hint = match surface {
+        Surface::Mcp => "Un cambio masivo lo confirma una persona: pídelo en Luna, que prepara \
+                         la tarjeta «cambios masivos» (crm_bulk_update)."
+            .to_owned(),
+        Surface::Luna | Surface::Ui => format!(
+            "Usa crm_bulk_update: prepara la tarjeta de cambio masivo que una persona confirma \
+             (hasta 1000 registros). crm_record cambia como máximo {RECORD_BULK_MAX}."
+        ),
+    };
+    invalid(
+        format!("crm_record cambia como máximo {RECORD_BULK_MAX} registros a la vez; pediste {n}."),
+        hint,
+    )
+}
+
 fn write_row(out: &records::WriteOutcome) -> ResultRow {
     out.record
         .to_row(&[])
@@ -345,6 +384,9 @@ async fn crm_record(ctx: ToolCtx, args: CrmRecordArgs) -> EngineResult<ToolOutpu
         RecordOp::Bulk => {
             let collection_id = need(args.collection_id, "collection_id", "bulk")?;
             let changes = need(args.changes, "changes", "bulk")?;
+            if changes.len() > RECORD_BULK_MAX {
+                return Err(too_many_for_level_zero(changes.len(), ctx.surface));
+            }
             let mut patches = Vec::new();
             for c in changes {
                 let version = need(c.version, "version en cada cambio", "bulk")?;

@@ -9,6 +9,7 @@ use luna_protocol::tool::Envelope;
 use serde_json::Value;
 
 use crate::accounts::Caller;
+use crate::crm::proposals::{is_stored, BULK_KIND, SAVE_KIND};
 use crate::error::{EngineError, EngineResult};
 use crate::ids::new_id;
 use crate::knowledge::{NewTopic, ProposalStatus, TopicChanges};
@@ -124,6 +125,42 @@ fn title_from(text: &str) -> String {
     title
 }
 
+/// The envelope that produced the CRM proposal `proposal_id` in this turn. The id is
+/// looked up, never trusted: `source` (the tool call of this turn that returned it)
+/// must carry it as its `proposal_id`, and it must be stored in the caller's workspace
+/// as a proposal of `kind`. An id from another turn or session, a forged one or
+/// another kind's is `NOT_FOUND`, and no card is offered.
+async fn crm_proposal_of_turn<'a>(
+    engine: &Engine,
+    caller: &Caller,
+    kind: &str,
+    proposal_id: &str,
+    source: Option<&'a Envelope>,
+) -> EngineResult<&'a Envelope> {
+    let not_found = || {
+        EngineError::typed(
+            ErrorCode::NotFound,
+            "Esa propuesta no salió de este turno.",
+            if kind == SAVE_KIND {
+                "Llama a crm_save_companies en este turno y usa el proposal_id que devuelve."
+            } else {
+                "Llama a crm_bulk_update en este turno y usa el proposal_id que devuelve."
+            },
+        )
+    };
+    let source = source
+        .filter(|env| {
+            env.results
+                .iter()
+                .any(|r| r.fields.get("proposal_id").and_then(Value::as_str) == Some(proposal_id))
+        })
+        .ok_or_else(not_found)?;
+    if !is_stored(engine.crm.store(), &caller.workspace_id, kind, proposal_id).await? {
+        return Err(not_found());
+    }
+    Ok(source)
+}
+
 /// Builds the card and the server-only target for `draft`. `source` is the envelope
 /// of the tool call that produced the draft's proposal id in this turn, if any.
 pub async fn prepare(
@@ -134,13 +171,15 @@ pub async fn prepare(
 ) -> EngineResult<Prepared> {
     match draft {
         DecisionDraft::GuardarEnCrm { proposal_id } => {
+            let source =
+                crm_proposal_of_turn(engine, caller, SAVE_KIND, proposal_id, source).await?;
             let mut c = card(
                 DecisionKind::GuardarEnCrm,
                 "Guardar la selección en el CRM",
                 "Se crearán los registros en la colección; los que ya existían no se duplican."
                     .to_owned(),
             );
-            c.preview = save_preview(source);
+            c.preview = save_preview(Some(source));
             Ok(Prepared::new(
                 c,
                 Target::CrmSave {
@@ -149,13 +188,15 @@ pub async fn prepare(
             ))
         }
         DecisionDraft::CambiosMasivos { proposal_id } => {
+            let source =
+                crm_proposal_of_turn(engine, caller, BULK_KIND, proposal_id, source).await?;
             let mut c = card(
                 DecisionKind::CambiosMasivos,
                 "Aplicar cambios masivos",
                 "Se aplicarán los cambios mostrados; los registros que alguien cambió después no se tocan."
                     .to_owned(),
             );
-            c.preview = bulk_preview(source);
+            c.preview = bulk_preview(Some(source));
             Ok(Prepared::new(
                 c,
                 Target::CrmBulk {

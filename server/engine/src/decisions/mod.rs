@@ -11,6 +11,8 @@
 pub mod auto;
 pub mod cards;
 mod execute;
+#[cfg(test)]
+mod proposal_tests;
 mod rows;
 #[cfg(test)]
 mod tests;

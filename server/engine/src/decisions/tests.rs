@@ -17,14 +17,14 @@ use crate::registry::{Surface, ToolRequest};
 use crate::turn::intent::DecisionDraft;
 use crate::{testkit, Engine};
 
-struct Fx {
-    engine: Engine,
-    caller: Caller,
-    session: String,
-    col: String,
+pub(super) struct Fx {
+    pub(super) engine: Engine,
+    pub(super) caller: Caller,
+    pub(super) session: String,
+    pub(super) col: String,
 }
 
-const SUPPLIERS: [&str; 6] = [
+pub(super) const SUPPLIERS: [&str; 6] = [
     "EBA010101AB1",
     "CJA050505XY2",
     "PLA090909ZZ3",
@@ -33,7 +33,7 @@ const SUPPLIERS: [&str; 6] = [
     "ZAP131313CC6",
 ];
 
-async fn fx(plan: Plan, role: Role) -> Fx {
+pub(super) async fn fx(plan: Plan, role: Role) -> Fx {
     fx_with(plan, role, true).await
 }
 
@@ -93,7 +93,7 @@ async fn colleague(fx: &Fx, role: Role) -> Caller {
     }
 }
 
-async fn save_card(fx: &Fx) -> Prepared {
+pub(super) async fn save_card(fx: &Fx) -> Prepared {
     let env = fx
         .engine
         .call_tool(
@@ -121,7 +121,7 @@ async fn save_card(fx: &Fx) -> Prepared {
     .unwrap()
 }
 
-async fn handles(fx: &Fx, suppliers: &[&str]) -> Vec<String> {
+pub(super) async fn handles(fx: &Fx, suppliers: &[&str]) -> Vec<String> {
     let mut out = Vec::new();
     for s in suppliers {
         let found = fx
@@ -188,7 +188,7 @@ async fn resolved_events(fx: &Fx) -> Vec<luna_protocol::event::DecisionResolved>
         .collect()
 }
 
-async fn board(fx: &Fx) -> luna_protocol::board::Board {
+pub(super) async fn board(fx: &Fx) -> luna_protocol::board::Board {
     fx.engine
         .sessions
         .snapshot_at_latest(&fx.caller, &fx.session)
@@ -738,7 +738,7 @@ async fn an_admin_can_switch_auto_off_for_the_workspace() {
 
 /// A model that decides each step from what it has seen (so it can use ids that tools
 /// returned in the same turn), scripted to cross every boundary it can think of.
-struct Adversary<F>(F);
+pub(super) struct Adversary<F>(pub(super) F);
 
 impl<F> crate::turn::gateway::ModelGateway for Adversary<F>
 where
@@ -767,14 +767,14 @@ fn find_key<'v>(v: &'v serde_json::Value, key: &str) -> Option<&'v str> {
     }
 }
 
-fn tool(name: &str, args: serde_json::Value) -> crate::turn::gateway::ToolCall {
+pub(super) fn tool(name: &str, args: serde_json::Value) -> crate::turn::gateway::ToolCall {
     crate::turn::gateway::ToolCall {
         name: name.into(),
         args,
     }
 }
 
-fn final_step(
+pub(super) fn final_step(
     intent: crate::turn::intent::TurnIntent,
     text: &str,
 ) -> crate::turn::gateway::ModelStep {

@@ -39,9 +39,11 @@ pub use retrieve::{Hit, RetrieveQuery};
 /// A topic not updated in this long is stale (besides an explicit mark).
 pub const STALE_AFTER_MS: i64 = 180 * 24 * 3_600_000;
 const DAY_MS: i64 = 24 * 3_600_000;
-const MAX_BODY: usize = 20_000;
-const MAX_TITLE: usize = 160;
+pub const MAX_BODY: usize = 20_000;
+pub const MAX_TITLE: usize = 160;
 const MAX_PATTERNS: usize = 20;
+/// Characters of one file pattern (the glob matcher backtracks on `*`).
+pub const MAX_PATTERN: usize = 200;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "snake_case")]

@@ -22,16 +22,19 @@ use super::{NewTopic, Proposal, RetrieveQuery, Topic, TopicChanges, UpdateOutcom
 pub struct RetrieveArgs {
     /// La tarea en palabras de la persona ("escribir a compras del IMSS").
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::TEXT_MAX))]
     pub task: Option<String>,
     /// Palabras clave.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
     /// Área del equipo (ventas, gobierno, icp…).
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub area: Option<String>,
     /// Rutas de archivos que se están trabajando; empatan con los patrones del tema.
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = 20), inner(length(max = crate::registry::schema::NAME_MAX)))]
     pub files: Option<Vec<String>>,
     /// true: solo temas desactualizados; false: solo vigentes.
     #[serde(default)]
@@ -46,19 +49,23 @@ pub struct RetrieveArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub topic: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CreateArgs {
+    #[schemars(length(max = crate::knowledge::MAX_TITLE))]
     pub title: String,
     /// Área del equipo (ventas, gobierno, icp…).
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub area: String,
+    #[schemars(length(max = crate::knowledge::MAX_BODY))]
     pub body: String,
     /// Patrones de archivo a los que aplica (gobierno/**, *.pdf).
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = 20), inner(length(max = crate::knowledge::MAX_PATTERN)))]
     pub patterns: Option<Vec<String>>,
 }
 
@@ -66,15 +73,19 @@ pub struct CreateArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub topic: String,
     #[serde(default)]
+    #[schemars(length(max = crate::knowledge::MAX_TITLE))]
     pub title: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub area: Option<String>,
     #[serde(default)]
+    #[schemars(length(max = crate::knowledge::MAX_BODY))]
     pub body: Option<String>,
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = 20), inner(length(max = crate::knowledge::MAX_PATTERN)))]
     pub patterns: Option<Vec<String>>,
     /// Marca (true) o desmarca (false) el tema como desactualizado.
     #[serde(default)]
@@ -85,19 +96,23 @@ pub struct UpdateArgs {
 #[serde(deny_unknown_fields)]
 pub struct DeleteArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub topic: String,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct NoteArgs {
+    #[schemars(length(max = crate::knowledge::MAX_TITLE))]
     pub title: String,
     /// Lo que el equipo debe saber.
+    #[schemars(length(max = crate::knowledge::MAX_BODY))]
     pub content: String,
     /// Área del equipo (ventas, gobierno, icp…).
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub area: String,
     #[serde(default)]
-    #[schemars(length(max = 20))]
+    #[schemars(length(max = 20), inner(length(max = crate::knowledge::MAX_PATTERN)))]
     pub patterns: Option<Vec<String>>,
 }
 
@@ -105,11 +120,14 @@ pub struct NoteArgs {
 #[serde(deny_unknown_fields)]
 pub struct SuggestEditArgs {
     /// Referencia del tema: topic:<slug>.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub topic: String,
     /// Qué cambia y por qué, en una frase.
+    #[schemars(length(max = crate::registry::schema::TEXT_MAX))]
     pub summary: String,
     /// El cuerpo completo propuesto; sin él, la sugerencia es una pregunta al revisor.
     #[serde(default)]
+    #[schemars(length(max = crate::knowledge::MAX_BODY))]
     pub patch: Option<String>,
 }
 

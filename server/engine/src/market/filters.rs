@@ -13,7 +13,7 @@ use crate::catalog::scian::{self, Giro};
 use crate::catalog::states::{State, StateContext};
 use crate::catalog::text;
 use crate::error::{EngineError, EngineResult};
-use crate::store::Backend;
+use crate::store::{like_contains, like_prefix, Backend, LIKE_ESCAPE};
 
 /// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -27,25 +27,30 @@ pub struct MarketFilters {
     #[schemars(
         description = "Un estado (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Municipio dentro del estado.")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub municipality: Option<String>,
     /// Giro in words: empaque, insumos médicos, construcción, servicios de TI…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Giro en palabras: empaque, insumos médicos, construcción, servicios de TI…"
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub giro: Option<String>,
     /// SCIAN code prefix, 2 to 6 digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Prefijo del código SCIAN, de 2 a 6 dígitos.")]
+    #[schemars(length(max = 10))]
     pub scian: Option<String>,
     /// Government buyer: IMSS, ISSSTE, CFE, PEMEX… or part of its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Comprador de gobierno: IMSS, ISSSTE, CFE, PEMEX… o parte de su nombre."
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub buyer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
@@ -61,13 +66,16 @@ pub struct MarketFilters {
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Desde esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub date_from: Option<String>,
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Hasta esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub date_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "RFC exacto de la empresa.")]
+    #[schemars(length(max = 20))]
     pub rfc: Option<String>,
     /// Proveedores: true = already sold to government (has Adjudicaciones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,12 +92,14 @@ pub struct MarketFilters {
     /// Registros: e.g. "registro sanitario".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Registros: por ejemplo «registro sanitario».")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub permit_type: Option<String>,
     /// Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…"
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub status: Option<String>,
 }
 
@@ -432,11 +442,15 @@ pub fn buyer_clause(col_code: &str, col_name: &str, buyer: &str) -> (String, Vec
     } else {
         (
             // lower() on both sides: SQLite's LIKE ignores ASCII case, PostgreSQL's does not.
-            format!("({col_code} = ? or lower({col_name}) like lower(?) or lower({col_code}) like lower(?))"),
+            // The text is matched literally: its `%` and `_` are escaped.
+            format!(
+                "({col_code} = ? or lower({col_name}) like lower(?){LIKE_ESCAPE} \
+                 or lower({col_code}) like lower(?){LIKE_ESCAPE})"
+            ),
             vec![
                 Val::Text(buyer.trim().to_string()),
-                Val::Text(format!("%{}%", buyer.trim())),
-                Val::Text(format!("%{}%", buyer.trim())),
+                Val::Text(like_contains(buyer.trim())),
+                Val::Text(like_contains(buyer.trim())),
             ],
         )
     }
@@ -449,7 +463,7 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
             if p.len() == 6 {
                 format!("{col} = ?")
             } else {
-                format!("{col} like ?")
+                format!("{col} like ?{LIKE_ESCAPE}")
             }
         })
         .collect();
@@ -459,7 +473,7 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
             if p.len() == 6 {
                 Val::Text(p.clone())
             } else {
-                Val::Text(format!("{p}%"))
+                Val::Text(like_prefix(p))
             }
         })
         .collect();
