@@ -37,9 +37,10 @@ pub enum SelectionOp {
 pub struct SelectionEntry {
     /// `company:<id>` de un Proveedor.
     #[serde(rename = "ref")]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub reference: String,
     /// Why this company is in, in one Spanish sentence. Required.
-    #[schemars(length(min = 3))]
+    #[schemars(length(min = 3, max = crate::registry::schema::TEXT_MAX))]
     pub why: String,
     /// 1 marks a priority company.
     #[serde(default)]

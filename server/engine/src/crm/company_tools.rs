@@ -31,12 +31,15 @@ pub const MAX_SEARCH_LIMIT: u32 = 25;
 pub struct CompanySearchArgs {
     /// Parte del nombre de la empresa (acentos y mayúsculas no importan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
     /// Exact RFC.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = 20))]
     pub rfc: Option<String>,
     /// One Mexican state (CDMX, Edomex… accepted).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub state: Option<String>,
     /// De 1 a 25; 10 si no se indica.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -44,6 +47,7 @@ pub struct CompanySearchArgs {
     pub limit: Option<u32>,
     /// Cursor opaco de la página anterior de la misma búsqueda.
     #[serde(default, skip_serializing)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub cursor: Option<String>,
 }
 
@@ -51,14 +55,18 @@ pub struct CompanySearchArgs {
 #[serde(deny_unknown_fields)]
 pub struct CompanySaveArgs {
     /// `collection:…` de crm_collections.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// `company:…` de company_search (o la ref de un Proveedor).
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub company_ref: String,
     /// El de la fila de company_search; si falta, lo calcula el servidor.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub claim_token: Option<String>,
     /// Etapa inicial; la primera si no se indica.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
 }
 

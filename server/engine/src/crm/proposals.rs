@@ -367,15 +367,18 @@ pub async fn execute_save(
 #[serde(deny_unknown_fields)]
 pub struct BulkChange {
     /// `record:…` de collection_query.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_id: String,
     /// La versión que leíste; si falta, la de la vista previa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
     /// Etapa nueva (cualquier etapa de la colección).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
     /// Valores de campos a cambiar; los campos bloqueados se descartan.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(schema_with = "crate::registry::schema::field_values")]
     pub fields: Map<String, Value>,
 }
 

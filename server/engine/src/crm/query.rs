@@ -53,15 +53,19 @@ pub enum RecordSort {
 pub struct RecordFilter {
     /// Cualquiera de estas etapas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(length(max = 50), inner(length(max = crate::registry::schema::NAME_MAX)))]
     pub stage: Vec<String>,
     /// La clave de la empresa (RFC o id del directorio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub entity_id: Option<String>,
     /// Texto en el nombre del registro (acentos y mayúsculas no importan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
     /// Exact field values, e.g. {"estado": "Jalisco"}.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
+    #[schemars(schema_with = "crate::registry::schema::field_values")]
     pub fields: Map<String, Value>,
 }
 

@@ -37,6 +37,7 @@ pub const RECORD_BULK_MAX: usize = 5;
 #[serde(deny_unknown_fields)]
 pub struct CollectionQueryArgs {
     /// `collection:…` de crm_collections.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     pub op: QueryOp,
     #[serde(default)]
@@ -49,9 +50,11 @@ pub struct CollectionQueryArgs {
     pub limit: Option<u32>,
     /// Cursor opaco de la página anterior de la misma consulta.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub cursor: Option<String>,
     /// Field keys to return; empty = all fields.
     #[serde(default)]
+    #[schemars(length(max = 50), inner(length(max = crate::registry::schema::NAME_MAX)))]
     pub projection: Option<Vec<String>>,
 }
 
@@ -71,18 +74,23 @@ pub struct CrmRecordArgs {
     pub op: RecordOp,
     /// add, bulk: la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: Option<String>,
     /// update, history, schedule_activity: `record:…`.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_id: Option<String>,
     /// add: la clave de la empresa (RFC), en el nivel superior.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub entity_id: Option<String>,
     /// add, update: cualquier etapa de la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
     /// add, update: typed field values; locked ones are dropped.
     #[serde(default)]
+    #[schemars(schema_with = "crate::registry::schema::opt_field_values")]
     pub fields: Option<Map<String, Value>>,
     /// update: la versión que leíste.
     #[serde(default)]
@@ -93,9 +101,11 @@ pub struct CrmRecordArgs {
     pub changes: Option<Vec<BulkChange>>,
     /// schedule_activity: AAAA-MM-DD o ISO 8601.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub due_at: Option<String>,
     /// schedule_activity: why to follow up.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::TEXT_MAX))]
     pub reason: Option<String>,
     /// history: entries, 1..=50 (default 20).
     #[serde(default)]
@@ -108,6 +118,7 @@ pub struct CrmRecordArgs {
 pub struct CrmCollectionsArgs {
     /// Parte del nombre de la colección.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
 }
 
@@ -123,12 +134,16 @@ pub enum SourceName {
 pub enum SaveSource {
     Named(SourceName),
     /// `company:…` refs.
-    Refs(Vec<String>),
+    Refs(
+        #[schemars(length(max = 500), inner(length(max = crate::registry::schema::ID_MAX)))]
+        Vec<String>,
+    ),
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrmSaveCompaniesArgs {
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// "selection" o una lista de refs `company:…` (hasta 500).
     pub source: SaveSource,
@@ -138,6 +153,7 @@ pub struct CrmSaveCompaniesArgs {
 #[derive(Debug, Deserialize, JsonSchema)]
 #[serde(deny_unknown_fields)]
 pub struct CrmBulkUpdateArgs {
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// Hasta 1000 cambios.
     #[schemars(length(min = 1, max = 1000))]

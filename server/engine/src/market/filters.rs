@@ -27,25 +27,30 @@ pub struct MarketFilters {
     #[schemars(
         description = "Un estado (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Municipio dentro del estado.")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub municipality: Option<String>,
     /// Giro in words: empaque, insumos médicos, construcción, servicios de TI…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Giro en palabras: empaque, insumos médicos, construcción, servicios de TI…"
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub giro: Option<String>,
     /// SCIAN code prefix, 2 to 6 digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Prefijo del código SCIAN, de 2 a 6 dígitos.")]
+    #[schemars(length(max = 10))]
     pub scian: Option<String>,
     /// Government buyer: IMSS, ISSSTE, CFE, PEMEX… or part of its name.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Comprador de gobierno: IMSS, ISSSTE, CFE, PEMEX… o parte de su nombre."
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub buyer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
@@ -61,13 +66,16 @@ pub struct MarketFilters {
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Desde esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub date_from: Option<String>,
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Hasta esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
     pub date_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "RFC exacto de la empresa.")]
+    #[schemars(length(max = 20))]
     pub rfc: Option<String>,
     /// Proveedores: true = already sold to government (has Adjudicaciones).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -84,12 +92,14 @@ pub struct MarketFilters {
     /// Registros: e.g. "registro sanitario".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Registros: por ejemplo «registro sanitario».")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub permit_type: Option<String>,
     /// Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…"
     )]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub status: Option<String>,
 }
 

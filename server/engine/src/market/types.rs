@@ -203,6 +203,7 @@ pub struct SearchArgs {
     /// Free text (folded: accents, ñ and case do not matter).
     #[serde(default)]
     #[schemars(description = "Texto libre; acentos, ñ y mayúsculas no importan.")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub query: Option<String>,
     /// Closed per kind; an unknown key is rejected with `allowed_values`.
     #[serde(default)]
@@ -217,6 +218,7 @@ pub struct SearchArgs {
     /// Opaque cursor from a previous page of the same query.
     #[serde(default)]
     #[schemars(description = "Cursor opaco de la página anterior de la misma búsqueda.")]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub cursor: Option<String>,
 }
 
@@ -227,6 +229,7 @@ pub struct SearchArgs {
 pub struct GetArgs {
     /// `company:<id>` or `record:<kind>:<id>`.
     #[schemars(description = "company:<id> o record:<tipo>:<id>, tal como vino en una fila.")]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_ref: String,
     #[serde(default)]
     #[schemars(description = "true para incluir hasta 50 Adjudicaciones del proveedor.")]
@@ -247,6 +250,7 @@ pub struct CountArgs {
     /// Up to 5 states, each counted on its own.
     #[serde(default)]
     #[schemars(description = "Hasta 5 estados, cada uno contado por separado.")]
+    #[schemars(length(max = 5), inner(length(max = crate::registry::schema::NAME_MAX)))]
     pub states: Vec<String>,
 }
 
@@ -273,6 +277,7 @@ pub struct AggregateArgs {
 #[schemars(description = "La historia de compras de gobierno de una empresa.")]
 pub struct HistoryArgs {
     #[schemars(description = "RFC de la empresa.")]
+    #[schemars(length(max = 20))]
     pub rfc: String,
 }
 
@@ -282,6 +287,7 @@ pub struct HistoryArgs {
 #[schemars(description = "Un segmento de Adjudicaciones a comparar.")]
 pub struct Segment {
     #[schemars(description = "Nombre corto del segmento, p. ej. «Jalisco 2024».")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub label: String,
     #[serde(default)]
     pub filters: MarketFilters,
@@ -293,6 +299,7 @@ pub struct Segment {
 #[schemars(description = "Comparación de 2 a 5 segmentos de Adjudicaciones.")]
 pub struct CompareArgs {
     #[schemars(description = "De 2 a 5 segmentos.")]
+    #[schemars(length(max = 5))]
     pub segments: Vec<Segment>,
 }
 
@@ -302,6 +309,7 @@ pub struct CompareArgs {
 #[schemars(description = "Revisión de riesgo de varias empresas.")]
 pub struct ScreenArgs {
     #[schemars(description = "De 1 a 50 RFC a revisar contra las marcas de riesgo.")]
+    #[schemars(length(max = 50), inner(length(max = 20)))]
     pub rfcs: Vec<String>,
 }
 

@@ -3,6 +3,7 @@
 //! schema as `INVALID_ARGUMENT` before any SQL runs.
 
 use luna_protocol::account::{Plan, Role};
+use luna_protocol::error::ErrorCode;
 use serde_json::{json, Value};
 
 use crate::registry::{Surface, ToolRequest};
@@ -45,5 +46,31 @@ async fn a_buyer_filter_matches_wildcards_literally() {
         )
         .await;
         assert_eq!(n, 0, "buyer {wildcard:?}");
+    }
+}
+
+#[tokio::test]
+async fn an_oversized_buyer_is_an_invalid_argument_not_an_internal_error() {
+    let engine = testkit::engine().await.unwrap();
+    assert!(engine.market.ensure_demo().await.unwrap());
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let huge = "a".repeat(60 * 1024);
+    for tool in ["market_search", "market_count"] {
+        let e = engine
+            .call_tool(
+                &caller,
+                ToolRequest::new(
+                    tool,
+                    json!({"kind": "awards", "filters": {"buyer": huge}}),
+                    Surface::Mcp,
+                ),
+            )
+            .await
+            .outcome
+            .unwrap_err();
+        assert_eq!(e.code, ErrorCode::InvalidArgument, "{tool}: {e:?}");
+        assert!(e.message.contains("«filters.buyer»"), "{}", e.message);
     }
 }

@@ -20,6 +20,7 @@ use super::{PersonCard, PersonView, QuoteState, RevealRequest, RevealVia};
 #[serde(deny_unknown_fields)]
 pub struct SearchArgs {
     /// Referencia de la empresa: company:<id> (de Proveedores o Empresas).
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub company_ref: String,
 }
 
@@ -27,6 +28,7 @@ pub struct SearchArgs {
 #[serde(deny_unknown_fields)]
 pub struct QuoteArgs {
     /// Referencias person:… devueltas por people_search (1 a 30).
+    #[schemars(length(max = 30), inner(length(max = crate::registry::schema::ID_MAX)))]
     pub handles: Vec<String>,
 }
 
@@ -34,6 +36,7 @@ pub struct QuoteArgs {
 #[serde(deny_unknown_fields)]
 pub struct RevealArgs {
     /// El quote_id de people_quote.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub quote_id: String,
     /// true para cobrar y revelar; false solo muestra el precio vigente.
     pub confirm: bool,
@@ -41,6 +44,7 @@ pub struct RevealArgs {
     #[schemars(range(min = 0))]
     pub max_credits: i64,
     /// Llave única por revelado; repetirla nunca cobra dos veces.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub idempotency_key: String,
 }
 
@@ -49,6 +53,7 @@ pub struct RevealArgs {
 pub struct AcquiredArgs {
     /// Solo las personas de esta empresa (company:<id>).
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub company_ref: Option<String>,
     /// Máximo de filas (1 a 100, 20 por omisión).
     #[serde(default)]
@@ -60,8 +65,10 @@ pub struct AcquiredArgs {
 #[serde(deny_unknown_fields)]
 pub struct FileArgs {
     /// La ref person:… de una persona ya revelada en este espacio de trabajo.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub person_ref: String,
     /// El registro del CRM: record:… (de collection_query o company_save).
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub record_id: String,
 }
 
@@ -69,6 +76,7 @@ pub struct FileArgs {
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
     /// El quote_id de people_quote.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub quote_id: String,
 }
 

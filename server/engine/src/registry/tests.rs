@@ -882,3 +882,58 @@ fn input_schema_descriptions_are_spanish() {
         bad.join("\n")
     );
 }
+
+/// Every free input is bounded: each string of every tool's input schema has a
+/// `maxLength` (closed enums excepted), each array a `maxItems`, and each open object
+/// a `maxProperties` and a bounded value schema. An oversized argument is then
+/// `INVALID_ARGUMENT` from the validator, never a handler's or the database's failure.
+#[test]
+fn every_input_is_bounded() {
+    fn types(v: &serde_json::Map<String, Value>) -> Vec<&str> {
+        match v.get("type") {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(ts)) => ts.iter().filter_map(Value::as_str).collect(),
+            _ => Vec::new(),
+        }
+    }
+    fn walk(v: &Value, at: &str, out: &mut Vec<String>) {
+        match v {
+            Value::Object(m) => {
+                let ts = types(m);
+                let closed = m.contains_key("enum") || m.contains_key("const");
+                if ts.contains(&"string") && !closed && !m.contains_key("maxLength") {
+                    out.push(format!("{at}: string without maxLength"));
+                }
+                if ts.contains(&"array") && !m.contains_key("maxItems") {
+                    out.push(format!("{at}: array without maxItems"));
+                }
+                if ts.contains(&"object") && m.get("additionalProperties") != Some(&json!(false)) {
+                    if !m.contains_key("maxProperties") {
+                        out.push(format!("{at}: open object without maxProperties"));
+                    }
+                    if !m.get("additionalProperties").is_some_and(Value::is_object) {
+                        out.push(format!("{at}: open object with unbounded values"));
+                    }
+                }
+                for (k, x) in m {
+                    walk(x, &format!("{at}/{k}"), out);
+                }
+            }
+            Value::Array(a) => {
+                for (i, x) in a.iter().enumerate() {
+                    walk(x, &format!("{at}/{i}"), out);
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut unbounded = Vec::new();
+    for d in catalog().all() {
+        walk(&d.input_schema, d.name, &mut unbounded);
+    }
+    assert!(
+        unbounded.is_empty(),
+        "unbounded inputs:\n{}",
+        unbounded.join("\n")
+    );
+}

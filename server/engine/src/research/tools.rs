@@ -21,9 +21,11 @@ use super::PHASES;
 #[serde(deny_unknown_fields)]
 pub struct StartArgs {
     /// Qué quiere saber la persona, en sus palabras: giro, estado, comprador y la pregunta (de 10 a 2,000 caracteres).
+    #[schemars(length(max = crate::registry::schema::TEXT_MAX))]
     pub brief: String,
     /// Refs de los que parte la investigación (company:… o record:… de resultados de este turno), hasta 20.
     #[serde(default)]
+    #[schemars(length(max = 20), inner(length(max = crate::registry::schema::ID_MAX)))]
     pub refs: Vec<String>,
 }
 
@@ -32,6 +34,7 @@ pub struct StartArgs {
 #[serde(deny_unknown_fields)]
 pub struct StatusArgs {
     /// El identificador de la investigación (run_… o run:run_…) que muestra su tarjeta.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub run_id: String,
 }
 

@@ -18,8 +18,10 @@ pub struct Step {
     /// Días después de activar la secuencia (0 = el mismo día).
     pub delay_days: u32,
     /// Asunto; admite variables como {{nombre}} o {{empresa}}.
+    #[schemars(length(max = MAX_SUBJECT))]
     pub subject: String,
     /// Cuerpo en texto plano; admite {{nombre}}, {{empresa}}, {{puesto}}, {{estado}}, {{adjudicacion}}, {{remitente}}.
+    #[schemars(length(max = MAX_BODY))]
     pub body: String,
 }
 
@@ -28,12 +30,15 @@ pub struct Step {
 #[serde(deny_unknown_fields)]
 pub struct Audience {
     /// collection:… de la colección del CRM.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub collection_id: String,
     /// Registros concretos (record:…); si falta, toda la colección (o la etapa).
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::LIST_MAX), inner(length(max = crate::registry::schema::ID_MAX)))]
     pub record_ids: Option<Vec<String>>,
     /// Solo los registros en esta etapa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub stage: Option<String>,
 }
 

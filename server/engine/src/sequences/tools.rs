@@ -17,9 +17,11 @@ use super::{Edit, GAPS};
 #[serde(deny_unknown_fields)]
 pub struct DraftArgs {
     /// Nombre corto de la secuencia.
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub name: String,
     pub audience: Audience,
     /// De 1 a 6 pasos con días crecientes (0, 3, 7…).
+    #[schemars(length(max = crate::sequences::model::MAX_STEPS))]
     pub steps: Vec<Step>,
 }
 
@@ -27,12 +29,15 @@ pub struct DraftArgs {
 #[serde(deny_unknown_fields)]
 pub struct UpdateArgs {
     /// sequence:… de la secuencia.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub id: String,
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub name: Option<String>,
     #[serde(default)]
     pub audience: Option<Audience>,
     #[serde(default)]
+    #[schemars(length(max = crate::sequences::model::MAX_STEPS))]
     pub steps: Option<Vec<Step>>,
 }
 
@@ -55,6 +60,7 @@ pub struct ListArgs {
 #[serde(deny_unknown_fields)]
 pub struct GetArgs {
     /// sequence:… de la secuencia.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub id: String,
 }
 
@@ -62,9 +68,11 @@ pub struct GetArgs {
 #[serde(deny_unknown_fields)]
 pub struct PreviewArgs {
     /// sequence:… de la secuencia.
+    #[schemars(length(max = crate::registry::schema::ID_MAX))]
     pub id: String,
     /// Correo de un destinatario para ver solo su versión.
     #[serde(default)]
+    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
     pub recipient: Option<String>,
 }
 
