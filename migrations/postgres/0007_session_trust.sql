@@ -12,3 +12,11 @@ update turns set status = 'failed', finished_at = coalesce(finished_at, created_
                   and (newer.created_at > turns.created_at
                        or (newer.created_at = turns.created_at and newer.id > turns.id)));
 create unique index turns_one_running_per_session on turns(session_id) where status = 'running';
+
+-- The workspace's ceilings over a member's session budget (admins set them in Ajustes;
+-- `decisions::auto::set_mode` refuses a budget above them). The engine's own limits
+-- until an admin lowers them, so nothing changes for existing workspaces.
+alter table workspace_auto_policy add column max_credit_cap bigint not null default 10000
+    check (max_credit_cap >= 0);
+alter table workspace_auto_policy add column max_contact_cap bigint not null default 500
+    check (max_contact_cap >= 0);

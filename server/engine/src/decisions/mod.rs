@@ -185,7 +185,8 @@ pub async fn offer(
             .await;
             // Only an acceptance this resolution wrote spends the reservation; anything
             // else (a failure, a person first, an expiry) gives it back.
-            let spent = matches!(&done, Ok(r) if !r.already && r.outcome == DecisionOutcome::Accepted);
+            let spent =
+                matches!(&done, Ok(r) if !r.already && r.outcome == DecisionOutcome::Accepted);
             if !spent {
                 auto::release(engine, &reservation).await?;
             }

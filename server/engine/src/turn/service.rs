@@ -120,12 +120,11 @@ pub async fn submit(
                 steering: false,
             });
         }
-        let running: Option<String> = sqlx::query_scalar(
-            "select id from turns where session_id = $1 and status = 'running'",
-        )
-        .bind(&session.id)
-        .fetch_optional(pool)
-        .await?;
+        let running: Option<String> =
+            sqlx::query_scalar("select id from turns where session_id = $1 and status = 'running'")
+                .bind(&session.id)
+                .fetch_optional(pool)
+                .await?;
         if let Some(id) = running {
             return steer(engine, &session.id, id, message).await;
         }

@@ -708,7 +708,10 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
         fn route(&self) -> super::gateway::Route {
             self.0.route()
         }
-        fn step<'a>(&'a self, input: &'a super::gateway::ModelInput) -> super::gateway::StepFuture<'a> {
+        fn step<'a>(
+            &'a self,
+            input: &'a super::gateway::ModelInput,
+        ) -> super::gateway::StepFuture<'a> {
             Box::pin(async move {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 self.0.step(input).await
@@ -722,7 +725,14 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
     ])));
     let (a, b) = tokio::join!(
         submit(&engine, model.clone(), &caller, &session, "hola", "k-a"),
-        submit(&engine, model.clone(), &caller, &session, "busco empaque", "k-b"),
+        submit(
+            &engine,
+            model.clone(),
+            &caller,
+            &session,
+            "busco empaque",
+            "k-b"
+        ),
     );
     let (a, b) = (a.unwrap(), b.unwrap());
     assert_eq!(
@@ -730,7 +740,10 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
         1,
         "{a:?} / {b:?}"
     );
-    assert_eq!(a.turn_id, b.turn_id, "the steering message names the running turn");
+    assert_eq!(
+        a.turn_id, b.turn_id,
+        "the steering message names the running turn"
+    );
     let events = wait_finished(&engine, &caller, &session).await;
     let accepted = events
         .iter()
@@ -762,10 +775,8 @@ async fn a_message_while_a_turn_starts_steers_it_and_the_database_holds_one_runn
     .execute(engine.store.pool())
     .await
     .unwrap();
-    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
-        TurnIntent::Responder {},
-        "Hola.",
-    )]));
+    let model: Arc<dyn super::gateway::ModelGateway> =
+        Arc::new(ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola.")]));
     let ack = submit(&engine, model, &caller, &session, "busco empaque", "k-b")
         .await
         .unwrap();
