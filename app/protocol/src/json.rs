@@ -870,7 +870,7 @@ mod tests {
         compared += check::<TurnAck>(&json!({"turn_id": "t", "steering": true}));
         compared += check::<AutoPolicy>(&json!({
             "allowed": true, "default_credit_cap": 50, "default_contact_cap": 10,
-            "classes": ["dejar_nota"]
+            "max_credit_cap": 200, "max_contact_cap": 40, "classes": ["dejar_nota"]
         }));
         compared += check::<CompanyFile>(&json!({
             "ref": "company:c1", "name": "Cartones", "rfc": "CAR010101AAA", "place": "Jalisco",

@@ -123,8 +123,13 @@ pub struct TurnAck {
 pub struct AutoPolicy {
     /// Whether members may turn on auto mode at all (paid plans only).
     pub allowed: bool,
+    /// The budget a session starts with when the person names none.
     pub default_credit_cap: u32,
     pub default_contact_cap: u32,
+    /// The ceilings: the highest budget a member may set for one session (a request
+    /// above them is refused, naming them). Never below the defaults.
+    pub max_credit_cap: u32,
+    pub max_contact_cap: u32,
     /// Decision classes auto mode may run in this workspace.
     pub classes: Vec<crate::decision::DecisionKind>,
 }
@@ -135,6 +140,9 @@ impl Default for AutoPolicy {
             allowed: true,
             default_credit_cap: 50,
             default_contact_cap: 10,
+            // The engine's own limits (`decisions::auto::MAX_CREDIT_CAP`, `MAX_CONTACT_CAP`).
+            max_credit_cap: 10_000,
+            max_contact_cap: 500,
             classes: crate::decision::DecisionKind::ALL
                 .into_iter()
                 .filter(|k| k.auto_capable())

@@ -157,7 +157,8 @@ fn key_facts(k: &ApiKeyView) -> Vec<String> {
     vec![scopes, budget, expiry, used]
 }
 
-/// The workspace's auto-mode policy: allowed or not, default caps per session, and
+/// The workspace's auto-mode policy: allowed or not, default caps per session, the
+/// ceilings no member's session budget may pass, and
 /// which decision classes may run without a card. Saved on the server (audited).
 #[component]
 fn AutoPolicySection() -> impl IntoView {
@@ -167,6 +168,8 @@ fn AutoPolicySection() -> impl IntoView {
     let (allowed, set_allowed) = signal(true);
     let (credits, set_credits) = signal(String::new());
     let (contacts, set_contacts) = signal(String::new());
+    let (max_credits, set_max_credits) = signal(String::new());
+    let (max_contacts, set_max_contacts) = signal(String::new());
     let (classes, set_classes) = signal(Vec::<DecisionKind>::new());
     let (status, set_status) = signal(None::<Result<String, String>>);
     let loaded = crate::codec::resource(|| (), |_| crate::decisions_api::workspace_auto_policy());
@@ -175,6 +178,8 @@ fn AutoPolicySection() -> impl IntoView {
             set_allowed.set(p.allowed);
             set_credits.set(p.default_credit_cap.to_string());
             set_contacts.set(p.default_contact_cap.to_string());
+            set_max_credits.set(p.max_credit_cap.to_string());
+            set_max_contacts.set(p.max_contact_cap.to_string());
             set_classes.set(p.classes);
         }
     });
@@ -183,6 +188,8 @@ fn AutoPolicySection() -> impl IntoView {
             allowed: allowed.get_untracked(),
             default_credit_cap: credits.get_untracked().trim().parse().unwrap_or(0),
             default_contact_cap: contacts.get_untracked().trim().parse().unwrap_or(0),
+            max_credit_cap: max_credits.get_untracked().trim().parse().unwrap_or(0),
+            max_contact_cap: max_contacts.get_untracked().trim().parse().unwrap_or(0),
             classes: classes.get_untracked(),
         };
         set_status.set(None);
@@ -221,7 +228,22 @@ fn AutoPolicySection() -> impl IntoView {
                         class="w-32 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950"
                         prop:value=contacts on:input=move |ev| set_contacts.set(event_target_value(&ev)) />
                 </label>
+                <label class="flex flex-col">
+                    "Máximo de créditos por sesión"
+                    <input type="number" min="0" data-testid="policy-max-credit-cap"
+                        class="w-32 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=max_credits on:input=move |ev| set_max_credits.set(event_target_value(&ev)) />
+                </label>
+                <label class="flex flex-col">
+                    "Máximo de contactos por sesión"
+                    <input type="number" min="0" data-testid="policy-max-contact-cap"
+                        class="w-32 rounded-lg border border-slate-300 bg-white px-3 py-1.5 dark:border-slate-700 dark:bg-slate-950"
+                        prop:value=max_contacts on:input=move |ev| set_max_contacts.set(event_target_value(&ev)) />
+                </label>
             </div>
+            <p class="text-xs text-slate-500 dark:text-slate-400">
+                "Los topes son el presupuesto con que empieza cada sesión; los máximos, lo más que un miembro puede fijar."
+            </p>
             <KindChecks
                 kinds=Signal::derive(|| DecisionKind::ALL.into_iter().filter(|k| k.auto_capable()).collect::<Vec<_>>())
                 chosen=classes

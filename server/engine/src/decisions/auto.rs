@@ -23,7 +23,7 @@ use super::{rows, Prepared};
 
 /// Contacts auto mode may reveal in one turn; the next ones become a card.
 pub const MAX_AUTO_CONTACTS_PER_TURN: u32 = 10;
-/// Highest caps a person may set for one session.
+/// Highest caps any workspace may allow for one session (the default ceilings).
 pub const MAX_CREDIT_CAP: u32 = 10_000;
 pub const MAX_CONTACT_CAP: u32 = 500;
 
@@ -37,7 +37,9 @@ pub async fn policy(engine: &Engine, caller: &Caller) -> EngineResult<AutoPolicy
     rows::workspace_policy(&mut conn, &caller.workspace_id).await
 }
 
-/// Sets the workspace's auto policy. Owner/admin only; audited in the same transaction.
+/// Sets the workspace's auto policy: whether auto may run, the budget a session starts
+/// with, the ceilings a member's budget may not pass, and the classes. Owner/admin
+/// only; audited in the same transaction.
 pub async fn set_policy(
     engine: &Engine,
     caller: &Caller,
@@ -51,12 +53,21 @@ pub async fn set_policy(
             "Cambia al plan Founder o Commercial para permitirlo.",
         ));
     }
-    if p.default_credit_cap > MAX_CREDIT_CAP || p.default_contact_cap > MAX_CONTACT_CAP {
+    if p.max_credit_cap > MAX_CREDIT_CAP || p.max_contact_cap > MAX_CONTACT_CAP {
         return Err(invalid(
             format!(
-                "Los topes deben ser de hasta {MAX_CREDIT_CAP} créditos y {MAX_CONTACT_CAP} contactos."
+                "Los topes máximos deben ser de hasta {MAX_CREDIT_CAP} créditos y {MAX_CONTACT_CAP} contactos."
             ),
-            "Baja los topes por sesión.",
+            "Baja los topes máximos por sesión.",
+        ));
+    }
+    if p.default_credit_cap > p.max_credit_cap || p.default_contact_cap > p.max_contact_cap {
+        return Err(invalid(
+            format!(
+                "El presupuesto inicial no puede pasar del tope máximo ({} créditos y {} contactos).",
+                p.max_credit_cap, p.max_contact_cap
+            ),
+            "Baja el presupuesto inicial o sube el tope máximo.",
         ));
     }
     if let Some(k) = p.classes.iter().find(|k| !k.auto_capable()) {
@@ -136,12 +147,16 @@ pub async fn set_mode(
             }
             let credit_cap = req.credit_cap.unwrap_or(policy.default_credit_cap);
             let contact_cap = req.contact_cap.unwrap_or(policy.default_contact_cap);
-            if credit_cap > MAX_CREDIT_CAP || contact_cap > MAX_CONTACT_CAP {
+            // The workspace's ceilings bound every member's budget (and never exceed
+            // the engine's own limits).
+            let max_credits = policy.max_credit_cap.min(MAX_CREDIT_CAP);
+            let max_contacts = policy.max_contact_cap.min(MAX_CONTACT_CAP);
+            if credit_cap > max_credits || contact_cap > max_contacts {
                 return Err(invalid(
                     format!(
-                        "El presupuesto puede ser de hasta {MAX_CREDIT_CAP} créditos y {MAX_CONTACT_CAP} contactos por sesión."
+                        "Tu espacio de trabajo permite un presupuesto de hasta {max_credits} créditos y {max_contacts} contactos por sesión."
                     ),
-                    "Elige un tope menor.",
+                    "Elige un presupuesto menor, o pide a un administrador que suba el tope en Ajustes.",
                 ));
             }
             let classes: Vec<DecisionKind> = match (req.mode, &req.classes) {

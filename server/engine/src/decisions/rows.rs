@@ -368,7 +368,8 @@ pub async fn unreserve(conn: &mut Conn, id: &str) -> EngineResult<()> {
 
 pub async fn workspace_policy(conn: &mut Conn, workspace_id: &str) -> EngineResult<AutoPolicy> {
     let row = sqlx::query(
-        "select allowed, default_credit_cap, default_contact_cap, classes
+        "select allowed, default_credit_cap, default_contact_cap, max_credit_cap,
+                max_contact_cap, classes
            from workspace_auto_policy where workspace_id = $1",
     )
     .bind(workspace_id)
@@ -382,6 +383,8 @@ pub async fn workspace_policy(conn: &mut Conn, workspace_id: &str) -> EngineResu
         allowed: r.try_get::<i64, _>("allowed")? != 0,
         default_credit_cap: count(r.try_get("default_credit_cap")?),
         default_contact_cap: count(r.try_get("default_contact_cap")?),
+        max_credit_cap: count(r.try_get("max_credit_cap")?),
+        max_contact_cap: count(r.try_get("max_contact_cap")?),
         classes: parse_classes(&classes)?,
     })
 }
@@ -394,11 +397,14 @@ pub async fn set_workspace_policy(
 ) -> EngineResult<()> {
     sqlx::query(
         "insert into workspace_auto_policy (workspace_id, allowed, default_credit_cap,
-                                            default_contact_cap, classes, updated_by, updated_at)
-         values ($1, $2, $3, $4, $5, $6, $7)
+                                            default_contact_cap, classes, updated_by, updated_at,
+                                            max_credit_cap, max_contact_cap)
+         values ($1, $2, $3, $4, $5, $6, $7, $8, $9)
          on conflict (workspace_id) do update set allowed = excluded.allowed,
              default_credit_cap = excluded.default_credit_cap,
              default_contact_cap = excluded.default_contact_cap,
+             max_credit_cap = excluded.max_credit_cap,
+             max_contact_cap = excluded.max_contact_cap,
              classes = excluded.classes, updated_by = excluded.updated_by,
              updated_at = excluded.updated_at",
     )
@@ -409,6 +415,8 @@ pub async fn set_workspace_policy(
     .bind(to_json(&policy.classes)?)
     .bind(updated_by)
     .bind(now_ms())
+    .bind(i64::from(policy.max_credit_cap))
+    .bind(i64::from(policy.max_contact_cap))
     .execute(conn)
     .await?;
     Ok(())

@@ -109,3 +109,75 @@ async fn changing_the_mode_never_resets_what_the_session_spent() {
     assert_eq!(o.held, Some(Held::OverBudget));
     assert_eq!(contact_balance(&fx).await, 100 - i64::from(price));
 }
+
+/// An admin sets ceilings, not only defaults: a member asking for more than the
+/// ceiling is refused with a message naming it; at the ceiling it works. An admin
+/// cannot set defaults above the ceilings either.
+#[tokio::test]
+async fn a_member_cannot_set_a_budget_above_the_workspace_ceiling() {
+    let fx = fx(Plan::Founder, Role::Member).await;
+    let admin = colleague(&fx, Role::Admin).await;
+    let policy = luna_protocol::session::AutoPolicy {
+        default_credit_cap: 20,
+        default_contact_cap: 5,
+        max_credit_cap: 80,
+        max_contact_cap: 15,
+        ..Default::default()
+    };
+    let saved = auto::set_policy(&fx.engine, &admin, &policy).await.unwrap();
+    assert_eq!(auto::policy(&fx.engine, &fx.caller).await.unwrap(), saved);
+
+    let e = mode(&fx, SessionMode::Automatico, Some(81))
+        .await
+        .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(e.to_string().contains("80"), "{e}");
+    assert_eq!(
+        auto::counter(&fx.engine, &fx.caller, &fx.session)
+            .await
+            .unwrap(),
+        None
+    );
+    let e = auto::set_mode(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &ModeRequest {
+            mode: SessionMode::Automatico,
+            credit_cap: Some(10),
+            contact_cap: Some(16),
+            classes: None,
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+    assert!(e.to_string().contains("15"), "{e}");
+
+    auto::set_mode(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &ModeRequest {
+            mode: SessionMode::Automatico,
+            credit_cap: Some(80),
+            contact_cap: Some(15),
+            classes: None,
+        },
+    )
+    .await
+    .unwrap();
+    assert_eq!(board(&fx).await.auto.unwrap().credit_cap, 80);
+
+    let e = auto::set_policy(
+        &fx.engine,
+        &admin,
+        &luna_protocol::session::AutoPolicy {
+            default_credit_cap: 100,
+            ..policy
+        },
+    )
+    .await
+    .unwrap_err();
+    assert_eq!(e.code(), ErrorCode::InvalidArgument);
+}
