@@ -1,6 +1,6 @@
 //! The HTTP guard every request passes before a route sees it:
-//! - **Origin**: a state-changing request (any method but GET/HEAD/OPTIONS) and the
-//!   websocket upgrade are refused when the browser says they come from another site
+//! - **Origin**: a state-changing request (any method but GET/HEAD/OPTIONS), the
+//!   websocket upgrade and every MCP request are refused when the browser says they come from another site
 //!   (`Sec-Fetch-Site: cross-site|same-site`, or an `Origin` that is not this
 //!   server's). Clients that are not browsers send neither header and pass: they
 //!   authenticate with a bearer key, not with the cookie a forged form would ride on.
@@ -40,9 +40,13 @@ pub struct Guard {
     pub public_origin: Option<String>,
 }
 
+fn is_mcp(path: &str) -> bool {
+    path == "/mcp" || path.starts_with("/mcp/")
+}
+
 /// The largest body a path accepts.
 pub fn body_limit(path: &str) -> usize {
-    if path == "/mcp" || path.starts_with("/mcp/") {
+    if is_mcp(path) {
         MCP_BODY
     } else if path.starts_with("/api/") {
         API_BODY
@@ -51,7 +55,8 @@ pub fn body_limit(path: &str) -> usize {
     }
 }
 
-fn typed(status: StatusCode, code: ErrorCode, message: &str, hint: &str) -> Response {
+/// A typed error answer (`{error:{code,message,hint}}`) with its HTTP status.
+pub(crate) fn typed(status: StatusCode, code: ErrorCode, message: &str, hint: &str) -> Response {
     let body = ErrorEnvelope {
         error: ErrorBody::new(code, message, hint),
     };
@@ -108,10 +113,11 @@ fn is_upgrade(req: &Request) -> bool {
 pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Response {
     let changes_state = !matches!(*req.method(), Method::GET | Method::HEAD | Method::OPTIONS);
     let upgrade = is_upgrade(&req);
-    if (changes_state || upgrade) && cross_site(req.headers(), &guard) {
+    let path = req.uri().path().to_owned();
+    // MCP checks every request, reads included (DNS rebinding, MCP transport spec).
+    if (changes_state || upgrade || is_mcp(&path)) && cross_site(req.headers(), &guard) {
         return with_headers(forbidden_origin());
     }
-    let path = req.uri().path().to_owned();
     let limit = body_limit(&path);
     let declared = req
         .headers()

@@ -1,7 +1,7 @@
 //! The MCP endpoint at `/mcp` (SPEC §6): the official Rust SDK (`rmcp`) over
 //! Streamable HTTP, stateless, JSON responses. Authentication is a workspace API key
-//! in `Authorization: Bearer` (bad or revoked → 401); a present `Origin` must be this
-//! host or localhost (403 otherwise). `tools/list` and `tools/call` derive entirely
+//! in `Authorization: Bearer` (bad or revoked → 401); a foreign `Origin` was already
+//! refused by [`crate::guard`] (403), on every method. `tools/list` and `tools/call` derive entirely
 //! from the engine's registry; calls run through the same pipeline as every surface.
 
 use std::sync::Arc;
@@ -9,12 +9,12 @@ use std::sync::Arc;
 use axum::extract::{Request, State};
 use axum::http::{header, HeaderMap, StatusCode};
 use axum::middleware::Next;
-use axum::response::{IntoResponse, Response};
+use axum::response::Response;
 use axum::Router;
 use luna_engine::accounts::Caller;
 use luna_engine::registry::{Surface, ToolDef, ToolRequest};
 use luna_engine::Engine;
-use luna_protocol::error::{ErrorBody, ErrorCode, ErrorEnvelope};
+use luna_protocol::error::ErrorCode;
 use rmcp::model::{
     CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
     InitializeResult, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig,
@@ -124,10 +124,7 @@ pub fn to_result(ok: bool, json: Value) -> CallToolResult {
 }
 
 fn error_response(status: StatusCode, code: ErrorCode, message: &str, hint: &str) -> Response {
-    let body = ErrorEnvelope {
-        error: ErrorBody::new(code, message, hint),
-    };
-    let mut resp = (status, axum::Json(body)).into_response();
+    let mut resp = crate::guard::typed(status, code, message, hint);
     if status == StatusCode::UNAUTHORIZED {
         resp.headers_mut().insert(
             header::WWW_AUTHENTICATE,
@@ -135,36 +132,6 @@ fn error_response(status: StatusCode, code: ErrorCode, message: &str, hint: &str
         );
     }
     resp
-}
-
-/// The host part of an authority (`host[:port]`, `[::1]:port`).
-fn host_of(authority: &str) -> &str {
-    let a = authority.trim();
-    if let Some(rest) = a.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or("");
-    }
-    a.rsplit_once(':').map(|(h, _)| h).unwrap_or(a)
-}
-
-/// A present `Origin` must be localhost or the host this request was sent to.
-pub fn origin_allowed(headers: &HeaderMap) -> bool {
-    let Some(origin) = headers.get(header::ORIGIN) else {
-        return true;
-    };
-    let Ok(origin) = origin.to_str() else {
-        return false;
-    };
-    let Some((_, rest)) = origin.split_once("://") else {
-        return false;
-    };
-    let origin_host = host_of(rest.split('/').next().unwrap_or(""));
-    if matches!(origin_host, "localhost" | "127.0.0.1" | "::1") {
-        return true;
-    }
-    headers
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .is_some_and(|h| host_of(h).eq_ignore_ascii_case(origin_host))
 }
 
 fn bearer(headers: &HeaderMap) -> Option<&str> {
@@ -176,16 +143,8 @@ fn bearer(headers: &HeaderMap) -> Option<&str> {
         .filter(|t| !t.is_empty())
 }
 
-/// Validates `Origin` and resolves the API key to a caller (never a cookie session).
+/// Resolves the API key (the `Origin` was checked by [`crate::guard`]) to a caller (never a cookie session).
 pub async fn authenticate(State(engine): State<Engine>, mut req: Request, next: Next) -> Response {
-    if !origin_allowed(req.headers()) {
-        return error_response(
-            StatusCode::FORBIDDEN,
-            ErrorCode::Forbidden,
-            "Este origen no puede usar el servidor MCP de Luna.",
-            "Conéctate desde el mismo servidor o desde localhost.",
-        );
-    }
     let unauthorized = || {
         error_response(
             StatusCode::UNAUTHORIZED,
@@ -248,25 +207,6 @@ mod tests {
             h.insert(*k, HeaderValue::from_str(v).unwrap());
         }
         h
-    }
-
-    #[test]
-    fn origin_must_be_this_host_or_localhost() {
-        assert!(origin_allowed(&headers(&[])));
-        assert!(origin_allowed(&headers(&[(
-            "origin",
-            "http://localhost:5173"
-        )])));
-        assert!(origin_allowed(&headers(&[("origin", "http://[::1]:3000")])));
-        assert!(origin_allowed(&headers(&[
-            ("origin", "https://luna.mx"),
-            ("host", "luna.mx")
-        ])));
-        assert!(!origin_allowed(&headers(&[
-            ("origin", "https://evil.example"),
-            ("host", "luna.mx")
-        ])));
-        assert!(!origin_allowed(&headers(&[("origin", "null")])));
     }
 
     #[test]

@@ -184,6 +184,18 @@ async fn a_missing_bad_or_revoked_key_is_401_and_a_foreign_origin_is_403() {
         app.clone().oneshot(req).await.unwrap().status(),
         StatusCode::FORBIDDEN
     );
+    // Reads too: a rebinding page may not even open the event stream.
+    let req = Request::get("/mcp")
+        .header("accept", "text/event-stream")
+        .header("authorization", format!("Bearer {key}"))
+        .header("origin", "http://localhost:5173")
+        .header("host", "127.0.0.1:3000")
+        .body(Body::empty())
+        .unwrap();
+    assert_eq!(
+        app.clone().oneshot(req).await.unwrap().status(),
+        StatusCode::FORBIDDEN
+    );
 }
 
 #[tokio::test]

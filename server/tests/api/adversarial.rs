@@ -1,6 +1,8 @@
 //! The trust holes, tried as an attacker would over the real router: forged cross-site
 //! posts and websocket upgrades, oversized and endless bodies, an idempotency key
-//! reused to get a second search for free. Each test asserts the safe outcome.
+//! reused to get a second search for free, messages fired at once at a session in
+//! auto mode, a file pattern built to backtrack, a suggested edit built to make the diff
+//! explode. Each test asserts the safe outcome.
 
 use luna_engine::billing::Ledger;
 use serde_json::{json, Value};
@@ -211,4 +213,186 @@ async fn every_answer_carries_the_security_headers() {
             "an inline script without the page's nonce: <script{tag}>"
         );
     }
+}
+
+/// Three requests for contacts fired at once at a session in *Automático con
+/// presupuesto* with room for one reveal: one turn runs at a time (the others steer it
+/// or wait their turn), and the session never spends past its caps.
+#[tokio::test]
+async fn concurrent_messages_in_auto_mode_never_pass_the_budget() {
+    use crate::scene::{pending_card, resolve_over_socket, server_fn, turn_over_socket, SCENE};
+    use luna_protocol::session::{ModeRequest, SessionMode, TurnAck};
+
+    let app = spawn_app().await;
+    app.engine.market.ensure_demo().await.unwrap();
+    luna_engine::crm::demo::seed(&app.engine.store)
+        .await
+        .unwrap();
+    let (token, caller) = app.login("ventas@demo.luna.mx").await;
+    let (_, body) = server_fn(&app, &token, "create_session", &[]).await;
+    let session: String = serde_json::from_str(&body).unwrap();
+    let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
+    let first = turn_over_socket(&app, &token, &mut socket, &session, SCENE, "a-1").await;
+    let save = pending_card(&first).id.clone();
+    resolve_over_socket(
+        &app,
+        &token,
+        &mut socket,
+        &session,
+        &save,
+        "resolve_decision",
+        &[("resolution", "accept")],
+    )
+    .await;
+    let contacts_cap = 10;
+    luna_engine::decisions::auto::set_mode(
+        &app.engine,
+        &caller,
+        &session,
+        &ModeRequest {
+            mode: SessionMode::Automatico,
+            credit_cap: Some(1_000),
+            contact_cap: Some(contacts_cap),
+            classes: None,
+        },
+    )
+    .await
+    .unwrap();
+
+    let send = |key: &'static str| {
+        let (app, token, session) = (&app, token.clone(), session.clone());
+        async move {
+            let form = [
+                ("session_id", session.as_str()),
+                ("text", "consígueme el correo de los 10 mejores"),
+                ("idempotency_key", key),
+            ];
+            let (code, body) = server_fn(app, &token, "send_message", &form).await;
+            assert_eq!(code, 200, "{body}");
+            serde_json::from_str::<TurnAck>(&body).unwrap()
+        }
+    };
+    let (a, b, c) = tokio::join!(send("c-1"), send("c-2"), send("c-3"));
+
+    // Wait until the session is idle again.
+    let running = || async {
+        sqlx::query_scalar::<_, i64>(
+            "select count(*) from turns where session_id = $1 and status = 'running'",
+        )
+        .bind(&session)
+        .fetch_one(app.engine.store.pool())
+        .await
+        .unwrap()
+    };
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(90);
+    while running().await > 0 {
+        assert!(tokio::time::Instant::now() < deadline, "the turns finished");
+        tokio::time::sleep(std::time::Duration::from_millis(100)).await;
+    }
+    // Every ack names a turn of this session; the messages that did not start one
+    // steered the turn that was running.
+    let started = [&a, &b, &c].iter().filter(|t| !t.steering).count() as i64;
+    let turns: i64 = sqlx::query_scalar("select count(*) from turns where session_id = $1")
+        .bind(&session)
+        .fetch_one(app.engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(turns, 1 + started, "{a:?} {b:?} {c:?}");
+    let counter = luna_engine::decisions::auto::counter(&app.engine, &caller, &session)
+        .await
+        .unwrap()
+        .expect("auto mode is on");
+    assert!(
+        counter.contacts_spent <= contacts_cap,
+        "spent {} contacts with a cap of {contacts_cap}",
+        counter.contacts_spent
+    );
+    let revealed: i64 = sqlx::query_scalar(
+        "select count(*) from decisions where session_id = $1 and kind = 'revelar_contactos' and status = 'accepted'",
+    )
+    .bind(&session)
+    .fetch_one(app.engine.store.pool())
+    .await
+    .unwrap();
+    assert!(
+        revealed <= 1,
+        "{revealed} reveals ran in auto mode with room for one"
+    );
+}
+
+async fn call_ui(app: &TestApp, token: &str, name: &str, args: Value) -> (u16, Value) {
+    let own = format!("http://{}", app.addr);
+    post_tool(
+        app,
+        token,
+        Some(&own),
+        json!({"name": name, "args": args, "idempotency_key": null}),
+    )
+    .await
+}
+
+/// A stored file pattern built to make a backtracking matcher explode answers at
+/// once over HTTP, and an overlong one is refused with a typed error.
+#[tokio::test]
+async fn a_pathological_file_pattern_answers_at_once_over_http() {
+    let app = spawn_app().await;
+    let (token, _) = app.login("ventas@demo.luna.mx").await;
+    let pattern = "a*a*a*a*a*a*a*a*a*a*a*a*b";
+    let (status, body) = call_ui(
+        &app,
+        &token,
+        "context_create",
+        json!({"title": "Rutas raras", "area": "ventas", "body": "Patrones.", "patterns": [pattern]}),
+    )
+    .await;
+    assert_eq!(status, 200, "{body}");
+    let file = "a".repeat(64);
+    let answered = tokio::time::timeout(
+        std::time::Duration::from_secs(10),
+        call_ui(&app, &token, "context_retrieve", json!({"files": [file]})),
+    )
+    .await
+    .expect("matching a pattern must not stall the server");
+    assert_eq!(answered.0, 200, "{}", answered.1);
+    let long = format!("gobierno/{}", "x".repeat(300));
+    let (status, body) = call_ui(
+        &app,
+        &token,
+        "context_create",
+        json!({"title": "Larga", "area": "ventas", "body": "y", "patterns": [long]}),
+    )
+    .await;
+    // Tool errors travel as the call's typed result.
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["error"]["code"], json!("INVALID_ARGUMENT"), "{body}");
+}
+
+/// A suggested edit sized to make a quadratic diff allocate gigabytes is refused with
+/// a typed error (over the body cap) or a 413 (over the route's limit), at once.
+#[tokio::test]
+async fn a_huge_suggested_edit_is_refused_at_once() {
+    let app = spawn_app().await;
+    let (token, _) = app.login("ventas@demo.luna.mx").await;
+    // Under the route's 256 KB but over the topic body cap.
+    let patch = "línea distinta\n".repeat(12_000);
+    let (status, body) = call_ui(
+        &app,
+        &token,
+        "context_suggest_edit",
+        json!({"topic": "topic:icp-fabricantes-de-empaque", "summary": "Todo", "patch": patch}),
+    )
+    .await;
+    // Tool errors travel as the call's typed result.
+    assert_eq!(status, 200, "{body}");
+    assert_eq!(body["error"]["code"], json!("INVALID_ARGUMENT"), "{body}");
+    // Over the route's limit: refused before anything reads it.
+    let patch = "x".repeat(400 * 1024);
+    let (status, body) = call_ui(
+        &app,
+        &token,
+        "context_suggest_edit",
+        json!({"topic": "topic:icp-fabricantes-de-empaque", "summary": "Todo", "patch": patch}),
+    )
+    .await;
+    assert_eq!(status, 413, "{body}");
 }

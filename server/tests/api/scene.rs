@@ -14,10 +14,10 @@ use luna_protocol::view::{apply, SessionView};
 
 use crate::helpers::{next_message, read_until, spawn_app, spawn_instance_of, TestApp};
 
-const SCENE: &str = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
+pub(crate) const SCENE: &str = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
 
 /// Calls a server function the way the browser does (form in, JSON out).
-async fn server_fn(
+pub(crate) async fn server_fn(
     app: &TestApp,
     token: &str,
     endpoint: &str,
@@ -251,7 +251,7 @@ async fn the_seed_scene_streams_in_order_and_builds_the_board() {
 }
 
 /// Sends `text` as a turn and follows the socket until that turn finishes.
-async fn turn_over_socket(
+pub(crate) async fn turn_over_socket(
     app: &TestApp,
     token: &str,
     socket: &mut crate::helpers::Socket,
@@ -283,7 +283,7 @@ async fn turn_over_socket(
 }
 
 /// Resolves a card over the server function and returns the events it streamed.
-async fn resolve_over_socket(
+pub(crate) async fn resolve_over_socket(
     app: &TestApp,
     token: &str,
     socket: &mut crate::helpers::Socket,
@@ -312,7 +312,7 @@ async fn resolve_over_socket(
     }
 }
 
-fn pending_card(events: &[SessionEvent]) -> &luna_protocol::decision::DecisionCard {
+pub(crate) fn pending_card(events: &[SessionEvent]) -> &luna_protocol::decision::DecisionCard {
     events
         .iter()
         .find_map(|e| match e {
