@@ -1,10 +1,10 @@
 //! The demo workspace seeded on first start, so a newcomer can log in at once, and
 //! its team knowledge (Cerebro topics plus a review queue for the owner).
 
-use luna_protocol::account::{Plan, Role};
+use luna_protocol::account::Role;
 
 use crate::accounts::Accounts;
-use crate::error::EngineResult;
+use crate::base::error::EngineResult;
 use crate::knowledge::Knowledge;
 
 /// Password shared by every demo login. Printed at start-up; demo data only.
@@ -18,10 +18,7 @@ pub const DEMO_USERS: &[(&str, &str, usize, Role)] = &[
     ("explorer@demo.luna.mx", "Tomás Ibarra", 1, Role::Owner),
 ];
 
-pub const DEMO_WORKSPACES: &[(&str, Plan)] = &[
-    ("Empaques del Bajío", Plan::Founder),
-    ("Consultoría Ibarra", Plan::Explorer),
-];
+pub use crate::accounts::demo::DEMO_WORKSPACES;
 
 /// What [`seed_all`] created on this start.
 #[derive(Debug, Default, PartialEq, Eq)]
@@ -77,7 +74,7 @@ pub async fn published_logins(store: &crate::Store) -> EngineResult<Vec<&'static
                 .bind(*email)
                 .fetch_optional(store.pool())
                 .await?;
-        if hash.is_some() && crate::password::verify(DEMO_PASSWORD.to_owned(), hash).await? {
+        if hash.is_some() && crate::base::password::verify(DEMO_PASSWORD.to_owned(), hash).await? {
             open.push(*email);
         }
     }
@@ -111,8 +108,9 @@ pub async fn seed_knowledge(accounts: &Accounts, knowledge: &Knowledge) -> Engin
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::base::store::Store;
     use crate::knowledge::{ProposalKind, TopicStatus};
-    use crate::store::Store;
+    use luna_protocol::account::Plan;
 
     /// Two instances started at the same moment on one database (a deployment's
     /// rollout): both start, and the demo exists once.
@@ -193,7 +191,7 @@ mod tests {
         let store = crate::Store::open_temp().await.unwrap();
         assert!(published_logins(&store).await.unwrap().is_empty());
         seed_if_empty(&Accounts::new(store.clone())).await.unwrap();
-        let hash = crate::password::hash("otra-contraseña".into())
+        let hash = crate::base::password::hash("otra-contraseña".into())
             .await
             .unwrap();
         sqlx::query("update users set password_hash = $1 where email = 'admin@demo.luna.mx'")

@@ -3,33 +3,26 @@
 //!
 //! Modules are named for what they hold; see ARCHITECTURE.md for the code map.
 
-pub mod account_tools;
 pub mod accounts;
+pub mod agent;
+pub mod base;
 pub mod billing;
-pub mod catalog;
-pub mod clock;
 pub mod crm;
-pub mod decisions;
 pub mod demo;
-pub mod director;
-pub mod error;
-pub mod evals;
-pub mod ids;
 pub mod knowledge;
-pub mod login_throttle;
+#[cfg(test)]
+mod layer_tests;
 pub mod market;
-pub mod market_tools;
-pub mod password;
 pub mod people;
 pub mod registry;
-pub mod research;
-pub mod screen;
 pub mod sequences;
 pub mod session;
-pub mod session_tools;
-pub mod store;
 pub mod testkit;
-pub mod turn;
+pub mod tools;
+
+// The public facade: the paths the app, the server, the benches and the binaries use.
+pub use agent::{decisions, director, evals, research, screen, turn};
+pub use base::{catalog, clock, error, ids, password, store};
 
 pub use error::{EngineError, EngineResult};
 pub use store::Store;
@@ -104,7 +97,7 @@ impl Engine {
             sequences: sequences::Sequences::new(Arc::new(sequences::Outbox::new(
                 std::env::temp_dir().join(format!("luna-outbox-{}", ids::random_token(8))),
             ))),
-            registry: Arc::new(registry::catalog()),
+            registry: Arc::new(tools::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
             research: research::Research::new(),
             turn_stale: std::time::Duration::from_millis(turn::service::STALE_AFTER_MS as u64),

@@ -4,8 +4,8 @@
 use luna_protocol::account::{Plan, Role};
 
 use crate::accounts::Caller;
-use crate::error::EngineResult;
-use crate::store::Store;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 use crate::Engine;
 
 pub async fn engine() -> EngineResult<Engine> {

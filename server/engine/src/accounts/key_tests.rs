@@ -7,8 +7,8 @@ use luna_protocol::tool::Envelope;
 use serde_json::{json, Value};
 
 use crate::accounts::{Caller, KeySpec};
+use crate::base::clock::now_ms;
 use crate::billing::Ledger;
-use crate::clock::now_ms;
 use crate::registry::{Surface, ToolRequest};
 use crate::{testkit, Engine};
 

@@ -8,10 +8,9 @@
 use luna_protocol::account::ApiScope;
 use sqlx::Row;
 
-use crate::billing::key_budget;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::{new_id, random_token, sha256_hex};
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::{new_id, random_token, sha256_hex};
 
 use super::{caller_from_row, invalid, Accounts, Caller};
 
@@ -214,7 +213,7 @@ impl Accounts {
               where k.workspace_id = $1 order by k.created_at desc",
         )
         .bind(&caller.workspace_id)
-        .bind(key_budget::period(now_ms()))
+        .bind(crate::base::clock::month_period(now_ms()))
         .fetch_all(self.store.pool())
         .await?;
         Ok(rows

@@ -2,9 +2,11 @@
 //! workspace API keys (`keys`). Every other module receives a `Caller` from here and
 //! scopes its reads and writes to `caller.workspace_id`.
 
+pub mod demo;
 #[cfg(test)]
 mod key_tests;
 mod keys;
+pub mod throttle;
 
 pub use keys::{expiry_end_of_day, ApiKeyGrant, ApiKeySummary, KeySpec, NewApiKey};
 
@@ -12,14 +14,14 @@ use luna_protocol::account::{Me, Plan, Role};
 use luna_protocol::error::ErrorCode;
 use sqlx::Row;
 
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::{new_id, random_token, sha256_hex};
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::{new_id, random_token, sha256_hex};
+use crate::base::store::Store;
 
 /// How long a browser session lives without a new login.
 pub const SESSION_TTL_MS: i64 = 14 * 24 * 3600 * 1000;
-pub use crate::login_throttle::{ClientIp, MAX_FAILURES, MAX_IP_FAILURES, THROTTLE_WINDOW_MS};
+pub use crate::accounts::throttle::{ClientIp, MAX_FAILURES, MAX_IP_FAILURES, THROTTLE_WINDOW_MS};
 
 /// The message for any failed login. It never says whether the email exists.
 pub const BAD_CREDENTIALS_MESSAGE: &str = "El correo o la contraseña no son correctos.";
@@ -70,7 +72,7 @@ impl Caller {
 
 /// Hashes a password with argon2id (through the hashing gate, see `password`).
 pub async fn hash_password(password: String) -> EngineResult<String> {
-    crate::password::hash(password).await
+    crate::base::password::hash(password).await
 }
 
 fn normalize_email(email: &str) -> String {
@@ -180,7 +182,7 @@ impl Accounts {
         let now = now_ms();
         let pool = self.store.pool();
 
-        let claim = crate::login_throttle::claim(&self.store, client, &email, now).await?;
+        let claim = crate::accounts::throttle::claim(&self.store, client, &email, now).await?;
         let checked = async {
             let row = sqlx::query("select id, password_hash from users where email = $1")
                 .bind(&email)
@@ -193,7 +195,7 @@ impl Accounts {
                 ),
                 None => (None, None),
             };
-            let ok = crate::password::verify(password.to_owned(), hash).await?;
+            let ok = crate::base::password::verify(password.to_owned(), hash).await?;
             EngineResult::Ok(user_id.filter(|_| ok))
         }
         .await;
@@ -437,7 +439,7 @@ impl Accounts {
 /// Appends an audit entry inside the caller's transaction, so a change and its audit
 /// line commit together. The one `audit_log` insert.
 pub async fn audit_in(
-    conn: &mut crate::store::Conn,
+    conn: &mut crate::base::store::Conn,
     caller: &Caller,
     action: &str,
     detail: &serde_json::Value,
@@ -464,7 +466,10 @@ pub struct Member {
     pub role: Role,
 }
 
-fn caller_from_row(r: &crate::store::DbRow, api_key: Option<ApiKeyGrant>) -> EngineResult<Caller> {
+fn caller_from_row(
+    r: &crate::base::store::DbRow,
+    api_key: Option<ApiKeyGrant>,
+) -> EngineResult<Caller> {
     Ok(Caller {
         user_id: r.get("id"),
         email: r.get("email"),

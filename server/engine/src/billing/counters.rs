@@ -4,8 +4,8 @@
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
 
-use crate::error::{EngineError, EngineResult};
-use crate::store::Store;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Store;
 
 const HOUR_MS: i64 = 3_600_000;
 const DAY_MS: i64 = 24 * HOUR_MS;

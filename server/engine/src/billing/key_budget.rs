@@ -9,14 +9,12 @@
 use luna_protocol::error::{ErrorBody, ErrorCode};
 
 use crate::accounts::Caller;
-use crate::error::{EngineError, EngineResult};
-use crate::store::{Conn, Store};
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::{Conn, Store};
 
 /// The budget period a charge at `now` falls into: `YYYY-MM`.
 pub fn period(now: i64) -> String {
-    chrono::DateTime::from_timestamp_millis(now)
-        .map(|d| d.format("%Y-%m").to_string())
-        .unwrap_or_else(|| "0000-00".into())
+    crate::base::clock::month_period(now)
 }
 
 /// The key's budget, when the caller is a key that has one.

@@ -16,10 +16,10 @@ use luna_protocol::error::{ErrorBody, ErrorCode};
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 
 pub use counters::Counter;
 pub use plans::{limits, PlanLimits, CONTACT_REVEAL_COST, READS_PER_HOUR};
@@ -173,7 +173,7 @@ impl Billing {
     /// and spends nothing.
     pub async fn charge_in(
         &self,
-        conn: &mut crate::store::Conn,
+        conn: &mut crate::base::store::Conn,
         caller: &Caller,
         spec: &ChargeSpec,
         how: &ChargeContext<'_>,
@@ -445,7 +445,7 @@ pub fn insufficient(ledger: Ledger, amount: i64, left: i64) -> EngineError {
     ))
 }
 
-fn receipt_from_row(r: &crate::store::DbRow) -> EngineResult<Receipt> {
+fn receipt_from_row(r: &crate::base::store::DbRow) -> EngineResult<Receipt> {
     let ledger: String = r.get("ledger");
     Ok(Receipt {
         id: r.get("id"),

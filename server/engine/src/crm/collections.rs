@@ -1,12 +1,12 @@
 //! Collections (pipelines): creation (by people in the app or the demo seed, never by
 //! a tool), workspace-scoped reads and archiving.
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 
-use crate::clock::now_ms;
-use crate::error::EngineResult;
-use crate::ids::new_id;
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 
 use super::errors::{collection_not_found, invalid};
 use super::model::{collection_id, Collection, CollectionStatus, FieldDef, PEOPLE_FIELD};
@@ -101,14 +101,14 @@ pub async fn list(
         .fetch_all(store.pool())
         .await?;
     let needle = query
-        .map(crate::catalog::text::fold)
+        .map(crate::base::catalog::text::fold)
         .filter(|q| !q.is_empty());
     let mut out = Vec::new();
     for r in &rows {
         let c = Collection::from_row(r)?;
         if needle
             .as_deref()
-            .is_none_or(|n| crate::catalog::text::fold(&c.name).contains(n))
+            .is_none_or(|n| crate::base::catalog::text::fold(&c.name).contains(n))
         {
             out.push(c);
         }

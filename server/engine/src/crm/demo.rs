@@ -1,9 +1,9 @@
 //! The demo CRM: the Founder demo workspace gets a "Prospección" pipeline, and the
 //! Empresas directory is seeded (after the market data, so links resolve).
 
-use crate::demo::DEMO_WORKSPACES;
-use crate::error::EngineResult;
-use crate::store::Store;
+use crate::accounts::demo::DEMO_WORKSPACES;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 
 use super::collections::{self, NewCollection};
 use super::directory;

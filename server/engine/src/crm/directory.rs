@@ -4,17 +4,17 @@
 //! matches exactly. `company_save` keys a saved company by its RFC (or directory id)
 //! and a `claim_token` bound to the workspace, so two saves never duplicate.
 
-use crate::store::DbRow;
+use crate::base::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::Serialize;
 use sqlx::Row;
 
-use crate::catalog::states::State;
-use crate::catalog::text::fold;
-use crate::clock::now_ms;
-use crate::error::EngineResult;
-use crate::ids::sha256_hex;
-use crate::store::Store;
+use crate::base::catalog::states::State;
+use crate::base::catalog::text::fold;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
+use crate::base::ids::sha256_hex;
+use crate::base::store::Store;
 
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Company {
@@ -107,8 +107,8 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
     if let Some(text) = q.query.as_deref().map(fold).filter(|t| !t.is_empty()) {
         for term in text.split(' ') {
             sql.push_str(" and name_folded like ?");
-            sql.push_str(crate::store::LIKE_ESCAPE);
-            binds.push(crate::store::like_contains(term));
+            sql.push_str(crate::base::store::LIKE_ESCAPE);
+            binds.push(crate::base::store::like_contains(term));
         }
     }
     if let Some(rfc) = q
@@ -125,7 +125,7 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
         binds.push(state.clone());
     }
     sql.push_str(" order by supplier_id is null, name_folded, id limit ? offset ?");
-    let sql = crate::store::numbered(&sql);
+    let sql = crate::base::store::numbered(&sql);
     let mut query = sqlx::query(&sql);
     for b in &binds {
         query = query.bind(b);
@@ -192,7 +192,7 @@ fn from_supplier(r: &DbRow) -> EngineResult<Company> {
         city: r.try_get("municipality")?,
         sector: scian
             .as_deref()
-            .and_then(crate::catalog::scian::name_of)
+            .and_then(crate::base::catalog::scian::name_of)
             .map(str::to_owned),
         employees: size.as_deref().map(employees_for_size).map(str::to_owned),
         domain: website.map(|w| {
@@ -317,7 +317,7 @@ pub async fn ensure_demo(store: &Store) -> EngineResult<usize> {
             id: format!("emp-{:04}", i + 1),
             rfc: None,
             name,
-            city: st.map(|s| crate::catalog::states::capital(s).to_owned()),
+            city: st.map(|s| crate::base::catalog::states::capital(s).to_owned()),
             state,
             sector: Some(SECTORS[i % SECTORS.len()].to_owned()),
             employees: Some(EMPLOYEES[i % EMPLOYEES.len()].to_owned()),
@@ -365,7 +365,7 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
         else {
             continue;
         };
-        let sql = crate::store::numbered(&format!(
+        let sql = crate::base::store::numbered(&format!(
             "select s.id, s.name from mk_suppliers s where {clause} limit 20"
         ));
         let hits = sqlx::query(&sql).bind(q).fetch_all(store.pool()).await?;

@@ -2,7 +2,7 @@
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
 
-use crate::error::EngineError;
+use crate::base::error::EngineError;
 
 pub fn invalid(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
     EngineError::typed(ErrorCode::InvalidArgument, message, hint)

@@ -14,7 +14,6 @@
 //! - [`demo`]: the demo workspace's "Prospección" pipeline.
 
 pub mod collections;
-pub mod company_tools;
 pub mod demo;
 pub mod directory;
 pub mod errors;
@@ -22,7 +21,6 @@ pub mod model;
 pub mod proposals;
 pub mod query;
 pub mod records;
-pub mod tools;
 pub mod undo;
 
 #[cfg(test)]
@@ -35,9 +33,9 @@ use std::sync::Arc;
 use tokio::sync::OnceCell;
 
 use crate::accounts::Caller;
-use crate::error::EngineResult;
-use crate::registry::Surface;
-use crate::store::Store;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
+use crate::base::surface::Surface;
 
 pub use model::{Actor, Collection, CollectionStatus, FieldDef, FieldType, Record};
 pub use proposals::{BulkExecution, SaveExecution};
@@ -100,7 +98,7 @@ impl Crm {
         let secret = self
             .cursor_secret
             .get_or_try_init(|| async move {
-                let fresh = crate::ids::random_token(32);
+                let fresh = crate::base::ids::random_token(32);
                 sqlx::query(
                     "insert into crm_settings (key, value) values ('cursor_secret', $1) on conflict do nothing",
                 )
@@ -112,7 +110,7 @@ impl Crm {
                 )
                 .fetch_one(store.pool())
                 .await?;
-                Ok::<_, crate::error::EngineError>(value.into_bytes())
+                Ok::<_, crate::base::error::EngineError>(value.into_bytes())
             })
             .await?;
         Ok(secret.as_slice())
@@ -147,68 +145,4 @@ impl Crm {
     ) -> EngineResult<BulkExecution> {
         proposals::execute_bulk(&self.store, caller, proposal_id).await
     }
-}
-
-/// `crm::undo(engine, caller, token)` for the UI's "deshacer" (surface `ui`).
-pub async fn undo(
-    engine: &crate::Engine,
-    caller: &Caller,
-    undo_token: &str,
-) -> EngineResult<UndoOutcome> {
-    let started = std::time::Instant::now();
-    let res = engine.crm.undo(caller, Surface::Ui, undo_token).await;
-    record_telemetry(engine, caller, "crm_undo", &res, started).await;
-    res
-}
-
-/// Executes a save proposal from the decision card, with its telemetry row.
-pub async fn execute_save_proposal(
-    engine: &crate::Engine,
-    caller: &Caller,
-    proposal_id: &str,
-) -> EngineResult<SaveExecution> {
-    let started = std::time::Instant::now();
-    let res = engine.crm.execute_save_proposal(caller, proposal_id).await;
-    record_telemetry(engine, caller, "crm_save_companies", &res, started).await;
-    res
-}
-
-/// Executes a bulk-update proposal from the decision card, with its telemetry row.
-pub async fn execute_bulk_proposal(
-    engine: &crate::Engine,
-    caller: &Caller,
-    proposal_id: &str,
-) -> EngineResult<BulkExecution> {
-    let started = std::time::Instant::now();
-    let res = engine.crm.execute_bulk_proposal(caller, proposal_id).await;
-    record_telemetry(engine, caller, "crm_bulk_update", &res, started).await;
-    res
-}
-
-async fn record_telemetry<T>(
-    engine: &crate::Engine,
-    caller: &Caller,
-    tool: &str,
-    res: &EngineResult<T>,
-    started: std::time::Instant,
-) {
-    let code = res.as_ref().err().map(|e| {
-        serde_json::to_value(e.code())
-            .ok()
-            .and_then(|v| v.as_str().map(str::to_owned))
-            .unwrap_or_default()
-    });
-    crate::registry::telemetry::record(
-        &engine.store,
-        &crate::registry::telemetry::ToolUsed {
-            workspace_id: &caller.workspace_id,
-            user_id: &caller.user_id,
-            tool,
-            ok: res.is_ok(),
-            duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
-            surface: Surface::Ui.as_str(),
-            error_code: code.as_deref(),
-        },
-    )
-    .await;
 }

@@ -1,15 +1,15 @@
 //! CRM types: collections (pipelines) and records, their JSON shapes and the
 //! validation of typed field values against a collection.
 
-use crate::store::DbRow;
+use crate::base::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::error::{EngineError, EngineResult};
-use crate::registry::Surface;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::surface::Surface;
 
 use super::errors::{invalid, invalid_with};
 

@@ -9,14 +9,14 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 
 use crate::accounts::Caller;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::registry::Surface;
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
+use crate::base::surface::Surface;
 
 use super::collections;
 use super::directory::{self, Company};
@@ -367,18 +367,18 @@ pub async fn execute_save(
 #[serde(deny_unknown_fields)]
 pub struct BulkChange {
     /// `record:…` de collection_query.
-    #[schemars(length(max = crate::registry::schema::ID_MAX))]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
     pub record_id: String,
     /// La versión que leíste; si falta, la de la vista previa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<i64>,
     /// Etapa nueva (cualquier etapa de la colección).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub stage: Option<String>,
     /// Valores de campos a cambiar; los campos bloqueados se descartan.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    #[schemars(schema_with = "crate::registry::schema::field_values")]
+    #[schemars(schema_with = "crate::base::bounds::field_values")]
     pub fields: Map<String, Value>,
 }
 

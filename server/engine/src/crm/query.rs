@@ -10,11 +10,11 @@ use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 use sqlx::Row;
 
-use crate::catalog::text::fold;
-use crate::clock::now_ms;
-use crate::error::EngineResult;
+use crate::base::catalog::text::fold;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
+use crate::base::store::Backend;
 use crate::market::cursor;
-use crate::store::Backend;
 
 use super::collections;
 use super::errors::invalid_with;
@@ -53,19 +53,19 @@ pub enum RecordSort {
 pub struct RecordFilter {
     /// Cualquiera de estas etapas.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
-    #[schemars(length(max = 50), inner(length(max = crate::registry::schema::NAME_MAX)))]
+    #[schemars(length(max = 50), inner(length(max = crate::base::bounds::NAME_MAX)))]
     pub stage: Vec<String>,
     /// La clave de la empresa (RFC o id del directorio).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = crate::registry::schema::ID_MAX))]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
     pub entity_id: Option<String>,
     /// Texto en el nombre del registro (acentos y mayúsculas no importan).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub query: Option<String>,
     /// Exact field values, e.g. {"estado": "Jalisco"}.
     #[serde(default, skip_serializing_if = "Map::is_empty")]
-    #[schemars(schema_with = "crate::registry::schema::field_values")]
+    #[schemars(schema_with = "crate::base::bounds::field_values")]
     pub fields: Map<String, Value>,
 }
 
@@ -112,8 +112,8 @@ fn build_where(c: &Collection, f: &RecordFilter, backend: Backend) -> EngineResu
     }
     if let Some(q) = f.query.as_deref().map(fold).filter(|q| !q.is_empty()) {
         sql.push_str(" and title_folded like ?");
-        sql.push_str(crate::store::LIKE_ESCAPE);
-        binds.push(Bind::Text(crate::store::like_contains(&q)));
+        sql.push_str(crate::base::store::LIKE_ESCAPE);
+        binds.push(Bind::Text(crate::base::store::like_contains(&q)));
     }
     for (k, v) in &f.fields {
         if c.field(k).is_none() {
@@ -146,9 +146,9 @@ fn build_where(c: &Collection, f: &RecordFilter, backend: Backend) -> EngineResu
 }
 
 fn bind_all<'q>(
-    mut q: sqlx::query::Query<'q, crate::store::Db, sqlx::any::AnyArguments<'q>>,
+    mut q: sqlx::query::Query<'q, crate::base::store::Db, sqlx::any::AnyArguments<'q>>,
     binds: &'q [Bind],
-) -> sqlx::query::Query<'q, crate::store::Db, sqlx::any::AnyArguments<'q>> {
+) -> sqlx::query::Query<'q, crate::base::store::Db, sqlx::any::AnyArguments<'q>> {
     for b in binds {
         q = match b {
             Bind::Text(s) => q.bind(s.as_str()),
@@ -209,7 +209,7 @@ impl Crm {
             "select stage, count(*) as n from crm_records where {} group by stage",
             w.sql
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let rows = bind_all(sqlx::query(&sql), &w.binds)
             .fetch_all(self.store().pool())
             .await?;
@@ -257,7 +257,7 @@ impl Crm {
             "select {RECORD_COLS} from crm_records where {} order by {order} limit ? offset ?",
             w.sql
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let mut q = bind_all(sqlx::query(&sql), &w.binds);
         q = bind_all(q, &order_binds);
         let rows = q

@@ -5,7 +5,7 @@ use luna_protocol::error::ErrorCode;
 use serde_json::{json, Value};
 
 use super::tests::{add, err, ok, setup};
-use super::tools::RECORD_BULK_MAX;
+use crate::tools::crm::RECORD_BULK_MAX;
 
 /// Records of the collection in the stage «Ganado».
 async fn won(engine: &crate::Engine, caller: &crate::accounts::Caller, col: &str) -> Value {

@@ -6,15 +6,15 @@ use serde::Serialize;
 use serde_json::{json, Map, Value};
 use sqlx::Row;
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 
 use luna_protocol::error::ErrorCode;
 
-use crate::catalog::text::fold;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::store::Store;
+use crate::base::catalog::text::fold;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 
 use super::collections;
 use super::errors::{invalid, record_not_found, version_conflict};
@@ -761,7 +761,7 @@ pub async fn by_entity(
          where r.workspace_id = ? and r.deleted_at is null and r.entity_id in ({marks})
          order by r.updated_at desc limit 10"
     );
-    let sql = crate::store::numbered(&sql);
+    let sql = crate::base::store::numbered(&sql);
     let mut q = sqlx::query(&sql).bind(workspace_id);
     for e in entity_ids {
         q = q.bind(e);

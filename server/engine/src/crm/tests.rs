@@ -207,7 +207,9 @@ async fn undo_restores_exactly_and_fails_cleanly_after_a_later_change() {
         .as_str()
         .unwrap()
         .to_owned();
-    let out = super::undo(&engine, &caller, &token).await.unwrap();
+    let out = crate::tools::crm::undo(&engine, &caller, &token)
+        .await
+        .unwrap();
     assert_eq!(out.restored.len(), 1);
     let after = ok(
         &engine,
@@ -223,7 +225,7 @@ async fn undo_restores_exactly_and_fails_cleanly_after_a_later_change() {
     assert_eq!(after.fields["version"], json!(3));
     // A token is used once.
     assert_eq!(
-        super::undo(&engine, &caller, &token)
+        crate::tools::crm::undo(&engine, &caller, &token)
             .await
             .unwrap_err()
             .code(),
@@ -249,7 +251,9 @@ async fn undo_restores_exactly_and_fails_cleanly_after_a_later_change() {
         json!({"op": "update", "record_id": rec, "version": 4, "stage": "Ganado"}),
     )
     .await;
-    let e = super::undo(&engine, &caller, &token).await.unwrap_err();
+    let e = crate::tools::crm::undo(&engine, &caller, &token)
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::VersionConflict);
     let now = ok(
         &engine,
@@ -342,7 +346,9 @@ async fn history_says_who_and_from_which_surface_and_activities_undo() {
         ]
     );
     assert_eq!(h.results[1].fields["by"], json!("Ana Prueba"));
-    super::undo(&engine, &caller, &token).await.unwrap();
+    crate::tools::crm::undo(&engine, &caller, &token)
+        .await
+        .unwrap();
     let h = ok(
         &engine,
         &caller,
@@ -462,7 +468,7 @@ async fn another_workspace_sees_not_found() {
         );
     }
     assert_eq!(
-        super::undo(&engine, &other, &token)
+        crate::tools::crm::undo(&engine, &other, &token)
             .await
             .unwrap_err()
             .code(),
@@ -650,7 +656,9 @@ async fn level_zero_bulk_is_all_or_nothing() {
         .as_str()
         .unwrap()
         .to_owned();
-    super::undo(&engine, &caller, &token).await.unwrap();
+    crate::tools::crm::undo(&engine, &caller, &token)
+        .await
+        .unwrap();
     let agg = ok(
         &engine,
         &caller,
@@ -846,12 +854,12 @@ async fn save_companies_previews_from_luna_and_executes_once() {
     )
     .await;
     assert_eq!(agg.results[0].fields["total"], json!(1));
-    let done = super::execute_save_proposal(&engine, &caller, &proposal)
+    let done = crate::tools::crm::execute_save_proposal(&engine, &caller, &proposal)
         .await
         .unwrap();
     assert_eq!(done.created.len(), 2);
     assert_eq!(done.already_there.len(), 1);
-    let again = super::execute_save_proposal(&engine, &caller, &proposal)
+    let again = crate::tools::crm::execute_save_proposal(&engine, &caller, &proposal)
         .await
         .unwrap();
     assert!(again.already_executed);
@@ -878,7 +886,7 @@ async fn save_companies_previews_from_luna_and_executes_once() {
         .await
         .unwrap();
     assert_eq!(
-        super::execute_save_proposal(&engine, &other, &proposal)
+        crate::tools::crm::execute_save_proposal(&engine, &other, &proposal)
             .await
             .unwrap_err()
             .code(),
@@ -946,13 +954,13 @@ async fn bulk_update_is_a_dry_run_from_luna_and_skips_records_changed_since() {
         json!({"op": "update", "record_id": b, "version": 1, "stage": "Propuesta"}),
     )
     .await;
-    let done = super::execute_bulk_proposal(&engine, &caller, &proposal)
+    let done = crate::tools::crm::execute_bulk_proposal(&engine, &caller, &proposal)
         .await
         .unwrap();
     assert_eq!(done.updated.len(), 1);
     assert_eq!(done.conflicts.len(), 1);
     assert!(done.undo_token.is_some());
-    let again = super::execute_bulk_proposal(&engine, &caller, &proposal)
+    let again = crate::tools::crm::execute_bulk_proposal(&engine, &caller, &proposal)
         .await
         .unwrap();
     assert!(again.already_executed);

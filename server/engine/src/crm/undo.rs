@@ -9,11 +9,11 @@ use serde::Serialize;
 use serde_json::{json, Value};
 use sqlx::Row;
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Store;
 
 use super::collections;
 use super::errors::undo_conflict;
@@ -21,7 +21,7 @@ use super::model::{internal, Actor, RecordState};
 use super::records;
 
 pub fn new_token() -> String {
-    format!("undo_{}", crate::ids::random_token(18))
+    format!("undo_{}", crate::base::ids::random_token(18))
 }
 
 #[allow(clippy::too_many_arguments)]

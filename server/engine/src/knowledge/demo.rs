@@ -4,8 +4,8 @@
 //! review item proposed once (even if since resolved), is left alone.
 
 use crate::accounts::Caller;
-use crate::clock::now_ms;
-use crate::error::EngineResult;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
 
 use super::{Knowledge, NewTopic, TopicChanges, TopicStatus};
 

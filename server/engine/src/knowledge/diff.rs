@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use similar::{Algorithm, TextDiff};
 
-use crate::error::EngineResult;
+use crate::base::error::EngineResult;
 
 use super::limits::{invalid, MAX_BODY};
 

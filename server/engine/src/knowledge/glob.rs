@@ -10,7 +10,7 @@
 
 use globset::{Glob, GlobBuilder, GlobSetBuilder};
 
-use crate::catalog::text::fold_letters;
+use crate::base::catalog::text::fold_letters;
 
 /// Longest pattern compiled, in characters: keeps every automaton small.
 pub const MAX_PATTERN_CHARS: usize = 200;

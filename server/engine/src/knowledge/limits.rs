@@ -5,7 +5,7 @@
 
 use luna_protocol::error::ErrorCode;
 
-use crate::error::{EngineError, EngineResult};
+use crate::base::error::{EngineError, EngineResult};
 
 use super::{glob, normalize_area, NewTopic};
 

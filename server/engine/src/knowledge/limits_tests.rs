@@ -7,7 +7,7 @@ use std::time::Duration;
 use luna_protocol::error::ErrorCode;
 use serde_json::json;
 
-use crate::error::EngineError;
+use crate::base::error::EngineError;
 use crate::registry::Surface;
 
 use super::tests::{call, setup};

@@ -18,24 +18,23 @@ pub mod glob;
 pub mod limits;
 pub mod retrieve;
 pub mod review;
-pub mod tools;
 
 #[cfg(test)]
 mod limits_tests;
 #[cfg(test)]
 mod tests;
 
-use crate::store::DbRow;
+use crate::base::store::DbRow;
 use luna_protocol::error::ErrorCode;
 use serde_json::json;
 use sqlx::Row;
 
 use crate::accounts::{audit_in, Caller};
-use crate::catalog::text::fold_letters;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::store::Store;
+use crate::base::catalog::text::fold_letters;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 
 pub use retrieve::{Hit, RetrieveQuery};
 
@@ -332,7 +331,7 @@ impl Knowledge {
 
     async fn free_slug(
         &self,
-        conn: &mut crate::store::Conn,
+        conn: &mut crate::base::store::Conn,
         ws: &str,
         title: &str,
     ) -> EngineResult<String> {
@@ -356,7 +355,7 @@ impl Knowledge {
 
     async fn insert_topic(
         &self,
-        conn: &mut crate::store::Conn,
+        conn: &mut crate::base::store::Conn,
         workspace_id: &str,
         user_id: &str,
         t: &NewTopic,
@@ -472,7 +471,7 @@ impl Knowledge {
     #[allow(clippy::too_many_arguments)]
     async fn insert_proposal(
         &self,
-        conn: &mut crate::store::Conn,
+        conn: &mut crate::base::store::Conn,
         caller: &Caller,
         kind: ProposalKind,
         topic_id: Option<&str>,
@@ -931,7 +930,7 @@ impl Knowledge {
     /// was no longer pending (a concurrent resolution won).
     async fn claim(
         &self,
-        conn: &mut crate::store::Conn,
+        conn: &mut crate::base::store::Conn,
         caller: &Caller,
         p: &Proposal,
         status: ProposalStatus,

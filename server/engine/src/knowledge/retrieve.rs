@@ -8,9 +8,9 @@ use std::collections::HashMap;
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::catalog::text::fold_letters;
-use crate::error::{EngineError, EngineResult};
-use crate::store::Backend;
+use crate::base::catalog::text::fold_letters;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Backend;
 
 use super::{glob, normalize_area, topic_from, Knowledge, Topic, TopicStatus, DAY_MS, TOPIC_COLS};
 
@@ -98,7 +98,8 @@ pub fn excerpt(body: &str, max: usize) -> String {
 
 impl Knowledge {
     pub async fn retrieve(&self, caller: &Caller, q: &RetrieveQuery) -> EngineResult<Vec<Hit>> {
-        self.retrieve_at(caller, q, crate::clock::now_ms()).await
+        self.retrieve_at(caller, q, crate::base::clock::now_ms())
+            .await
     }
 
     pub async fn retrieve_at(

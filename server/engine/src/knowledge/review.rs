@@ -8,8 +8,8 @@ use luna_protocol::knowledge::{
 };
 
 use crate::accounts::Caller;
-use crate::clock::now_ms;
-use crate::error::EngineResult;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
 
 use super::{
     require_reviewer, topic_from, Knowledge, Proposal, ProposalKind, ProposalStatus, DAY_MS,

@@ -7,8 +7,8 @@ use sqlx::Row;
 
 use super::types::MarketKind;
 use super::Market;
-use crate::catalog::states::State;
-use crate::error::EngineResult;
+use crate::base::catalog::states::State;
+use crate::base::error::EngineResult;
 
 #[derive(Debug, Clone, Serialize)]
 pub struct SourceCoverage {

@@ -10,7 +10,7 @@ use luna_protocol::error::ErrorCode;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::error::{EngineError, EngineResult};
+use crate::base::error::{EngineError, EngineResult};
 
 type HmacSha256 = Hmac<Sha256>;
 

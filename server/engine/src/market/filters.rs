@@ -9,11 +9,11 @@ use serde::{Deserialize, Serialize};
 
 use super::fulltext::{self, Target};
 use super::types::{MarkKind, MarketKind, Procedure, SizeBand};
-use crate::catalog::scian::{self, Giro};
-use crate::catalog::states::{State, StateContext};
-use crate::catalog::text;
-use crate::error::{EngineError, EngineResult};
-use crate::store::{like_contains, like_prefix, Backend, LIKE_ESCAPE};
+use crate::base::catalog::scian::{self, Giro};
+use crate::base::catalog::states::{State, StateContext};
+use crate::base::catalog::text;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::{like_contains, like_prefix, Backend, LIKE_ESCAPE};
 
 /// Filters as they arrive. Which keys a kind accepts: see [`allowed_keys`].
 #[derive(Debug, Clone, Default, PartialEq, Deserialize, Serialize, JsonSchema)]
@@ -27,18 +27,18 @@ pub struct MarketFilters {
     #[schemars(
         description = "Un estado (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
     )]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Municipio dentro del estado.")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub municipality: Option<String>,
     /// Giro in words: empaque, insumos médicos, construcción, servicios de TI…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Giro en palabras: empaque, insumos médicos, construcción, servicios de TI…"
     )]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub giro: Option<String>,
     /// SCIAN code prefix, 2 to 6 digits.
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -50,7 +50,7 @@ pub struct MarketFilters {
     #[schemars(
         description = "Comprador de gobierno: IMSS, ISSSTE, CFE, PEMEX… o parte de su nombre."
     )]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub buyer: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
@@ -66,12 +66,12 @@ pub struct MarketFilters {
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Desde esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
-    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
+    #[schemars(length(max = crate::base::bounds::DATE_MAX))]
     pub date_from: Option<String>,
     /// `YYYY-MM-DD` (or `YYYY`), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Hasta esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
-    #[schemars(length(max = crate::registry::schema::DATE_MAX))]
+    #[schemars(length(max = crate::base::bounds::DATE_MAX))]
     pub date_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "RFC exacto de la empresa.")]
@@ -92,14 +92,14 @@ pub struct MarketFilters {
     /// Registros: e.g. "registro sanitario".
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Registros: por ejemplo «registro sanitario».")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub permit_type: Option<String>,
     /// Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
         description = "Licitaciones: active | complete | planning | cancelled; Registros: vigente | vencido…"
     )]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub status: Option<String>,
 }
 
@@ -366,7 +366,7 @@ impl MarketFilters {
             }
         }
         if let Some(rfc) = &self.rfc {
-            let check = crate::catalog::rfc::check(rfc);
+            let check = crate::base::catalog::rfc::check(rfc);
             if !check.format_ok {
                 return Err(invalid(
                     format!("«{}» no tiene formato de RFC.", rfc.trim()),

@@ -5,9 +5,9 @@
 //! state stays an ordinary column filter there. Terms come from the one folding,
 //! `catalog::text`, so both engines match the same words.
 
-use crate::catalog::states::State;
-use crate::catalog::text;
-use crate::store::Backend;
+use crate::base::catalog::states::State;
+use crate::base::catalog::text;
+use crate::base::store::Backend;
 
 /// What a text condition searches.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

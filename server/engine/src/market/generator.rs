@@ -12,11 +12,11 @@ use rand_chacha::ChaCha8Rng;
 use serde::Serialize;
 
 use super::types::{MarkKind, Procedure};
-use crate::catalog::rfc;
-use crate::catalog::scian::Giro;
-use crate::catalog::states::{self, State};
-use crate::error::EngineResult;
-use crate::store::Store;
+use crate::base::catalog::rfc;
+use crate::base::catalog::scian::Giro;
+use crate::base::catalog::states::{self, State};
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 
 /// Real federal buyers: (abbreviation, full name).
 pub const BUYERS: &[(&str, &str)] = &[
@@ -371,7 +371,7 @@ fn normal<R: Rng>(rng: &mut R) -> f64 {
 }
 
 fn letters_of(name: &str) -> String {
-    let folded = crate::catalog::text::fold(name).to_uppercase();
+    let folded = crate::base::catalog::text::fold(name).to_uppercase();
     let mut out: String = folded
         .split(' ')
         .filter(|w| w.len() > 2 && !matches!(*w, "DEL" | "LAS" | "LOS" | "SAP"))
@@ -479,7 +479,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
                 ("grande", 10),
             ],
         );
-        let slug: String = crate::catalog::text::fold(&name)
+        let slug: String = crate::base::catalog::text::fold(&name)
             .split(' ')
             .filter(|w| !matches!(*w, "s" | "a" | "de" | "c" | "v" | "r" | "l" | "p" | "i"))
             .take(3)
@@ -499,7 +499,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
 
     let mut tx = store.pool().begin().await?;
     for chunk in suppliers.chunks(500) {
-        let (sql, args) = crate::store::values(
+        let (sql, args) = crate::base::store::values(
             "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, scian, size_band, website, logo_url, source, created_at)",
             "on conflict do nothing",
             chunk, |b, s| {
@@ -580,7 +580,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             }
             let mut tx = store.pool().begin().await?;
             for chunk in rows.chunks(400) {
-                let (sql, args) = crate::store::values(
+                let (sql, args) = crate::base::store::values(
                     "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source)",
                     "on conflict do nothing",
                     chunk,
@@ -650,7 +650,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         ));
     }
     for chunk in opp_rows.chunks(400) {
-        let (sql, args) = crate::store::values(
+        let (sql, args) = crate::base::store::values(
             "insert into mk_opportunities (ocid, title, buyer, buyer_name, procedure, state_code, scian, amount, currency, published, closes, status, source)",
             "on conflict do nothing",
             chunk,
@@ -731,7 +731,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
         }
     }
     for chunk in permits.chunks(400) {
-        let (sql, args) = crate::store::values(
+        let (sql, args) = crate::base::store::values(
             "insert into mk_permits (permit_key, holder_id, holder_rfc, holder_name, permit_type, number, status, date, state_code, source)",
             "on conflict do nothing",
             chunk, |b, (s, ptype, status, number, date)| {
@@ -752,7 +752,7 @@ pub async fn generate(store: &Store, cfg: &GeneratorConfig) -> EngineResult<Gene
             .rows_affected();
     }
     for chunk in risks.chunks(400) {
-        let (sql, args) = crate::store::values(
+        let (sql, args) = crate::base::store::values(
             "insert into mk_risks (risk_key, rfc, name, mark_kind, source, date, notice, note)",
             "on conflict do nothing",
             chunk,

@@ -20,8 +20,8 @@ use std::sync::Arc;
 use luna_protocol::error::ErrorCode;
 use serde::de::DeserializeOwned;
 
-use crate::error::{EngineError, EngineResult};
-use crate::store::Store;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Store;
 pub use filters::MarketFilters;
 pub use types::*;
 

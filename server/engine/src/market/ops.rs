@@ -7,17 +7,17 @@ use std::collections::HashMap;
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use sqlx::any::AnyArguments;
 
-use crate::store::{Backend, Db, DbRow};
+use crate::base::store::{Backend, Db, DbRow};
 use sqlx::Row;
 
 use super::filters::{invalid, where_for, Resolved, Val, Where};
 use super::rows::{self, AWARD_COLS, OPP_COLS, PERMIT_COLS, RISK_COLS, SUPPLIER_COLS};
 use super::types::*;
 use super::{cursor, Market, DEFAULT_LIMIT, MAX_COUNT_STATES, MAX_LIMIT, MAX_SCREEN_RFCS};
-use crate::catalog::rfc;
-use crate::catalog::states::{State, StateContext};
-use crate::catalog::text;
-use crate::error::{EngineError, EngineResult};
+use crate::base::catalog::rfc;
+use crate::base::catalog::states::{State, StateContext};
+use crate::base::catalog::text;
+use crate::base::error::{EngineError, EngineResult};
 
 type Query<'q> = sqlx::query::Query<'q, Db, AnyArguments<'q>>;
 
@@ -60,7 +60,7 @@ fn check_limit(limit: Option<u32>) -> EngineResult<u32> {
 }
 
 fn now_secs() -> i64 {
-    crate::clock::now_ms() / 1000
+    crate::base::clock::now_ms() / 1000
 }
 
 impl Market {
@@ -108,7 +108,7 @@ impl Market {
             "select {cols} from {from} where {} order by {order} limit ? offset ?",
             w.sql()
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let rows = bind(sqlx::query(&sql), &w.binds)
             .bind(i64::from(page) + 1)
             .bind(offset as i64)
@@ -203,7 +203,7 @@ impl Market {
             "select {AWARD_COLS} from mk_awards a where {} order by a.amount desc limit 3",
             side.sql()
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         for s in suppliers.iter_mut() {
             let rows = bind(sqlx::query(&sql).bind(s.id.as_str()), &side.binds)
                 .fetch_all(self.store.pool())
@@ -235,7 +235,7 @@ impl Market {
         let sql = format!(
             "select {RISK_COLS} from mk_risks r where r.rfc in ({placeholders}) order by r.date desc"
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let mut q = sqlx::query(&sql);
         for r in rfcs {
             q = q.bind(r.as_str());
@@ -251,7 +251,7 @@ impl Market {
         let sql = format!(
             "select {PERMIT_COLS} from mk_permits p where p.holder_rfc = ? or p.holder_id = ? order by p.date desc limit 50"
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let rows = sqlx::query(&sql)
             .bind(rfc)
             .bind(rfc)
@@ -264,7 +264,7 @@ impl Market {
         let sql = format!(
             "select {AWARD_COLS} from mk_awards a where a.supplier_id = ? order by a.date desc, a.id desc limit ?"
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let rows = sqlx::query(&sql)
             .bind(supplier_id)
             .bind(limit)
@@ -302,7 +302,7 @@ impl Market {
         };
         if let Some(id) = r.strip_prefix("company:") {
             let sql = format!("select {SUPPLIER_COLS} from mk_suppliers s where s.id = ?");
-            let sql = crate::store::numbered(&sql);
+            let sql = crate::base::store::numbered(&sql);
             let row = self
                 .one(&sql, Val::Text(id.to_string()))
                 .await?
@@ -347,7 +347,7 @@ impl Market {
         let result = match kind {
             "opportunity" => {
                 let sql = format!("select {OPP_COLS} from mk_opportunities o where o.id = ?");
-                let sql = crate::store::numbered(&sql);
+                let sql = crate::base::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Opportunity,
@@ -356,7 +356,7 @@ impl Market {
             }
             "award" => {
                 let sql = format!("select {AWARD_COLS} from mk_awards a where a.id = ?");
-                let sql = crate::store::numbered(&sql);
+                let sql = crate::base::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 let mut a = rows::award(&row)?;
                 let marks = self.marks_for(std::slice::from_ref(&a.supplier_id)).await?;
@@ -370,7 +370,7 @@ impl Market {
             }
             "permit" => {
                 let sql = format!("select {PERMIT_COLS} from mk_permits p where p.id = ?");
-                let sql = crate::store::numbered(&sql);
+                let sql = crate::base::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Permit,
@@ -379,7 +379,7 @@ impl Market {
             }
             "risk" => {
                 let sql = format!("select {RISK_COLS} from mk_risks r where r.id = ?");
-                let sql = crate::store::numbered(&sql);
+                let sql = crate::base::store::numbered(&sql);
                 let row = self.one(&sql, Val::Int(id)).await?.ok_or_else(missing)?;
                 GetResult {
                     branch: GetBranch::Risk,
@@ -395,7 +395,7 @@ impl Market {
         let (from, _, _) = table(kind);
         let w = where_for(kind, r, None, self.store.backend());
         let sql = format!("select count(*) from {from} where {}", w.sql());
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let row = bind(sqlx::query(&sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
@@ -539,7 +539,7 @@ impl Market {
                 _ => "count(distinct a.supplier_id)",
             },
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let rows = bind(sqlx::query(&sql), &w.binds)
             .bind(i64::from(limit) + 1)
             .fetch_all(self.store.pool())
@@ -605,7 +605,7 @@ impl Market {
             "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) from mk_awards a where {}",
             w.sql()
         );
-        let totals_sql = crate::store::numbered(&totals_sql);
+        let totals_sql = crate::base::store::numbered(&totals_sql);
         let t = bind(sqlx::query(&totals_sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
@@ -638,7 +638,7 @@ impl Market {
         let sql = format!(
             "select {SUPPLIER_COLS} from mk_suppliers s where s.id = ? or s.rfc = ? limit 1"
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let supplier = match sqlx::query(&sql)
             .bind(&key)
             .bind(&key)
@@ -727,7 +727,7 @@ impl Market {
                 "select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), count(distinct a.supplier_id) from mk_awards a where {}",
                 w.sql()
             );
-            let sql = crate::store::numbered(&sql);
+            let sql = crate::base::store::numbered(&sql);
             let row = bind(sqlx::query(&sql), &w.binds)
                 .fetch_one(self.store.pool())
                 .await?;
@@ -738,7 +738,7 @@ impl Market {
                 "select a.buyer, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) as amt from mk_awards a where {} group by a.buyer order by amt desc limit 3",
                 w.sql()
             );
-            let sql = crate::store::numbered(&sql);
+            let sql = crate::base::store::numbered(&sql);
             let buyers = bind(sqlx::query(&sql), &w.binds)
                 .fetch_all(self.store.pool())
                 .await?;
@@ -788,7 +788,7 @@ impl Market {
             let sql = format!(
                 "select coalesce(rfc, id) from mk_suppliers where rfc in ({placeholders}) or id in ({placeholders})"
             );
-            let sql = crate::store::numbered(&sql);
+            let sql = crate::base::store::numbered(&sql);
             let mut q = sqlx::query(&sql);
             for k in keys.iter().chain(keys.iter()) {
                 q = q.bind(k.as_str());

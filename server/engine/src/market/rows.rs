@@ -1,13 +1,13 @@
 //! Mapping SQLite rows to result rows, with Spanish `ref_label`s and stable refs
 //! (`company:<id>`, `record:<kind>:<id>`).
 
-use crate::store::DbRow;
+use crate::base::store::DbRow;
 use sqlx::Row;
 
 use super::types::*;
-use crate::catalog::scian;
-use crate::catalog::states::State;
-use crate::error::EngineResult;
+use crate::base::catalog::scian;
+use crate::base::catalog::states::State;
+use crate::base::error::EngineResult;
 
 pub const SUPPLIER_COLS: &str = "s.id, s.rfc, s.rfc_valid, s.name, s.state_code, s.municipality, s.scian, s.size_band, s.website, s.logo_url, s.awards_count, s.awards_total, s.last_award, s.source";
 pub const AWARD_COLS: &str = "a.id, a.ocid, a.supplier_id, a.supplier_name, a.buyer, a.buyer_name, a.title, a.amount, a.currency, a.date, a.procedure, a.state_code, a.scian, a.source";

@@ -203,7 +203,7 @@ pub struct SearchArgs {
     /// Free text (folded: accents, ñ and case do not matter).
     #[serde(default)]
     #[schemars(description = "Texto libre; acentos, ñ y mayúsculas no importan.")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub query: Option<String>,
     /// Closed per kind; an unknown key is rejected with `allowed_values`.
     #[serde(default)]
@@ -218,7 +218,7 @@ pub struct SearchArgs {
     /// Opaque cursor from a previous page of the same query.
     #[serde(default)]
     #[schemars(description = "Cursor opaco de la página anterior de la misma búsqueda.")]
-    #[schemars(length(max = crate::registry::schema::ID_MAX))]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
     pub cursor: Option<String>,
 }
 
@@ -229,7 +229,7 @@ pub struct SearchArgs {
 pub struct GetArgs {
     /// `company:<id>` or `record:<kind>:<id>`.
     #[schemars(description = "company:<id> o record:<tipo>:<id>, tal como vino en una fila.")]
-    #[schemars(length(max = crate::registry::schema::ID_MAX))]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
     pub record_ref: String,
     #[serde(default)]
     #[schemars(description = "true para incluir hasta 50 Adjudicaciones del proveedor.")]
@@ -250,7 +250,7 @@ pub struct CountArgs {
     /// Up to 5 states, each counted on its own.
     #[serde(default)]
     #[schemars(description = "Hasta 5 estados, cada uno contado por separado.")]
-    #[schemars(length(max = 5), inner(length(max = crate::registry::schema::NAME_MAX)))]
+    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
     pub states: Vec<String>,
 }
 
@@ -287,7 +287,7 @@ pub struct HistoryArgs {
 #[schemars(description = "Un segmento de Adjudicaciones a comparar.")]
 pub struct Segment {
     #[schemars(description = "Nombre corto del segmento, p. ej. «Jalisco 2024».")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub label: String,
     #[serde(default)]
     pub filters: MarketFilters,

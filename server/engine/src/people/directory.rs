@@ -11,7 +11,7 @@ use sha2::{Digest, Sha256};
 
 use super::mask;
 use super::provider::{PersonCard, Seniority};
-use crate::catalog::text::fold_letters;
+use crate::base::catalog::text::fold_letters;
 
 /// A market supplier as the directory needs it.
 #[derive(Debug, Clone)]

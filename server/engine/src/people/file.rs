@@ -8,10 +8,10 @@ use luna_protocol::error::ErrorCode;
 use serde_json::{Map, Value};
 
 use crate::accounts::Caller;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::surface::Surface;
 use crate::crm::records::{self, WriteOutcome};
 use crate::crm::Actor;
-use crate::error::{EngineError, EngineResult};
-use crate::registry::Surface;
 
 use super::{People, PersonCard, Revealed};
 

@@ -18,7 +18,6 @@ pub mod directory;
 pub mod file;
 pub mod mask;
 pub mod provider;
-pub mod tools;
 
 #[cfg(test)]
 mod file_tests;
@@ -32,11 +31,11 @@ use luna_protocol::error::ErrorCode;
 use sqlx::Row;
 
 use crate::accounts::Caller;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 use crate::billing::{Billing, ChargeContext, ChargeSpec, Ledger, CONTACT_REVEAL_COST};
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::store::Store;
 
 pub use provider::{Contact, EmbeddedProvider, PeopleProvider, PersonCard, Seniority};
 
@@ -221,7 +220,7 @@ impl People {
         handles: &[String],
     ) -> EngineResult<HashMap<String, Revealed>>
     where
-        E: sqlx::Executor<'e, Database = crate::store::Db>,
+        E: sqlx::Executor<'e, Database = crate::base::store::Db>,
     {
         if handles.is_empty() {
             return Ok(HashMap::new());
@@ -231,7 +230,7 @@ impl People {
             "select person_id, full_name, email, revealed_at from people_reveals
               where workspace_id = ? and person_id in ({marks})"
         );
-        let sql = crate::store::numbered(&sql);
+        let sql = crate::base::store::numbered(&sql);
         let mut q = sqlx::query(&sql).bind(workspace_id);
         for h in handles {
             q = q.bind(h);

@@ -11,8 +11,8 @@ use std::pin::Pin;
 use sha2::{Digest, Sha256};
 use sqlx::Row;
 
-use crate::error::EngineResult;
-use crate::store::Store;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 
 use super::directory;
 
@@ -170,7 +170,7 @@ impl PeopleProvider for EmbeddedProvider {
     ) -> ProviderFuture<'a, Vec<Contact>> {
         Box::pin(async move {
             if token != seal(quoted) || handles.iter().any(|h| !quoted.contains(h)) {
-                return Err(crate::error::EngineError::Internal(
+                return Err(crate::base::error::EngineError::Internal(
                     "quote token does not cover the handles".into(),
                 ));
             }

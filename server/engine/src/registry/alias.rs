@@ -6,7 +6,7 @@ use chrono::NaiveDate;
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use serde_json::{json, Map, Value};
 
-use crate::error::EngineError;
+use crate::base::error::EngineError;
 
 /// Brand prefixes of the old public names: `driftless_<name>` and `brein_<name>`.
 pub const BRAND_PREFIXES: [&str; 2] = ["driftless_", "brein_"];

@@ -12,8 +12,8 @@ use serde_json::Value;
 
 use luna_protocol::account::ApiScope;
 
+use crate::base::error::EngineResult;
 use crate::billing::ChargeSpec;
-use crate::error::EngineResult;
 
 use super::ctx::ToolCtx;
 use super::schema;
@@ -144,33 +144,13 @@ impl CostClass {
     }
 }
 
-/// Where a tool is visible and who is calling.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum Surface {
-    /// Outside agents over `/mcp` (public catalog).
-    Mcp,
-    /// The chat's model.
-    Luna,
-    /// The browser's direct actions.
-    Ui,
-}
+pub use crate::base::surface::Surface;
 
-impl Surface {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Surface::Mcp => "mcp",
-            Surface::Luna => "luna",
-            Surface::Ui => "ui",
-        }
-    }
-
-    /// The surface's cap on a tool result, in characters (SPEC §5 rule 10).
-    pub fn result_cap(self) -> usize {
-        match self {
-            Surface::Luna => super::TOOL_RESULT_CAP,
-            Surface::Mcp | Surface::Ui => super::WIRE_RESULT_CAP,
-        }
+/// The surface's cap on a tool result, in characters (SPEC §5 rule 10).
+pub fn result_cap(surface: Surface) -> usize {
+    match surface {
+        Surface::Luna => super::TOOL_RESULT_CAP,
+        Surface::Mcp | Surface::Ui => super::WIRE_RESULT_CAP,
     }
 }
 

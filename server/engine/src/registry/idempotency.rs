@@ -16,8 +16,8 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 
 use crate::accounts::Caller;
-use crate::error::{EngineError, EngineResult};
-use crate::store::Store;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Store;
 
 use super::ctx::ExecMode;
 

@@ -26,7 +26,7 @@ const FORBIDDEN_WORDS: &[&str] = &[
 /// The forbidden words found in `text`. "candidato" is allowed only in "candidato por
 /// nombre" (a name match), the one sense the lexicon keeps.
 pub fn violations(text: &str) -> Vec<String> {
-    let folded = crate::catalog::text::fold_letters(text);
+    let folded = crate::base::catalog::text::fold_letters(text);
     let words: Vec<&str> = folded
         .split(|c: char| !c.is_alphanumeric())
         .filter(|w| !w.is_empty())

@@ -42,7 +42,7 @@ use std::sync::atomic::{AtomicI64, Ordering};
 
 use serde_json::Value;
 
-use crate::error::EngineError;
+use crate::base::error::EngineError;
 
 pub use ctx::{ExecMode, ToolCtx};
 pub use def::{
@@ -97,21 +97,6 @@ impl std::fmt::Debug for Registry {
             .field("tools", &self.index.len())
             .finish()
     }
-}
-
-/// Every family's `register`, in catalog order. A new family adds one line here.
-pub fn catalog() -> Registry {
-    let mut reg = Registry::new();
-    crate::market_tools::register(&mut reg);
-    crate::crm::tools::register(&mut reg);
-    crate::crm::company_tools::register(&mut reg);
-    crate::knowledge::tools::register(&mut reg);
-    crate::people::tools::register(&mut reg);
-    crate::account_tools::register(&mut reg);
-    crate::session_tools::register(&mut reg);
-    crate::sequences::tools::register(&mut reg);
-    crate::research::tools::register(&mut reg);
-    reg
 }
 
 impl Registry {

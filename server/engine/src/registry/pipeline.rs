@@ -10,9 +10,9 @@ use serde_json::Value;
 use tracing::Instrument;
 
 use crate::accounts::Caller;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
 use crate::billing::{insufficient, key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
 use crate::Engine;
 
 use super::ctx::{ExecMode, ToolCtx};
@@ -294,7 +294,7 @@ async fn execute(
         idempotency_key: req.idempotency_key.clone(),
         auto_policy: req.auto_policy.clone(),
         session_id: req.session_id.clone(),
-        budget: budget::effective_budget(def.output_budget, req.surface.result_cap()),
+        budget: budget::effective_budget(def.output_budget, super::def::result_cap(req.surface)),
     };
     let output = match handler.call(ctx, args).await {
         Ok(o) => o,
@@ -353,7 +353,7 @@ async fn execute(
     }
     budget::apply(
         &mut env,
-        budget::effective_budget(def.output_budget, req.surface.result_cap()),
+        budget::effective_budget(def.output_budget, super::def::result_cap(req.surface)),
     );
     Done {
         tool,

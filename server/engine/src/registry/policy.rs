@@ -6,8 +6,8 @@ use luna_protocol::account::{ApiScope, Role};
 use luna_protocol::error::ErrorCode;
 
 use crate::accounts::Caller;
+use crate::base::error::EngineError;
 use crate::billing::limits;
-use crate::error::EngineError;
 
 use super::ctx::ExecMode;
 use super::def::{Feature, KeyAccess, Level, Surface, ToolDef};
@@ -188,7 +188,7 @@ mod tests {
     #[test]
     fn a_key_needs_the_scope_of_what_each_public_tool_does() {
         use KeyAccess::{Read, Scope};
-        let reg = crate::registry::catalog();
+        let reg = crate::tools::catalog();
         let needs: Vec<(&str, KeyAccess)> = reg
             .list(Surface::Mcp)
             .into_iter()

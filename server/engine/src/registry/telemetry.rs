@@ -2,8 +2,8 @@
 //! Writing it never fails the call; a lost row is logged at error level, never
 //! dropped silently (seed 000 §0).
 
-use crate::clock::now_ms;
-use crate::store::Store;
+use crate::base::clock::now_ms;
+use crate::base::store::Store;
 
 #[derive(Debug, Clone)]
 pub struct ToolUsed<'a> {

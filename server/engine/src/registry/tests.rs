@@ -13,6 +13,7 @@ use serde_json::{json, Value};
 
 use super::*;
 use crate::accounts::Caller;
+use crate::tools::catalog;
 use crate::{testkit, Engine};
 
 // ---------------------------------------------------------------- the real catalog
@@ -419,7 +420,7 @@ async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
     assert_eq!(
         engine
             .billing
-            .reads_left(&caller.workspace_id, crate::clock::now_ms())
+            .reads_left(&caller.workspace_id, crate::base::clock::now_ms())
             .await
             .unwrap(),
         600
@@ -572,7 +573,7 @@ async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
 #[tokio::test]
 async fn the_read_ceiling_stops_the_601st_read_of_the_hour() {
     let (engine, caller) = engine_with(vec![echo_search()]).await;
-    let now = crate::clock::now_ms();
+    let now = crate::base::clock::now_ms();
     engine
         .billing
         .admit_reads(&caller.workspace_id, 599, now)
@@ -711,7 +712,7 @@ fn flaky() -> ToolDef {
         .label("Leyendo")
         .handler(|_: ToolCtx, _: NoArgs| async move {
             if CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
-                return Err(crate::error::EngineError::Internal(
+                return Err(crate::base::error::EngineError::Internal(
                     "first call fails".into(),
                 ));
             }

@@ -7,7 +7,7 @@ use jsonschema::{ValidationError, Validator};
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use serde_json::Value;
 
-use crate::error::EngineError;
+use crate::base::error::EngineError;
 
 /// Compiles a tool's input schema.
 pub fn compile(schema: &Value) -> Result<Validator, String> {

@@ -9,8 +9,8 @@
 
 use std::time::Duration;
 
-use crate::clock::now_ms;
-use crate::error::EngineResult;
+use crate::base::clock::now_ms;
+use crate::base::error::EngineResult;
 use crate::Engine;
 
 use super::model::Status;
@@ -239,7 +239,7 @@ pub async fn recover(engine: &Engine, now: i64) -> EngineResult<usize> {
 
 /// Runs the dispatcher in the background: recover, then a pass every `every`.
 pub fn spawn(engine: Engine, every: Duration) -> tokio::task::JoinHandle<()> {
-    let worker = crate::ids::new_id("disp");
+    let worker = crate::base::ids::new_id("disp");
     tokio::spawn(async move {
         loop {
             let now = now_ms();

@@ -15,7 +15,6 @@ mod rows;
 pub mod template;
 #[cfg(test)]
 mod tests;
-pub mod tools;
 pub mod transport;
 
 use std::collections::BTreeMap;
@@ -27,9 +26,9 @@ use luna_protocol::event::{BoardPatched, SessionEvent};
 use luna_protocol::patch::PatchOp;
 
 use crate::accounts::Caller;
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
 use crate::Engine;
 
 pub use model::{Audience, Recipient, Sequence, Status, Step};

@@ -30,15 +30,15 @@ pub struct Step {
 #[serde(deny_unknown_fields)]
 pub struct Audience {
     /// collection:… de la colección del CRM.
-    #[schemars(length(max = crate::registry::schema::ID_MAX))]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
     pub collection_id: String,
     /// Registros concretos (record:…); si falta, toda la colección (o la etapa).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = crate::registry::schema::LIST_MAX), inner(length(max = crate::registry::schema::ID_MAX)))]
+    #[schemars(length(max = crate::base::bounds::LIST_MAX), inner(length(max = crate::base::bounds::ID_MAX)))]
     pub record_ids: Option<Vec<String>>,
     /// Solo los registros en esta etapa.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(length(max = crate::registry::schema::NAME_MAX))]
+    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
     pub stage: Option<String>,
 }
 

@@ -3,10 +3,10 @@
 
 use sqlx::Row;
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
 
 use super::model::{Audience, Recipient, Sequence, Status, Step};
 
@@ -17,7 +17,7 @@ fn json(v: &impl serde::Serialize) -> EngineResult<String> {
 const COLS: &str =
     "id, workspace_id, session_id, name, audience, steps, sender, status, version, activated_at";
 
-fn from_row(r: &crate::store::DbRow) -> EngineResult<Sequence> {
+fn from_row(r: &crate::base::store::DbRow) -> EngineResult<Sequence> {
     let audience: String = r.try_get("audience")?;
     let steps: String = r.try_get("steps")?;
     let status: String = r.try_get("status")?;

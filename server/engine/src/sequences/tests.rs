@@ -460,8 +460,10 @@ async fn a_crash_between_claim_and_send_never_duplicates() {
 
     // With the outbox, the file is the record: what was written counts as sent, the
     // rest is sent once.
-    let dir: PathBuf =
-        std::env::temp_dir().join(format!("luna-outbox-test-{}", crate::ids::random_token(6)));
+    let dir: PathBuf = std::env::temp_dir().join(format!(
+        "luna-outbox-test-{}",
+        crate::base::ids::random_token(6)
+    ));
     let outbox = Outbox::new(&dir);
     let fx2 = self::fx().await;
     let engine = fx2.engine.clone().with_mailer(Arc::new(outbox.clone()));
@@ -573,8 +575,8 @@ async fn the_workspace_sending_rate_holds_messages_for_the_next_pass() {
 
 #[tokio::test]
 async fn the_review_card_authorizes_only_the_ticked_steps_and_never_in_auto() {
-    use crate::decisions::{self, Held};
-    use crate::turn::intent::DecisionDraft;
+    use crate::agent::decisions::{self, Held};
+    use crate::agent::turn::intent::DecisionDraft;
     let fx = fx().await;
     let s = drafted(&fx).await;
     decisions::auto::set_mode(

@@ -14,8 +14,8 @@ use std::time::Duration;
 use sqlx::postgres::PgListener;
 
 use super::{rows, Sessions, PAGE};
-use crate::error::EngineResult;
-use crate::store::{backend_of, Backend, Conn};
+use crate::base::error::EngineResult;
+use crate::base::store::{backend_of, Backend, Conn};
 
 /// The channel every instance listens on.
 const CHANNEL: &str = "luna_events";
@@ -39,7 +39,7 @@ pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> Engin
 /// Follows the other instances' appends until the process ends, reconnecting after
 /// any failure. `url` is the PostgreSQL database URL the store was opened with.
 pub async fn listen(sessions: Sessions, url: String) {
-    let origin = crate::ids::random_token(12);
+    let origin = crate::base::ids::random_token(12);
     tokio::spawn(relay_thinking(sessions.clone(), origin.clone()));
     loop {
         if let Err(e) = follow(&sessions, &url, &origin).await {

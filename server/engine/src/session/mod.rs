@@ -24,16 +24,16 @@ pub mod bus;
 mod hub;
 mod rows;
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 use luna_protocol::event::{SessionEvent, StoredEvent};
 use luna_protocol::session::{SessionInfo, SessionSnapshot};
 use luna_protocol::view::{apply, SessionView};
 use tokio::sync::broadcast;
 
 use crate::accounts::Caller;
-use crate::error::{EngineError, EngineResult};
-use crate::ids::new_id;
-use crate::store::Store;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::ids::new_id;
+use crate::base::store::Store;
 
 pub use hub::Hub;
 pub use rows::Tx;

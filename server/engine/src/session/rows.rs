@@ -1,15 +1,15 @@
 //! SQL for work sessions: the session row, the event log and snapshots. Every query
 //! of this aggregate lives here; callers above pass the transaction or the pool.
 
-use crate::store::Conn;
+use crate::base::store::Conn;
 use luna_protocol::event::{SessionEvent, StoredEvent};
 use luna_protocol::session::{SessionBudget, SessionInfo, SessionMode, Stage};
 use luna_protocol::view::SessionView;
 
-use crate::clock::now_ms;
-use crate::error::{EngineError, EngineResult};
+use crate::base::clock::now_ms;
+use crate::base::error::{EngineError, EngineResult};
 
-pub type Tx<'c> = crate::store::Tx<'c>;
+pub type Tx<'c> = crate::base::store::Tx<'c>;
 
 #[derive(Debug, sqlx::FromRow)]
 pub struct SessionRow {
@@ -97,9 +97,9 @@ pub async fn latest_session(
 ) -> EngineResult<Option<SessionRow>> {
     // Two sessions made in one millisecond: the later insert wins (`rowid` on SQLite,
     // the identity column `ord` on PostgreSQL).
-    let order = match crate::store::backend_of(conn) {
-        crate::store::Backend::Sqlite => "rowid",
-        crate::store::Backend::Postgres => "ord",
+    let order = match crate::base::store::backend_of(conn) {
+        crate::base::store::Backend::Sqlite => "rowid",
+        crate::base::store::Backend::Postgres => "ord",
     };
     Ok(sqlx::query_as::<_, SessionRow>(&format!(
         "select {SESSION_COLUMNS} from work_sessions

@@ -238,7 +238,7 @@ async fn the_hub_drops_a_channel_nobody_listens_to() {
 async fn reasoning_on_one_instance_reaches_watchers_on_another() {
     use luna_protocol::stream::Thinking;
     let (a, owner, _, _) = engine_with_callers().await;
-    if a.store.backend() != crate::store::Backend::Postgres {
+    if a.store.backend() != crate::base::store::Backend::Postgres {
         eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
         return;
     }
@@ -288,7 +288,7 @@ async fn reasoning_on_one_instance_reaches_watchers_on_another() {
 #[tokio::test]
 async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
     let (a, owner, _, _) = engine_with_callers().await;
-    if a.store.backend() != crate::store::Backend::Postgres {
+    if a.store.backend() != crate::base::store::Backend::Postgres {
         eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
         return;
     }

@@ -9,8 +9,8 @@ pub mod sat69b;
 
 use serde::Serialize;
 
-use crate::error::EngineResult;
-use crate::store::Store;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
 pub struct ImportCounts {
@@ -64,7 +64,7 @@ pub async fn log_import(
     .bind(kind)
     .bind(inserted as i64)
     .bind(skipped as i64)
-    .bind(crate::clock::now_ms())
+    .bind(crate::base::clock::now_ms())
     .execute(store.pool())
     .await?;
     Ok(())

@@ -15,12 +15,12 @@ use std::collections::{HashMap, HashSet};
 use serde_json::Value;
 
 use super::{log_import, ImportReport, Skipped};
-use crate::catalog::rfc;
-use crate::catalog::states::State;
-use crate::catalog::text::fold;
-use crate::error::{EngineError, EngineResult};
+use crate::base::catalog::rfc;
+use crate::base::catalog::states::State;
+use crate::base::catalog::text::fold;
+use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Store;
 use crate::market::types::Procedure;
-use crate::store::Store;
 
 fn s(v: Option<&Value>) -> Option<String> {
     match v? {
@@ -270,7 +270,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
     };
     let releases = releases_of(&doc, &mut report.skipped);
     let mut touched: HashSet<String> = HashSet::new();
-    let now = crate::clock::now_ms();
+    let now = crate::base::clock::now_ms();
     let mut tx = store.pool().begin().await?;
     for release in &releases {
         let Some(ocid) = s(release.get("ocid")) else {
@@ -358,7 +358,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
             .bind(&buyer_name)
             .bind(procedure.map(|p| p.key()))
             .bind(buyer_state.map(|s| i64::from(s.code())))
-            .bind(crate::store::opt_real(amount))
+            .bind(crate::base::store::opt_real(amount))
             .bind(&currency)
             .bind(&published)
             .bind(&closes)
@@ -375,12 +375,12 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                     "update mk_opportunities set amount = coalesce(amount, cast($1 as double precision)), closes = coalesce(closes, $2), procedure = coalesce(procedure, $3), status = coalesce(status, $4) \
                      where ocid = $5 and ((amount is null and $6 is not null) or (closes is null and $7 is not null) or (procedure is null and $8 is not null) or (status is null and $9 is not null))",
                 )
-                .bind(crate::store::opt_real(amount))
+                .bind(crate::base::store::opt_real(amount))
                 .bind(&closes)
                 .bind(procedure.map(|p| p.key()))
                 .bind(&status)
                 .bind(&ocid)
-                .bind(crate::store::opt_real(amount))
+                .bind(crate::base::store::opt_real(amount))
                 .bind(&closes)
                 .bind(procedure.map(|p| p.key()))
                 .bind(&status)
@@ -531,7 +531,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                 .bind(&buyer)
                 .bind(&buyer_name)
                 .bind(&title)
-                .bind(crate::store::opt_real(amt))
+                .bind(crate::base::store::opt_real(amt))
                 .bind(&currency)
                 .bind(&date)
                 .bind(date.as_deref().and_then(|d| d.get(..4)).and_then(|y| y.parse::<i64>().ok()))
@@ -565,7 +565,7 @@ pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportRepo
                  (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), max(a.date) \
                   from mk_awards a where a.supplier_id = mk_suppliers.id) where id in ({placeholders})"
             );
-            let sql = crate::store::numbered(&sql);
+            let sql = crate::base::store::numbered(&sql);
             let mut q = sqlx::query(&sql);
             for id in chunk {
                 q = q.bind(id.as_str());

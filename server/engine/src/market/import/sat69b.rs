@@ -10,10 +10,10 @@
 use sqlx::Row;
 
 use super::{log_import, ImportReport, Skipped};
-use crate::catalog::rfc;
-use crate::error::EngineResult;
+use crate::base::catalog::rfc;
+use crate::base::error::EngineResult;
+use crate::base::store::Store;
 use crate::market::types::MarkKind;
-use crate::store::Store;
 
 pub const SOURCE: &str = "sat69b";
 
@@ -53,7 +53,7 @@ pub fn first_notice(cell: &str) -> Option<String> {
 
 fn situation(s: &str) -> Option<(MarkKind, usize, usize)> {
     // (kind, notice column, SAT publication date column)
-    match crate::catalog::text::fold(s).as_str() {
+    match crate::base::catalog::text::fold(s).as_str() {
         "presunto" => Some((MarkKind::Sat69bPresunto, 4, 5)),
         "desvirtuado" => Some((MarkKind::Sat69bDesvirtuado, 8, 9)),
         "definitivo" => Some((MarkKind::Sat69bDefinitivo, 12, 13)),
@@ -65,7 +65,7 @@ fn situation(s: &str) -> Option<(MarkKind, usize, usize)> {
 /// Imports the list. Idempotent.
 pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportReport> {
     let text = decode(bytes);
-    let records = crate::catalog::csv::parse(&text);
+    let records = crate::base::catalog::csv::parse(&text);
     let mut report = ImportReport {
         source: SOURCE.into(),
         ..Default::default()

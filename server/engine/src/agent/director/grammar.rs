@@ -1,0 +1,469 @@
+//! The grammar of Spanish commercial requests the local director understands.
+//!
+//! Examples it reads (accents and case do not matter):
+//! - «Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno»
+//!   → quantity 40, giro empaque, state Jalisco, sold to government.
+//! - «Guárdamelos» / «guárdalos en el CRM» → save the selection.
+//! - «consígueme el correo de los 10 mejores» → quote contacts for the top 10.
+//! - «ármame una secuencia de tres correos» → draft a 3-step sequence.
+//! - «¿cuántos proveedores de limpieza hay en Nuevo León?» → an exact count.
+//! - «¿cuántos créditos me quedan?» → usage.
+//! - «deja una nota: los de empaque rara vez publican RFC» → a note for the team.
+//! - «que le hayan vendido al IMSS» → a named buyer.
+//! - «revisa si tienen marcas de riesgo» → risk screening.
+//! - «mándalo a HubSpot» → a connector Luna does not have: ends in `limite`.
+//! - «mueve los 5 mejores a Contactado» / «mueve la mejor a Propuesta» → a stage move in
+//!   the saved list (several: a bulk card; one: a level-0 move with «deshacer»).
+//! - «investiga el mercado de insumos médicos en Nuevo León y dime quién domina» → a
+//!   long research run (`research_start`, then the `investigar` card).
+//! - «compara empaque en Jalisco contra Nuevo León» → a comparison of two segments
+//!   (states, or buyers: «lo que le compran el IMSS y el ISSSTE»).
+//!
+//! Giro and state are looked up through a `Vocabulary`, so the grammar stays independent
+//! of how catalogues are stored.
+
+use serde::{Deserialize, Serialize};
+
+use crate::base::catalog::text::fold;
+
+/// Catalogue lookups the grammar needs. Inputs are folded text.
+pub trait Vocabulary {
+    /// The first state named in `text`: (canonical code, display name).
+    fn find_state(&self, text: &str) -> Option<(String, String)>;
+    /// The first giro named in `text`: (SCIAN prefix, display name).
+    fn find_giro(&self, text: &str) -> Option<(String, String)>;
+    /// Government buyers named in `text` (display names).
+    fn find_buyers(&self, text: &str) -> Vec<String>;
+}
+
+/// Everything the director understood from one message.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Request {
+    pub quantity: Option<u32>,
+    pub giro: Option<(String, String)>,
+    pub state: Option<(String, String)>,
+    pub sold_to_government: bool,
+    pub buyers: Vec<String>,
+    pub save: bool,
+    pub contacts_top: Option<u32>,
+    pub sequence_steps: Option<u32>,
+    pub note: Option<String>,
+    pub asks_count: bool,
+    pub asks_usage: bool,
+    pub risk_screen: bool,
+    /// An outside system Luna cannot reach in this version (HubSpot, Notion, Gmail…).
+    pub connector: Option<String>,
+    /// "send it now": sending is never a chat action.
+    pub send_now: bool,
+    /// A long research run: «investiga…», «quién domina…».
+    #[serde(default)]
+    pub research: bool,
+    /// «mueve los 5 mejores a Contactado»: a stage move in the saved list.
+    #[serde(default)]
+    pub stage_move: Option<StageMove>,
+    /// «compara…», «… contra …»: segments side by side.
+    pub compare: bool,
+    /// Every state named, in order (the segments of a comparison).
+    pub states: Vec<(String, String)>,
+}
+
+/// Which companies of the selection go to which stage of the saved list.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StageMove {
+    /// The stage as the person wrote it (folded); matched against the list's stages.
+    pub stage: String,
+    /// «los 5 mejores»: the first N (priorities first). `None` with `all` false: the
+    /// priorities.
+    pub top: Option<u32>,
+    /// «muévelos», «todos»: every company of the selection.
+    pub all: bool,
+}
+
+/// «mueve los 5 mejores a Contactado», «pasa los prioritarios a Propuesta»,
+/// «muévelos todos a En conversación». Only moves of the selection's companies
+/// (the best N, the priorities, or all of them) are understood: a move of one named
+/// company is left to a model.
+fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
+    const VERBS: &[&str] = &[
+        "mueve",
+        "muevelos",
+        "muevelas",
+        "mover",
+        "pasa",
+        "pasalos",
+        "pasalas",
+        "cambia",
+        "cambialos",
+        "cambialas",
+    ];
+    let verb_at = words.iter().position(|w| VERBS.contains(w))?;
+    let (before, stage) = text.rsplit_once(" a ")?;
+    let stage = stage
+        .trim()
+        .trim_end_matches(['.', '!', '?', ','])
+        .trim_start_matches("la etapa de ")
+        .trim_start_matches("la etapa ")
+        .trim_start_matches("etapa ")
+        .trim();
+    if stage.is_empty() || stage.split(' ').count() > 4 {
+        return None;
+    }
+    let pronoun = words[verb_at].ends_with("los") || words[verb_at].ends_with("las");
+    let all = pronoun || before.contains("todos") || before.contains("todas");
+    let top = number_before(words, &["mejor", "primer", "prioritari", "empresa"]).or_else(|| {
+        ["la mejor", "el mejor", "la primera", "el primero"]
+            .iter()
+            .any(|one| before.contains(one))
+            .then_some(1)
+    });
+    let priorities = before.contains("prioritari");
+    (all || top.is_some() || priorities).then(|| StageMove {
+        stage: stage.to_owned(),
+        top,
+        all: all && top.is_none(),
+    })
+}
+
+impl Request {
+    /// True when the message states a search criterion of its own.
+    pub fn has_criterion(&self) -> bool {
+        self.giro.is_some()
+            || self.state.is_some()
+            || !self.buyers.is_empty()
+            || self.sold_to_government
+    }
+}
+
+const NUMBER_WORDS: &[(&str, u32)] = &[
+    ("un", 1),
+    ("una", 1),
+    ("uno", 1),
+    ("dos", 2),
+    ("tres", 3),
+    ("cuatro", 4),
+    ("cinco", 5),
+    ("seis", 6),
+    ("siete", 7),
+    ("ocho", 8),
+    ("nueve", 9),
+    ("diez", 10),
+    ("once", 11),
+    ("doce", 12),
+    ("quince", 15),
+    ("veinte", 20),
+    ("veinticinco", 25),
+    ("treinta", 30),
+    ("cuarenta", 40),
+    ("cincuenta", 50),
+    ("sesenta", 60),
+    ("setenta", 70),
+    ("ochenta", 80),
+    ("noventa", 90),
+    ("cien", 100),
+];
+
+fn number(word: &str) -> Option<u32> {
+    word.parse::<u32>().ok().or_else(|| {
+        NUMBER_WORDS
+            .iter()
+            .find(|(w, _)| *w == word)
+            .map(|(_, n)| *n)
+    })
+}
+
+/// The number right before any of `nouns` within the next three words, e.g.
+/// "40 fabricantes", "tres correos", "los 10 mejores".
+fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
+    for (i, w) in words.iter().enumerate() {
+        if let Some(n) = number(w) {
+            let window = &words[i + 1..(i + 4).min(words.len())];
+            if window
+                .iter()
+                .any(|x| nouns.iter().any(|noun| x.starts_with(noun)))
+            {
+                return Some(n);
+            }
+        }
+    }
+    None
+}
+
+fn has_any(text: &str, needles: &[&str]) -> bool {
+    needles.iter().any(|n| text.contains(n))
+}
+
+const CONNECTORS: &[(&str, &str)] = &[
+    ("hubspot", "HubSpot"),
+    ("notion", "Notion"),
+    ("gmail", "Gmail"),
+    ("salesforce", "Salesforce"),
+    ("pipedrive", "Pipedrive"),
+    ("outlook", "Outlook"),
+    ("zoho", "Zoho"),
+];
+
+/// Reads one message.
+pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
+    let text = fold(message);
+    let words: Vec<&str> = text.split(' ').collect();
+
+    let asks_usage = has_any(
+        &text,
+        &[
+            "creditos me quedan",
+            "cuantos creditos",
+            "mi saldo",
+            "cuanto me queda",
+            "uso del plan",
+        ],
+    );
+    // "el correo de los 10 mejores" asks for contacts; "una secuencia de tres correos"
+    // does not: in a sequence request, emails count as contacts only with "de".
+    let asks_contacts = if text.contains("secuencia") {
+        has_any(&text, &["correo de", "correos de", "contacto", "telefono"])
+    } else {
+        has_any(&text, &["correo", "contacto", "email", "telefono"])
+    };
+    let contacts_top = if asks_contacts {
+        number_before(&words, &["mejor", "primer", "prioritari", "top"])
+            .or_else(|| number_before(&words, &["correo", "contacto", "email"]))
+    } else {
+        None
+    };
+    let sequence_steps = if text.contains("secuencia") {
+        number_before(&words, &["correo", "paso", "mensaje", "email"]).or(Some(3))
+    } else {
+        None
+    };
+    let note = ["deja una nota", "dejar una nota", "anota que", "toma nota"]
+        .iter()
+        .find_map(|marker| {
+            let folded_at = text.find(marker)?;
+            // Take the rest of the original message after the marker's position
+            // (folding keeps word order, so cut by word count).
+            let skip = text[..folded_at + marker.len()].split(' ').count();
+            let rest: Vec<&str> = message.split_whitespace().skip(skip).collect();
+            let rest = rest.join(" ");
+            let rest = rest.trim_start_matches([':', ',', ' ']).trim().to_owned();
+            (!rest.is_empty()).then_some(rest)
+        });
+
+    let compare = has_any(
+        &text,
+        &[
+            "compara",
+            "comparar",
+            "comparame",
+            "comparativo",
+            " contra ",
+            " versus ",
+            " vs ",
+        ],
+    );
+    let mut states: Vec<(String, String)> = Vec::new();
+    if compare {
+        for part in text
+            .split([',', ';'])
+            .flat_map(|p| p.split(" contra "))
+            .flat_map(|p| p.split(" versus "))
+            .flat_map(|p| p.split(" vs "))
+            .flat_map(|p| p.split(" y "))
+        {
+            if let Some(state) = vocab.find_state(part.trim()) {
+                if !states.contains(&state) {
+                    states.push(state);
+                }
+            }
+        }
+    }
+
+    Request {
+        stage_move: stage_move(&text, &words),
+        compare,
+        states,
+        quantity: number_before(
+            &words,
+            &[
+                "fabricante",
+                "proveedor",
+                "empresa",
+                "compania",
+                "distribuidor",
+                "productor",
+                "prospecto",
+                "cliente",
+            ],
+        ),
+        giro: vocab.find_giro(&text),
+        state: vocab.find_state(&text),
+        sold_to_government: has_any(
+            &text,
+            &[
+                "gobierno",
+                "sector publico",
+                "dependencia",
+                "adjudicacion",
+                "licitacion",
+                "vendido a",
+            ],
+        ),
+        buyers: vocab.find_buyers(&text),
+        save: has_any(
+            &text,
+            &[
+                "guardalos",
+                "guardamelos",
+                "guardalas",
+                "guardamelas",
+                "guarda ",
+                "guardar",
+                "guardes",
+                "agregalos al crm",
+                "al crm",
+            ],
+        ),
+        contacts_top,
+        sequence_steps,
+        note,
+        asks_count: !asks_usage
+            && has_any(&text, &["cuantos", "cuantas", "cuanto hay", "numero de"]),
+        asks_usage,
+        risk_screen: has_any(
+            &text,
+            &[
+                "riesgo",
+                "69-b",
+                "69 b",
+                "lista negra",
+                "factureras",
+                "sancion",
+            ],
+        ),
+        connector: CONNECTORS
+            .iter()
+            .find(|(k, _)| words.contains(k))
+            .map(|(_, v)| (*v).to_owned()),
+        research: has_any(
+            &text,
+            &[
+                "investiga",
+                "investigacion",
+                "quien domina",
+                "quienes dominan",
+                "a fondo",
+            ],
+        ),
+        send_now: has_any(
+            &text,
+            &[
+                "enviala ya",
+                "mandala ya",
+                "envialo ya",
+                "manda los correos",
+                "envia los correos",
+                "enviala ahora",
+                "mandalos ya",
+            ],
+        ),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    struct Fake;
+    impl Vocabulary for Fake {
+        fn find_state(&self, text: &str) -> Option<(String, String)> {
+            text.contains("jalisco")
+                .then(|| ("JAL".into(), "Jalisco".into()))
+        }
+        fn find_giro(&self, text: &str) -> Option<(String, String)> {
+            text.contains("empaque")
+                .then(|| ("3222".into(), "Empaque".into()))
+        }
+        fn find_buyers(&self, text: &str) -> Vec<String> {
+            if text.contains("imss") {
+                vec!["IMSS".into()]
+            } else {
+                vec![]
+            }
+        }
+    }
+
+    #[test]
+    fn stage_moves_of_the_selection_are_understood() {
+        let r = parse("Mueve los 5 mejores a Contactado", &Fake);
+        let mv = r.stage_move.unwrap();
+        assert_eq!(
+            (mv.stage.as_str(), mv.top, mv.all),
+            ("contactado", Some(5), false)
+        );
+        let r = parse("pasa los prioritarios a la etapa En conversación.", &Fake);
+        let mv = r.stage_move.unwrap();
+        assert_eq!(
+            (mv.stage.as_str(), mv.top, mv.all),
+            ("en conversacion", None, false)
+        );
+        let r = parse("mueve la mejor a Propuesta", &Fake);
+        assert_eq!(r.stage_move.unwrap().top, Some(1));
+        let r = parse("muévelos todos a Propuesta", &Fake);
+        assert!(r.stage_move.unwrap().all);
+        // Not a move of the selection: a named company, or no move at all.
+        assert!(parse("pasa a Envases Azteca a Propuesta", &Fake)
+            .stage_move
+            .is_none());
+        assert!(parse("Quiero 40 fabricantes de empaque en Jalisco", &Fake)
+            .stage_move
+            .is_none());
+        assert!(parse("consígueme el correo de los 10 mejores", &Fake)
+            .stage_move
+            .is_none());
+    }
+
+    #[test]
+    fn the_scene_of_the_seed_is_understood_in_full() {
+        let r = parse(
+            "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.",
+            &Fake,
+        );
+        assert_eq!(r.quantity, Some(40));
+        assert_eq!(r.giro.as_ref().map(|g| g.1.as_str()), Some("Empaque"));
+        assert_eq!(r.state.as_ref().map(|s| s.0.as_str()), Some("JAL"));
+        assert!(r.sold_to_government && r.save);
+        assert_eq!(r.contacts_top, Some(10));
+        assert_eq!(r.sequence_steps, Some(3));
+        let seq = parse("ármame una secuencia de tres correos", &Fake);
+        assert_eq!((seq.contacts_top, seq.sequence_steps), (None, Some(3)));
+        assert!(!r.asks_count && !r.asks_usage && r.connector.is_none());
+    }
+
+    #[test]
+    fn questions_notes_buyers_and_connectors() {
+        let r = parse("¿Cuántos créditos me quedan?", &Fake);
+        assert!(r.asks_usage && !r.asks_count);
+        let r = parse("¿cuantos proveedores de empaque hay en jalisco?", &Fake);
+        assert!(r.asks_count && r.has_criterion());
+        let r = parse(
+            "Deja una nota: los de empaque en Jalisco rara vez publican RFC",
+            &Fake,
+        );
+        assert_eq!(
+            r.note.as_deref(),
+            Some("los de empaque en Jalisco rara vez publican RFC")
+        );
+        let r = parse(
+            "los que le hayan vendido al IMSS, y mándalos a HubSpot",
+            &Fake,
+        );
+        assert_eq!(r.buyers, vec!["IMSS".to_string()]);
+        assert_eq!(r.connector.as_deref(), Some("HubSpot"));
+        let r = parse("hola, ¿qué puedes hacer?", &Fake);
+        assert!(!r.has_criterion() && r.quantity.is_none() && !r.research);
+        let r = parse(
+            "Investiga el mercado de empaque en Jalisco y dime quién domina",
+            &Fake,
+        );
+        assert!(r.research && r.has_criterion());
+    }
+}

@@ -1,0 +1,83 @@
+//! The director's vocabulary, read from the catalogues: the 32 states (through the one
+//! normaliser), the giros with their synonyms, and the federal buyers.
+
+use crate::base::catalog::scian::Giro;
+use crate::base::catalog::states::{State, StateContext};
+use crate::market::generator::BUYERS;
+
+use super::grammar::Vocabulary;
+
+/// Looks words up in the real catalogues.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct CatalogVocabulary;
+
+fn contains_phrase(words: &[&str], phrase: &str) -> bool {
+    let target: Vec<&str> = phrase.split(' ').collect();
+    !target.is_empty() && words.windows(target.len()).any(|w| w == target.as_slice())
+}
+
+impl Vocabulary for CatalogVocabulary {
+    fn find_state(&self, text: &str) -> Option<(String, String)> {
+        let words: Vec<&str> = text.split(' ').collect();
+        // Longest phrases first so "baja california sur" wins over "baja california".
+        for len in (1..=5).rev() {
+            for window in words.windows(len) {
+                let phrase = window.join(" ");
+                // Short tokens ("que", "mor", "son") are abbreviations in the catalogue
+                // but ordinary words in a sentence: only longer phrases name a state.
+                if phrase.len() < 4 {
+                    continue;
+                }
+                if let Ok(state) = State::normalize(&phrase, StateContext::Filter) {
+                    return Some((state.name().to_owned(), state.name().to_owned()));
+                }
+            }
+        }
+        None
+    }
+
+    fn find_giro(&self, text: &str) -> Option<(String, String)> {
+        let words: Vec<&str> = text.split(' ').collect();
+        Giro::ALL.iter().find_map(|giro| {
+            giro.synonyms()
+                .iter()
+                .any(|syn| contains_phrase(&words, syn))
+                .then(|| (giro.key().to_owned(), giro.label().to_owned()))
+        })
+    }
+
+    fn find_buyers(&self, text: &str) -> Vec<String> {
+        let words: Vec<&str> = text.split(' ').collect();
+        BUYERS
+            .iter()
+            .filter(|(abbr, _)| contains_phrase(&words, &crate::base::catalog::text::fold(abbr)))
+            .map(|(abbr, _)| (*abbr).to_owned())
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::director::grammar::parse;
+
+    #[test]
+    fn the_catalogues_resolve_states_giros_and_buyers() {
+        let r = parse(
+            "Quiero 40 fabricantes de empaque en Jalisco que le hayan vendido al IMSS",
+            &CatalogVocabulary,
+        );
+        assert_eq!(r.state.map(|s| s.0), Some("Jalisco".to_owned()));
+        assert_eq!(r.giro.map(|g| g.0), Some("empaque".to_owned()));
+        assert_eq!(r.buyers, vec!["IMSS".to_owned()]);
+        let r = parse("proveedores de limpieza en CDMX", &CatalogVocabulary);
+        assert_eq!(
+            r.state.map(|s| s.0),
+            Some(State::CiudadDeMexico.name().to_owned())
+        );
+        // The bare country is not a state.
+        assert!(parse("empresas de México", &CatalogVocabulary)
+            .state
+            .is_none());
+    }
+}

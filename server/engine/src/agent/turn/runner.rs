@@ -1,0 +1,819 @@
+//! The turn loop (SPEC §7.3): up to `MAX_STEPS` model steps against the registry, every
+//! step written to the session log as events; the final intent checked by the question
+//! governor and the narration resolver, with exactly one repair before falling back to
+//! a `responder` trimmed to what is anchored.
+
+use std::collections::HashSet;
+
+use luna_protocol::board::Board;
+use luna_protocol::event::{
+    Anchor, IntentKind, NarrationDelta, SessionEvent, ToolFinished, ToolStarted, TurnAccepted,
+    TurnFinished, UserMessage,
+};
+use luna_protocol::session::Stage;
+use luna_protocol::tool::Envelope;
+use serde_json::{json, Value};
+
+use crate::accounts::Caller;
+use crate::agent::decisions;
+use crate::agent::director::grammar::{self, Request};
+use crate::agent::director::vocab::CatalogVocabulary;
+use crate::base::catalog::text::fold;
+use crate::base::error::EngineResult;
+use crate::registry::{Surface, ToolRequest};
+use crate::Engine;
+
+use super::gateway::{
+    Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
+    ThinkingSink,
+};
+use super::input::{BoardBrief, TurnInput};
+use super::intent::{
+    check_intent, CierreVariante, FactField, FactLedger, FactStatus, Falta, FaltaTipo, TurnIntent,
+    TurnOutput,
+};
+use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
+use super::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
+
+/// Most model steps in one turn.
+pub const MAX_STEPS: usize = 8;
+/// Searches in a row without new evidence before the governor ends the loop.
+pub const STAGNATION_LIMIT: usize = 3;
+
+/// What a finished turn produced (also the trajectory the evals read).
+#[derive(Debug, Clone)]
+pub struct TurnOutcome {
+    pub turn_id: String,
+    pub intent: TurnIntent,
+    pub narration: ResolvedNarration,
+    /// True when the first answer was rejected and the model repaired it.
+    pub repaired: bool,
+    /// True when the repair failed too and the narration was trimmed.
+    pub trimmed: bool,
+    pub transcript: Vec<Exchange>,
+    pub route: Route,
+    pub steps: usize,
+    /// Every step of the turn, as persisted in `trajectory_steps`.
+    pub trajectory: Trajectory,
+}
+
+/// The stage of a turn, derived from the board and the message (SPEC §7.4). A message
+/// with a new criterion starts a new search even when a list was saved before, so the
+/// search and selection tools are in view again.
+pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {
+    if !board.pending.is_empty() {
+        Stage::DecisionPendiente
+    } else if board.saved.is_some() && !request.has_criterion() {
+        Stage::ConListaGuardada
+    } else if !board.selection.is_empty() {
+        Stage::ConSeleccion
+    } else if request.has_criterion() || has_history {
+        Stage::Buscando
+    } else {
+        Stage::SinCriterio
+    }
+}
+
+/// The fact ledger from what the person said in this message.
+pub fn ledger_from(request: &Request, turn: u32) -> FactLedger {
+    let mut ledger = FactLedger::default();
+    let said = |v: &str| FactStatus::Dicho {
+        valor: v.to_owned(),
+        turno: turn,
+    };
+    if let Some((_, label)) = &request.giro {
+        ledger.set(FactField::Giro, said(label));
+    }
+    if let Some((_, name)) = &request.state {
+        ledger.set(FactField::Estado, said(name));
+    }
+    if let Some(n) = request.quantity {
+        ledger.set(FactField::Cantidad, said(&n.to_string()));
+    }
+    if !request.buyers.is_empty() {
+        ledger.set(FactField::Comprador, said(&request.buyers.join(", ")));
+    } else if request.sold_to_government {
+        ledger.set(FactField::Comprador, said("gobierno"));
+    }
+    ledger
+}
+
+/// Formats a citable value for the person: integers with thousands separators,
+/// amounts as MXN.
+pub fn format_value(field: &str, value: &Value) -> Option<String> {
+    match value {
+        Value::Number(n) if field.contains("amount") || field.contains("monto") => {
+            n.as_f64().map(|f| format!("${}", group_thousands(f, 2)))
+        }
+        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
+            (Some(i), _) => Some(group_thousands(i as f64, 0)),
+            (None, Some(f)) => Some(group_thousands(f, 2)),
+            _ => None,
+        },
+        Value::String(s) if !s.is_empty() => Some(s.clone()),
+        _ => None,
+    }
+}
+
+fn group_thousands(value: f64, decimals: usize) -> String {
+    let formatted = format!("{:.*}", decimals, value.abs());
+    let (int, frac) = formatted
+        .split_once('.')
+        .map_or((formatted.as_str(), None), |(i, f)| (i, Some(f)));
+    let mut grouped = String::new();
+    for (i, c) in int.chars().enumerate() {
+        if i > 0 && (int.len() - i) % 3 == 0 {
+            grouped.push(',');
+        }
+        grouped.push(c);
+    }
+    let sign = if value < 0.0 { "-" } else { "" };
+    match frac {
+        Some(f) => format!("{sign}{grouped}.{f}"),
+        None => format!("{sign}{grouped}"),
+    }
+}
+
+/// Records every citable object of a tool result under its ref (keeping the first
+/// label seen), and every citable field as `evidence:<call>.<row>.<field>`. Returns how
+/// many refs were new.
+pub fn harvest(
+    known: &mut KnownRefs,
+    call: &str,
+    citations: &[&str],
+    envelope: &Envelope,
+) -> usize {
+    let before = known.len();
+    known.insert(format!("evidence:{call}.shown"), envelope.shown.to_string());
+    for (i, row) in envelope.results.iter().enumerate() {
+        if let Some((kind, _)) = row.ref_.split_once(':') {
+            // The first label an object had in this turn stays (a company found by a
+            // search keeps its name when a later screening row labels it by RFC).
+            if REF_KINDS.contains(&kind) && known.label(&row.ref_).is_none() {
+                known.insert(row.ref_.clone(), row.ref_label.clone());
+            }
+        }
+        for field in citations.iter().filter(|f| **f != "ref") {
+            if let Some(text) = row.fields.get(*field).and_then(|v| format_value(field, v)) {
+                known.insert(format!("evidence:{call}.{i}.{field}"), text);
+            }
+        }
+    }
+    known.len() - before
+}
+
+/// The line the person reads while a tool runs, in product language:
+/// "Buscando proveedores en Jalisco" rather than the tool's generic label.
+pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
+    let kind = match args
+        .get("kind")
+        .and_then(Value::as_str)
+        .unwrap_or("suppliers")
+    {
+        "opportunities" => "licitaciones",
+        "awards" => "adjudicaciones",
+        "permits" => "registros",
+        "risks" => "marcas de riesgo",
+        _ => "proveedores",
+    };
+    let verb = match tool {
+        "market_search" => "Buscando",
+        "market_count" => "Contando",
+        _ => return generic.to_owned(),
+    };
+    match args.pointer("/filters/state").and_then(Value::as_str) {
+        Some(state) => format!("{verb} {kind} en {state}"),
+        None => format!("{verb} {kind}"),
+    }
+}
+
+/// The tool line's summary: how many results (and whether there are more), or the
+/// typed error's message.
+pub fn summary_of(response: &crate::registry::ToolResponse) -> String {
+    match &response.outcome {
+        Ok(env) if env.results.is_empty() => "Sin resultados".to_owned(),
+        Ok(env) => {
+            let more = if env.has_more { " (hay más)" } else { "" };
+            let noun = if env.shown == 1 {
+                "resultado"
+            } else {
+                "resultados"
+            };
+            format!("{} {noun}{more}", env.shown)
+        }
+        Err(e) => e.message.clone(),
+    }
+}
+
+fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
+    resolved
+        .anchors
+        .iter()
+        .map(|a| Anchor {
+            start: a.start as u32,
+            end: a.end as u32,
+            label: resolved.text[a.start..a.end].to_owned(),
+            reference: a.reference.clone(),
+        })
+        .collect()
+}
+
+fn intent_kind(intent: &TurnIntent) -> IntentKind {
+    match intent {
+        TurnIntent::Responder {} => IntentKind::Responder,
+        TurnIntent::Encuadre { .. } => IntentKind::Encuadre,
+        TurnIntent::ProponerDecision { .. } => IntentKind::ProponerDecision,
+        TurnIntent::Cierre { .. } => IntentKind::Cierre,
+        TurnIntent::Limite { .. } => IntentKind::Limite,
+    }
+}
+
+/// The tools Luna sees in `stage` (by the registry's stage priorities, ≤ 12).
+fn project(engine: &Engine, stage: Stage) -> (HashSet<&'static str>, Vec<ModelTool>) {
+    let visible = engine.registry.for_stage(stage);
+    let names = visible.iter().map(|d| d.name).collect();
+    let tools = visible
+        .iter()
+        .map(|d| ModelTool {
+            name: d.name.to_owned(),
+            description: d.full_description(),
+            parameters: d.input_schema.clone(),
+        })
+        .collect();
+    (names, tools)
+}
+
+/// Runs one turn of `session_id` for `message`. The caller has already checked that
+/// no other turn is running (a message meanwhile is steering).
+pub async fn run_turn(
+    engine: &Engine,
+    model: &dyn ModelGateway,
+    caller: &Caller,
+    session_id: &str,
+    turn_id: &str,
+    message: &str,
+) -> EngineResult<TurnOutcome> {
+    let sessions = &engine.sessions;
+    let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
+    let view = &snapshot.view;
+    let thread: Vec<String> = view
+        .chat
+        .messages
+        .iter()
+        .filter_map(|m| match m {
+            luna_protocol::chat::ChatMessage::Luna { text, .. } => Some(text.clone()),
+            _ => None,
+        })
+        .rev()
+        .take(5)
+        .collect::<Vec<_>>()
+        .into_iter()
+        .rev()
+        .collect();
+    let turn_number = view
+        .chat
+        .messages
+        .iter()
+        .filter(|m| {
+            matches!(
+                m,
+                luna_protocol::chat::ChatMessage::Person {
+                    steering: false,
+                    ..
+                }
+            )
+        })
+        .count() as u32
+        + 1;
+
+    let request = grammar::parse(message, &CatalogVocabulary);
+    let stage = derive_stage(&view.board, &request, !thread.is_empty());
+    let ledger = ledger_from(&request, turn_number);
+
+    sessions
+        .append_all(
+            session_id,
+            &[
+                SessionEvent::UserMessage(UserMessage {
+                    turn_id: turn_id.to_owned(),
+                    text: message.to_owned(),
+                    steering: false,
+                }),
+                SessionEvent::TurnAccepted(TurnAccepted {
+                    turn_id: turn_id.to_owned(),
+                    stage,
+                }),
+            ],
+        )
+        .await?;
+
+    let mut recorder = Recorder::start(
+        engine.store.pool(),
+        &caller.workspace_id,
+        Trajectory {
+            facts: ledger.clone(),
+            ..Trajectory::new(session_id, turn_id, message, stage)
+        },
+    )
+    .await?;
+
+    let (mut visible_names, tools) = project(engine, stage);
+
+    let mut input = ModelInput {
+        turn: TurnInput {
+            message: message.to_owned(),
+            thread,
+            facts: ledger.clone(),
+            board: BoardBrief::from_board(&view.board),
+            stage,
+            steering: Vec::new(),
+            research: None,
+        },
+        tools,
+        transcript: Vec::new(),
+        repair: None,
+        context: StepContext {
+            workspace_id: caller.workspace_id.clone(),
+            turn_id: turn_id.to_owned(),
+            thinking: Some(thinking_sink(engine, session_id, turn_id)),
+        },
+    };
+
+    // Plan preflight: a plan with a daily search quota (Explorer) that used it up
+    // gets a typed refusal before any model runs, not a turn of failing searches.
+    if engine
+        .billing
+        .searches_left_today(caller, crate::base::clock::now_ms())
+        .await?
+        == Some(0)
+    {
+        return refuse(
+            engine,
+            model,
+            luna_protocol::event::RefusalCode::Cap,
+            input,
+            0,
+            recorder,
+        )
+        .await;
+    }
+
+    let mut known = KnownRefs::new();
+    let mut proposals: Vec<(String, Envelope)> = Vec::new();
+    let mut stagnant = 0usize;
+    let mut repaired = false;
+    let mut steps = 0usize;
+    let mut final_output: Option<(TurnIntent, ResolvedNarration, bool)> = None;
+    // Why the loop ended without an answer, for the sentence the person reads.
+    let mut stopped = "Me detuve antes de terminar: llegué al máximo de pasos de un turno. Dime si sigo desde aquí o ajusta lo que buscas.";
+
+    while steps < MAX_STEPS {
+        steps += 1;
+        let step = match model.step(&input).await {
+            Ok(s) => s,
+            Err(GatewayError::Refused(code)) => {
+                return refuse(engine, model, code, input, steps, recorder).await;
+            }
+            Err(e) => {
+                tracing::warn!(error = %e, "model step failed");
+                stopped = "No pude terminar esta vez. Intenta de nuevo en un minuto.";
+                break;
+            }
+        };
+        match step {
+            ModelStep::Tools(calls) => {
+                for call in calls {
+                    let handle = format!("c{}", input.transcript.len() + 1);
+                    let def = engine.registry.get(&call.name).map(|e| &e.def);
+                    if !visible_names.contains(call.name.as_str()) {
+                        let result = json!({"error": {"code": "UNKNOWN_TOOL", "message": "Esa herramienta no está disponible en este momento de la conversación.", "hint": "Usa una de las herramientas visibles."}});
+                        recorder
+                            .push(Step::ToolCall(ToolStep {
+                                call: handle.clone(),
+                                tool: call.name.clone(),
+                                args: call.args.clone(),
+                                level: def.map_or(0, |d| level_number(d.level)),
+                                writes: def.is_some_and(|d| {
+                                    d.side_effect != crate::registry::def::SideEffect::None
+                                }),
+                                ok: false,
+                                error_code: Some("UNKNOWN_TOOL".into()),
+                                result: result.clone(),
+                                charged: 0,
+                                metered: 0,
+                                undo_token: None,
+                            }))
+                            .await?;
+                        input.transcript.push(Exchange {
+                            call: handle,
+                            result,
+                            tool: call,
+                        });
+                        continue;
+                    }
+                    let label = label_for(
+                        &call.name,
+                        def.map(|d| d.label).unwrap_or_default(),
+                        &call.args,
+                    );
+                    sessions
+                        .append_one(
+                            session_id,
+                            SessionEvent::ToolStarted(ToolStarted {
+                                turn_id: turn_id.to_owned(),
+                                call_ref: handle.clone(),
+                                label: label.clone(),
+                            }),
+                        )
+                        .await?;
+                    let mut request =
+                        ToolRequest::new(call.name.clone(), call.args.clone(), Surface::Luna);
+                    request.session_id = Some(session_id.to_owned());
+                    let response = engine.call_tool(caller, request).await;
+                    let mut refs = Vec::new();
+                    // New evidence = objects not seen earlier in this turn (the
+                    // call-local `evidence:cN…` keys are always new and do not count).
+                    let mut new_objects = 0;
+                    if let (Ok(env), Some(def)) = (&response.outcome, def) {
+                        new_objects = env
+                            .results
+                            .iter()
+                            .filter(|r| known.label(&r.ref_).is_none())
+                            .count();
+                        harvest(&mut known, &handle, &def.citations, env);
+                        refs = env
+                            .results
+                            .iter()
+                            .map(|r| r.ref_.clone())
+                            .take(50)
+                            .collect();
+                        for row in &env.results {
+                            for key in ["proposal_id", "quote_id", "sequence_id"] {
+                                if let Some(id) = row.fields.get(key).and_then(Value::as_str) {
+                                    proposals.push((id.to_owned(), env.clone()));
+                                }
+                            }
+                        }
+                    }
+                    let undo_token = response
+                        .outcome
+                        .as_ref()
+                        .ok()
+                        .and_then(|env| env.results.first())
+                        .and_then(|r| r.fields.get("undo_token"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
+                    let mut events = vec![SessionEvent::ToolFinished(ToolFinished {
+                        turn_id: turn_id.to_owned(),
+                        call_ref: handle.clone(),
+                        label,
+                        summary: summary_of(&response),
+                        refs,
+                        reads_counted: u32::from(
+                            call.name.starts_with("market_") && response.is_ok(),
+                        ),
+                        ok: response.is_ok(),
+                        undo_token: undo_token.clone(),
+                    })];
+                    // A level-0 write (it can be undone) may have moved the saved
+                    // list: its counts follow in the same append.
+                    if undo_token.is_some() {
+                        let board = sessions
+                            .snapshot_at_latest(caller, session_id)
+                            .await?
+                            .view
+                            .board;
+                        events.extend(
+                            crate::tools::board::saved_refresh(
+                                engine,
+                                caller,
+                                &board,
+                                Some(turn_id),
+                            )
+                            .await?,
+                        );
+                    }
+                    sessions.append_all(session_id, &events).await?;
+                    let result = response.to_json();
+                    recorder
+                        .push(Step::ToolCall(ToolStep {
+                            call: handle.clone(),
+                            tool: call.name.clone(),
+                            args: call.args.clone(),
+                            level: def.map_or(0, |d| level_number(d.level)),
+                            writes: def.is_some_and(|d| {
+                                d.side_effect != crate::registry::def::SideEffect::None
+                            }),
+                            ok: response.is_ok(),
+                            error_code: response
+                                .outcome
+                                .as_ref()
+                                .err()
+                                .and_then(|e| serde_json::to_value(e.code).ok())
+                                .and_then(|v| v.as_str().map(str::to_owned)),
+                            result: result.clone(),
+                            charged: response
+                                .receipts
+                                .iter()
+                                .filter(|r| {
+                                    !r.replayed && r.ledger == crate::billing::Ledger::Contact
+                                })
+                                .map(|r| r.amount)
+                                .sum(),
+                            metered: response
+                                .receipts
+                                .iter()
+                                .filter(|r| {
+                                    !r.replayed && r.ledger == crate::billing::Ledger::Intelligence
+                                })
+                                .map(|r| r.amount)
+                                .sum(),
+                            undo_token,
+                        }))
+                        .await?;
+                    if call.name == "market_search" {
+                        stagnant = if new_objects == 0 { stagnant + 1 } else { 0 };
+                    }
+                    input.transcript.push(Exchange {
+                        call: handle,
+                        tool: call,
+                        result,
+                    });
+                }
+                if stagnant >= STAGNATION_LIMIT {
+                    tracing::info!("stagnation: ending the loop");
+                    stopped = "Me detuve antes de terminar: no encontré evidencia nueva con las búsquedas que hice. Ajusta el criterio y lo intento de nuevo.";
+                    break;
+                }
+                // The board may have moved on (a selection now exists): project the
+                // tools again for the new stage, still at most 12.
+                let board = sessions
+                    .snapshot_at_latest(caller, session_id)
+                    .await?
+                    .view
+                    .board;
+                let now = derive_stage(&board, &request, true);
+                if now != input.turn.stage {
+                    let (names, tools) = project(engine, now);
+                    visible_names = names;
+                    input.tools = tools;
+                    input.turn.stage = now;
+                    input.turn.board = BoardBrief::from_board(&board);
+                }
+            }
+            ModelStep::Final(TurnOutput { intent, narracion }) => {
+                let ids: Vec<String> = proposals.iter().map(|(id, _)| id.clone()).collect();
+                let checked = check_intent(&intent, &ledger, &ids);
+                let resolved = narration::resolve(&narracion, &known);
+                let mut problems = Vec::new();
+                if let Err(p) = &checked {
+                    problems.push(format!("{p:?}"));
+                }
+                if let Err(ps) = &resolved {
+                    problems.extend(ps.iter().map(|p| format!("{p:?}")));
+                }
+                recorder
+                    .push(Step::ModelAnswer {
+                        intent: intent.clone(),
+                        narracion: narracion.clone(),
+                        accepted: problems.is_empty(),
+                        problems: problems.clone(),
+                    })
+                    .await?;
+                match (checked, resolved) {
+                    (Ok(()), Ok(r)) => {
+                        final_output = Some((intent, r, false));
+                        break;
+                    }
+                    (_, _) if !repaired => {
+                        repaired = true;
+                        input.repair = Some(problems.join("; "));
+                    }
+                    (_, _) => {
+                        let mut trimmed = narration::trim_to_anchored(&narracion, &known);
+                        // A question the governor refused twice must not reach the
+                        // person in prose either.
+                        if problems.iter().any(|p| p.starts_with("AsksKnownField")) {
+                            trimmed = ResolvedNarration {
+                                text: "Sigo con lo que ya me dijiste; si quieres cambiar algún criterio, dímelo.".to_owned(),
+                                anchors: Vec::new(),
+                            };
+                        }
+                        final_output = Some((TurnIntent::Responder {}, trimmed, true));
+                        break;
+                    }
+                }
+            }
+        }
+    }
+
+    let (mut intent, mut narration, trimmed) = final_output.unwrap_or_else(|| {
+        (
+            TurnIntent::Cierre {
+                variante: CierreVariante::Parcial,
+                salidas: Vec::new(),
+            },
+            ResolvedNarration {
+                text: stopped.to_owned(),
+                anchors: Vec::new(),
+            },
+            false,
+        )
+    });
+
+    // The model's draft becomes a card only through the code that looks up what it
+    // points at; a draft that cannot be prepared ends the turn in `limite`.
+    let mut prepared = None;
+    if let TurnIntent::ProponerDecision { decision } = &intent {
+        let text = serde_json::to_string(decision).unwrap_or_default();
+        let source = proposals
+            .iter()
+            .find(|(id, _)| text.contains(id.as_str()))
+            .map(|(_, env)| env);
+        match decisions::prepare(engine, caller, decision, source).await {
+            Ok(p) => prepared = Some(p),
+            Err(e) => {
+                let detalle = match &e {
+                    crate::EngineError::Typed(body) => body.message.clone(),
+                    other => {
+                        tracing::warn!(error = %other, "decision card could not be prepared");
+                        "No pude preparar la tarjeta de decisión.".to_owned()
+                    }
+                };
+                narration = ResolvedNarration {
+                    text: format!("No pude preparar esa decisión: {detalle}"),
+                    anchors: Vec::new(),
+                };
+                intent = TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle,
+                    },
+                };
+            }
+        }
+    }
+
+    if !narration.text.is_empty() {
+        sessions
+            .append_one(
+                session_id,
+                SessionEvent::NarrationDelta(NarrationDelta {
+                    turn_id: turn_id.to_owned(),
+                    text: narration.text.clone(),
+                    anchors: to_anchors(&narration),
+                }),
+            )
+            .await?;
+        recorder
+            .push(Step::Narration {
+                text: narration.text.clone(),
+                anchors: narration.anchors.clone(),
+            })
+            .await?;
+    }
+    if let Some(p) = prepared {
+        // Recorded before the offer, so an auto resolution (written by `offer`)
+        // follows it in the trajectory.
+        recorder
+            .push(Step::DecisionProposed {
+                decision_id: p.card.id.clone(),
+                decision: p.card.kind.as_str().to_owned(),
+                level: p.card.kind.level(),
+                source: p.target.source_id().map(str::to_owned),
+                credits: p.credits,
+                contacts: p.contacts,
+            })
+            .await?;
+        decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
+    }
+    super::service::close_turn(
+        engine,
+        session_id,
+        turn_id,
+        vec![SessionEvent::TurnFinished(TurnFinished {
+            turn_id: turn_id.to_owned(),
+            intent_kind: intent_kind(&intent),
+        })],
+        "finished",
+    )
+    .await?;
+    let route = model.route_taken(turn_id);
+    recorder
+        .push(Step::Finished {
+            intent: intent.clone(),
+            route,
+            attempts: attempts_of(engine.store.pool(), turn_id).await?,
+            repaired,
+            trimmed,
+            model_steps: steps,
+        })
+        .await?;
+
+    Ok(TurnOutcome {
+        turn_id: turn_id.to_owned(),
+        intent,
+        narration,
+        repaired,
+        trimmed,
+        transcript: input.transcript,
+        route,
+        steps,
+        trajectory: recorder.trajectory,
+    })
+}
+
+fn level_number(level: crate::registry::def::Level) -> u8 {
+    use crate::registry::def::Level;
+    match level {
+        Level::L0 => 0,
+        Level::L1 => 1,
+        Level::L2 => 2,
+        Level::Never => 3,
+    }
+}
+
+/// Ends a turn the plan preflight or the model gates refused: `turn.refused {code}` closes it in the log
+/// (the chat shows the code's fixed sentence) and the outcome reports a `limite`.
+/// The recorder knows the session and the turn.
+async fn refuse(
+    engine: &Engine,
+    model: &dyn ModelGateway,
+    code: luna_protocol::event::RefusalCode,
+    input: ModelInput,
+    steps: usize,
+    mut recorder: Recorder,
+) -> EngineResult<TurnOutcome> {
+    let turn_id = recorder.trajectory.turn_id.clone();
+    let turn_id = turn_id.as_str();
+    let session_id = recorder.trajectory.session_id.clone();
+    let session_id = session_id.as_str();
+    tracing::warn!(?code, turn = %turn_id, "the model gates refused the turn");
+    super::service::close_turn(
+        engine,
+        session_id,
+        turn_id,
+        vec![SessionEvent::TurnRefused(
+            luna_protocol::event::TurnRefused::new(turn_id, code),
+        )],
+        "finished",
+    )
+    .await?;
+    let route = model.route_taken(turn_id);
+    recorder
+        .push(Step::Refused {
+            code: format!("{code:?}"),
+            route,
+            attempts: attempts_of(engine.store.pool(), turn_id).await?,
+        })
+        .await?;
+    Ok(TurnOutcome {
+        turn_id: turn_id.to_owned(),
+        intent: TurnIntent::Limite {
+            falta: super::intent::Falta {
+                tipo: super::intent::FaltaTipo::Operacion,
+                detalle: code.message().to_owned(),
+            },
+        },
+        narration: ResolvedNarration {
+            text: String::new(),
+            anchors: Vec::new(),
+        },
+        repaired: false,
+        trimmed: false,
+        transcript: input.transcript,
+        route,
+        steps,
+        trajectory: recorder.trajectory,
+    })
+}
+
+/// True when `message` (folded) looks like it only greets or asks what Luna does.
+pub fn is_small_talk(message: &str) -> bool {
+    let f = fold(message);
+    [
+        "hola",
+        "buenos dias",
+        "buenas tardes",
+        "que puedes hacer",
+        "ayuda",
+        "gracias",
+    ]
+    .iter()
+    .any(|w| f.starts_with(w))
+}
+
+/// Live reasoning of this turn's model goes to the session's watchers, not the log.
+fn thinking_sink(engine: &Engine, session_id: &str, turn_id: &str) -> ThinkingSink {
+    let hub = engine.sessions.hub().clone();
+    let (session_id, turn_id) = (session_id.to_owned(), turn_id.to_owned());
+    ThinkingSink::new(move |text| {
+        hub.think(
+            &session_id,
+            luna_protocol::stream::Thinking {
+                turn_id: turn_id.clone(),
+                text: text.to_owned(),
+            },
+        )
+    })
+}

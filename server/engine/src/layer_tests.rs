@@ -1,0 +1,210 @@
+//! The layering rule, enforced: every `crate::` path in the engine's non-test code is
+//! read and its target's layer compared with the file's own. A file may name its own
+//! layer or any layer below it, never one above (see ARCHITECTURE.md, "Layers"):
+//!
+//! `base` → domains (`accounts` → `billing` → `session` → `market` → `crm` → `people`
+//! → `knowledge` → `sequences`, each may use the ones before it) → `registry` (with
+//! `crate::Engine`, the services struct) → `tools` → `agent` → the composition root
+//! (`lib.rs`, `demo`, `testkit`).
+//!
+//! [`KNOWN_UPWARD`] lists the imports that still go up, each with why; the list may
+//! only shrink: an entry that no longer occurs fails the test too.
+
+use std::collections::BTreeSet;
+use std::path::Path;
+
+/// The layer of a crate-level name, as a rank (higher sits above). Domains share
+/// rank 1 and are ordered among themselves by [`DOMAINS`].
+fn rank(top: &str) -> Option<u8> {
+    Some(match top {
+        "base" | "catalog" | "clock" | "error" | "ids" | "password" | "store" | "EngineError"
+        | "EngineResult" | "Store" => 0,
+        d if DOMAINS.contains(&d) => 1,
+        "registry" | "Engine" => 2,
+        "tools" => 3,
+        "agent" | "turn" | "decisions" | "director" | "research" | "screen" | "evals" => 4,
+        "demo" | "testkit" | "lib" => 5,
+        _ => return None,
+    })
+}
+
+/// The domains, lowest first: a domain may use the ones listed before it.
+const DOMAINS: &[&str] = &[
+    "accounts",
+    "billing",
+    "session",
+    "market",
+    "crm",
+    "people",
+    "knowledge",
+    "sequences",
+];
+
+/// Imports that still go up a layer: (file under `src/`, the name it imports).
+const KNOWN_UPWARD: &[(&str, &str)] = &[
+    // Sequences' service functions take the whole `Engine` to reach the CRM and people;
+    // next: a `Sequences` service holding the stores it needs.
+    ("sequences/dispatch.rs", "Engine"),
+    ("sequences/mod.rs", "Engine"),
+    // The board tools read pending cards and the research tools start runs, both
+    // agent services; next: the cards' storage moves down into a `decisions` domain.
+    ("tools/board.rs", "agent"),
+    ("tools/research.rs", "agent"),
+];
+
+/// The crate-level names a source text refers to through `crate::…` paths, grouped
+/// `use crate::{a::X, b}` forms included.
+fn crate_names(src: &str) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let mut rest = src;
+    while let Some(i) = rest.find("crate::") {
+        rest = &rest[i + "crate::".len()..];
+        if let Some(group) = rest.strip_prefix('{') {
+            // Top-level items of the group, up to its closing brace.
+            let (mut depth, mut item, mut end) = (0usize, String::new(), group.len());
+            for (j, ch) in group.char_indices() {
+                match ch {
+                    '{' => depth += 1,
+                    '}' if depth == 0 => {
+                        end = j;
+                        break;
+                    }
+                    '}' => depth -= 1,
+                    ',' if depth == 0 => {
+                        push_first(&mut out, &item);
+                        item.clear();
+                        continue;
+                    }
+                    _ => {}
+                }
+                item.push(ch);
+            }
+            push_first(&mut out, &item);
+            rest = &group[end..];
+        } else {
+            push_first(&mut out, rest);
+        }
+    }
+    out
+}
+
+fn push_first(out: &mut BTreeSet<String>, path: &str) {
+    let name: String = path
+        .trim_start()
+        .chars()
+        .take_while(|c| c.is_ascii_alphanumeric() || *c == '_')
+        .collect();
+    if !name.is_empty() && name != "self" {
+        out.insert(name);
+    }
+}
+
+/// The upward imports of one file (`rel` is its path under `src/`).
+fn upward(rel: &str, src: &str) -> Vec<String> {
+    let own = rel.split('/').next().unwrap_or(rel).trim_end_matches(".rs");
+    let Some(own_rank) = rank(own) else {
+        return vec![format!("{own} (a top-level module with no layer)")];
+    };
+    // Inline test modules are tests: they may use anything.
+    let code = src.split("#[cfg(test)]\nmod tests {").next().unwrap_or(src);
+    crate_names(code)
+        .into_iter()
+        .filter(|t| t != own)
+        .filter(|t| match rank(t) {
+            None => true,
+            Some(r) if r > own_rank => true,
+            Some(1) if own_rank == 1 => {
+                let pos = |d: &str| DOMAINS.iter().position(|x| *x == d);
+                pos(t) > pos(own)
+            }
+            Some(_) => false,
+        })
+        .collect()
+}
+
+fn is_test_file(rel: &str) -> bool {
+    let file = rel.rsplit('/').next().unwrap_or(rel);
+    file == "tests.rs" || file.ends_with("_tests.rs") || rel.contains("/tests/")
+}
+
+fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .expect("the engine's sources are readable")
+        .map(|e| e.expect("a directory entry").path())
+        .collect();
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            walk(&path, root, out);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            let rel = path
+                .strip_prefix(root)
+                .expect("under src")
+                .to_string_lossy()
+                .replace('\\', "/");
+            if rel == "lib.rs" || rel.starts_with("bin/") || is_test_file(&rel) {
+                continue;
+            }
+            let src = std::fs::read_to_string(&path).expect("a source file");
+            for target in upward(&rel, &src) {
+                out.push((rel.clone(), target));
+            }
+        }
+    }
+}
+
+#[test]
+fn no_module_imports_a_layer_above_its_own() {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut found = Vec::new();
+    walk(&root, &root, &mut found);
+    let known: Vec<(String, String)> = KNOWN_UPWARD
+        .iter()
+        .map(|(f, t)| (f.to_string(), t.to_string()))
+        .collect();
+    let new: Vec<_> = found.iter().filter(|v| !known.contains(v)).collect();
+    assert!(
+        new.is_empty(),
+        "imports that go up a layer (see ARCHITECTURE.md, \"Layers\"): {new:?}"
+    );
+    let gone: Vec<_> = known.iter().filter(|k| !found.contains(k)).collect();
+    assert!(
+        gone.is_empty(),
+        "these known upward imports are gone: remove them from KNOWN_UPWARD: {gone:?}"
+    );
+}
+
+#[test]
+fn an_upward_import_is_caught_in_every_form() {
+    // A base module reaching into the agent, directly and inside a group.
+    assert_eq!(
+        upward("base/store.rs", "use crate::agent::turn::runner;\n"),
+        ["agent"]
+    );
+    assert_eq!(
+        upward(
+            "base/clock.rs",
+            "use crate::{base::error::EngineResult, tools::{market, crm}};\n"
+        ),
+        ["tools"]
+    );
+    // A domain using a later domain, and one using the services struct.
+    assert_eq!(
+        upward("crm/x.rs", "use crate::knowledge::Topic;"),
+        ["knowledge"]
+    );
+    assert_eq!(
+        upward("market/x.rs", "fn f(e: &crate::Engine) {}"),
+        ["Engine"]
+    );
+    // Downward and same-layer imports pass; inline tests may use anything.
+    assert!(upward("tools/x.rs", "use crate::{registry::ToolDef, crm::Crm};").is_empty());
+    assert!(upward("people/x.rs", "use crate::crm::Record;").is_empty());
+    assert!(upward(
+        "base/x.rs",
+        "fn f() {}\n#[cfg(test)]\nmod tests {\n    use crate::agent::turn;\n}\n"
+    )
+    .is_empty());
+    // A new top-level module must be given a layer.
+    assert_eq!(upward("newthing.rs", "").len(), 1);
+}
