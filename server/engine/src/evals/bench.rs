@@ -11,7 +11,6 @@
 //! type, with expectations on meaning — see [`super::meaning`] — that measure the
 //! director and never block). The held-out file is reported in aggregate only.
 
-
 use luna_protocol::account::{Plan, Role};
 use serde::{Deserialize, Serialize};
 
@@ -261,7 +260,10 @@ pub fn evaluate(set: &[&Trajectory]) -> Vec<EvalReport> {
 /// What a turn changed on the board that its expectations say must stay.
 pub fn unasked_changes(expect: &Expect, delta: &BoardDelta) -> Vec<String> {
     [
-        (expect.selection_unchanged && delta.selection_changed, "selection"),
+        (
+            expect.selection_unchanged && delta.selection_changed,
+            "selection",
+        ),
         (expect.saved_unchanged && delta.saved_changed, "saved"),
         (expect.drafts_unchanged && delta.drafts_changed, "drafts"),
     ]
@@ -274,7 +276,9 @@ pub fn unasked_changes(expect: &Expect, delta: &BoardDelta) -> Vec<String> {
 pub fn expectations(expect: &Expect, t: &Trajectory, delta: &BoardDelta) -> Vec<String> {
     let mut failures = call_failures(&expect.calls, t);
     for what in unasked_changes(expect, delta) {
-        failures.push(format!("changed the {what} although the person did not ask"));
+        failures.push(format!(
+            "changed the {what} although the person did not ask"
+        ));
     }
     if let Some(n) = expect.selection_size {
         if delta.selection_len != n {
@@ -591,4 +595,3 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         briefs: reports,
     })
 }
-

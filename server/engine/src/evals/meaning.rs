@@ -190,7 +190,12 @@ fn is_operator(v: &Value) -> bool {
 }
 
 /// Whether `actual` (at `path`, under object key `key`) satisfies `expected`.
-pub fn matches(path: &str, key: &str, expected: &Value, actual: Option<&Value>) -> Result<(), String> {
+pub fn matches(
+    path: &str,
+    key: &str,
+    expected: &Value,
+    actual: Option<&Value>,
+) -> Result<(), String> {
     let here = at(path, key);
     let mismatch = || {
         Err(format!(
@@ -220,13 +225,13 @@ pub fn matches(path: &str, key: &str, expected: &Value, actual: Option<&Value>) 
         }
         (Value::Array(want), Value::Array(got)) => {
             if want.len() != got.len() {
-                return mismatch();
+                return Err(format!(
+                    "{here}: got {} items, expected {}",
+                    got.len(),
+                    want.len()
+                ));
             }
-            if set_match(&here, key, want, got) {
-                Ok(())
-            } else {
-                mismatch()
-            }
+            set_match(&here, key, want, got)
         }
         (Value::Number(a), Value::Number(b)) => match (a.as_f64(), b.as_f64()) {
             (Some(a), Some(b)) if (a - b).abs() <= 1e-6 * a.abs().max(1.0) => Ok(()),
@@ -239,22 +244,35 @@ pub fn matches(path: &str, key: &str, expected: &Value, actual: Option<&Value>) 
 }
 
 /// Each expected element matches a distinct actual element (greedy, in order).
-fn set_match(path: &str, key: &str, want: &[Value], got: &[Value]) -> bool {
+fn set_match(path: &str, key: &str, want: &[Value], got: &[Value]) -> Result<(), String> {
     let elem_key = element_key(key);
     let mut used = vec![false; got.len()];
-    want.iter().all(|w| {
-        let found = got
-            .iter()
-            .enumerate()
-            .find(|(i, g)| !used[*i] && matches(path, elem_key, w, Some(g)).is_ok());
-        match found {
-            Some((i, _)) => {
-                used[i] = true;
-                true
+    for w in want {
+        let mut why = String::new();
+        let found = got.iter().enumerate().position(|(i, g)| {
+            if used[i] {
+                return false;
             }
-            None => false,
+            match matches(path, elem_key, w, Some(g)) {
+                Ok(()) => true,
+                Err(e) => {
+                    why = e;
+                    false
+                }
+            }
+        });
+        match found {
+            Some(i) => used[i] = true,
+            None => {
+                return Err(format!(
+                    "{}: no item matches {} ({why})",
+                    at(path, key),
+                    show(Some(w))
+                ))
+            }
         }
-    })
+    }
+    Ok(())
 }
 
 /// The key an array's elements compare under (`states` → `state`).
@@ -266,7 +284,12 @@ fn element_key(key: &str) -> &str {
     }
 }
 
-fn operators(here: &str, key: &str, expected: &Value, actual: Option<&Value>) -> Result<(), String> {
+fn operators(
+    here: &str,
+    key: &str,
+    expected: &Value,
+    actual: Option<&Value>,
+) -> Result<(), String> {
     let ops = expected.as_object().cloned().unwrap_or_default();
     let elem_key = element_key(key);
     let items: Vec<Value> = match actual {
@@ -278,29 +301,35 @@ fn operators(here: &str, key: &str, expected: &Value, actual: Option<&Value>) ->
             "$len" => arg
                 .as_u64()
                 .is_some_and(|n| matches!(actual, Some(Value::Array(a)) if a.len() as u64 == n)),
-            "$includes" => matches!(actual, Some(Value::Array(_)))
-                && arg.as_array().is_some_and(|want| {
-                    want.iter().all(|w| {
-                        items
-                            .iter()
-                            .any(|g| matches(here, elem_key, w, Some(g)).is_ok())
+            "$includes" => {
+                matches!(actual, Some(Value::Array(_)))
+                    && arg.as_array().is_some_and(|want| {
+                        want.iter().all(|w| {
+                            items
+                                .iter()
+                                .any(|g| matches(here, elem_key, w, Some(g)).is_ok())
+                        })
                     })
-                }),
-            "$within" => matches!(actual, Some(Value::Array(_)))
-                && arg.as_array().is_some_and(|allowed| {
-                    items.iter().all(|g| {
-                        allowed
-                            .iter()
-                            .any(|w| matches(here, elem_key, w, Some(g)).is_ok())
+            }
+            "$within" => {
+                matches!(actual, Some(Value::Array(_)))
+                    && arg.as_array().is_some_and(|allowed| {
+                        items.iter().all(|g| {
+                            allowed
+                                .iter()
+                                .any(|w| matches(here, elem_key, w, Some(g)).is_ok())
+                        })
                     })
-                }),
-            "$each" => matches!(actual, Some(Value::Array(a)) if !a.is_empty())
-                && items
-                    .iter()
-                    .all(|g| matches(here, elem_key, arg, Some(g)).is_ok()),
-            "$one_of" => arg.as_array().is_some_and(|options| {
-                options.iter().any(|w| matches("", key, w, actual).is_ok())
-            }),
+            }
+            "$each" => {
+                matches!(actual, Some(Value::Array(a)) if !a.is_empty())
+                    && items
+                        .iter()
+                        .all(|g| matches(here, elem_key, arg, Some(g)).is_ok())
+            }
+            "$one_of" => arg
+                .as_array()
+                .is_some_and(|options| options.iter().any(|w| matches("", key, w, actual).is_ok())),
             _ => false,
         };
         if !ok {
@@ -328,7 +357,9 @@ fn strings_match(key: &str, want: &str, got: &str) -> bool {
             (Ok(a), Ok(b)) => a == b,
             _ => fold(want) == fold(got),
         },
-        "topic" => fold(want.trim_start_matches("topic:")) == fold(got.trim_start_matches("topic:")),
+        "topic" => {
+            fold(want.trim_start_matches("topic:")) == fold(got.trim_start_matches("topic:"))
+        }
         "date_from" | "date_to" => day(want, key == "date_to") == day(got, key == "date_to"),
         "query" => {
             matches!((Giro::parse(want), Giro::parse(got)), (Ok(a), Ok(b)) if a == b)
@@ -365,7 +396,9 @@ fn day(s: &str, end: bool) -> String {
     let parts: Vec<&str> = s.split('-').collect();
     let num = |i: usize| parts.get(i).and_then(|p| p.parse::<u32>().ok());
     let date = match (num(0), num(1), num(2), parts.len()) {
-        (Some(y), _, _, 1) => NaiveDate::from_ymd_opt(y as i32, if end { 12 } else { 1 }, if end { 31 } else { 1 }),
+        (Some(y), _, _, 1) => {
+            NaiveDate::from_ymd_opt(y as i32, if end { 12 } else { 1 }, if end { 31 } else { 1 })
+        }
         (Some(y), Some(m), _, 2) => {
             let first = NaiveDate::from_ymd_opt(y as i32, m, 1);
             if end {

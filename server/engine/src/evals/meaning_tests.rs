@@ -46,7 +46,10 @@ fn expected_arguments_match_by_meaning_not_by_spelling() {
         json!({"rfcs": ["EMB050315AB1", "CAJ990101XY2"]}),
         json!({"rfcs": ["caj990101xy2", "EMB050315AB1"]})
     ));
-    assert!(ok(json!({"filters": {"giro": null}}), json!({"filters": {}})));
+    assert!(ok(
+        json!({"filters": {"giro": null}}),
+        json!({"filters": {}})
+    ));
     assert!(ok(
         json!({"brief": "insumos médicos"}),
         json!({"brief": "Estudio de mercado de insumos medicos en Nuevo León"})
@@ -56,7 +59,10 @@ fn expected_arguments_match_by_meaning_not_by_spelling() {
         json!({"filters": {"state": "Jalisco"}}),
         json!({"filters": {"state": "Nuevo León"}})
     ));
-    assert!(!ok(json!({"filters": {"state": "Jalisco"}}), json!({"filters": {}})));
+    assert!(!ok(
+        json!({"filters": {"state": "Jalisco"}}),
+        json!({"filters": {}})
+    ));
     assert!(!ok(
         json!({"filters": {"buyer": "IMSS"}}),
         json!({"filters": {"buyer": "ISSSTE"}})
@@ -69,9 +75,18 @@ fn expected_arguments_match_by_meaning_not_by_spelling() {
         json!({"filters": {"date_to": "2023"}}),
         json!({"filters": {"date_to": "2023-01-01"}})
     ));
-    assert!(!ok(json!({"kind": "opportunities"}), json!({"kind": "suppliers"})));
-    assert!(!ok(json!({"rfcs": ["A", "B"]}), json!({"rfcs": ["A", "B", "C"]})));
-    assert!(!ok(json!({"filters": {"giro": null}}), json!({"filters": {"giro": "empaque"}})));
+    assert!(!ok(
+        json!({"kind": "opportunities"}),
+        json!({"kind": "suppliers"})
+    ));
+    assert!(!ok(
+        json!({"rfcs": ["A", "B"]}),
+        json!({"rfcs": ["A", "B", "C"]})
+    ));
+    assert!(!ok(
+        json!({"filters": {"giro": null}}),
+        json!({"filters": {"giro": "empaque"}})
+    ));
 }
 
 #[test]
@@ -150,7 +165,10 @@ fn operators_check_lengths_members_and_choices() {
         "$within": ["Aguascalientes", "Guanajuato", "Querétaro", "Jalisco"]
     }});
     assert!(ok(bajio.clone(), states));
-    assert!(!ok(bajio.clone(), json!({"states": ["Guanajuato", "Yucatán", "Querétaro"]})));
+    assert!(!ok(
+        bajio.clone(),
+        json!({"states": ["Guanajuato", "Yucatán", "Querétaro"]})
+    ));
     assert!(!ok(bajio, json!({"states": ["Guanajuato"]})));
     let steps = json!({"steps": {"$len": 3}});
     assert!(ok(steps.clone(), json!({"steps": [{}, {}, {}]})));
@@ -165,7 +183,10 @@ fn operators_check_lengths_members_and_choices() {
         json!({"changes": [{"record_id": "a", "stage": "Contactado"}, {"record_id": "b", "stage": "Perdido"}]})
     ));
     let size = json!({"filters": {"size_band": {"$one_of": ["micro", "pequena"]}}});
-    assert!(ok(size.clone(), json!({"filters": {"size_band": "pequena"}})));
+    assert!(ok(
+        size.clone(),
+        json!({"filters": {"size_band": "pequena"}})
+    ));
     assert!(!ok(size, json!({"filters": {"size_band": "grande"}})));
 }
 
@@ -226,7 +247,11 @@ fn the_public_and_held_out_briefs_parse_cover_every_kind_and_name_real_arguments
     let mut ids: Vec<&str> = all.iter().map(|b| b.id.as_str()).collect();
     ids.sort_unstable();
     ids.dedup();
-    assert_eq!(ids.len(), all.len(), "brief ids are unique across both files");
+    assert_eq!(
+        ids.len(),
+        all.len(),
+        "brief ids are unique across both files"
+    );
     let (public, held) = (&files[0].1, &files[1].1);
     assert!(held.len() * 3 >= all.len() - 6 && held.len() * 3 <= all.len() + 6);
     for kind in KINDS {

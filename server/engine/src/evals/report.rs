@@ -59,13 +59,7 @@ impl Tally {
 
 impl std::fmt::Display for Tally {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        write!(
-            f,
-            "{}/{} ({:.0} %)",
-            self.right,
-            self.total,
-            self.percent()
-        )
+        write!(f, "{}/{} ({:.0} %)", self.right, self.total, self.percent())
     }
 }
 
