@@ -268,7 +268,8 @@ pub fn unasked_changes(expect: &Expect, delta: &BoardDelta) -> Vec<String> {
         (expect.drafts_unchanged && delta.drafts_changed, "drafts"),
     ]
     .into_iter()
-    .filter_map(|(hit, what)| hit.then(|| what.to_owned()))
+    .filter(|(hit, _)| *hit)
+    .map(|(_, what)| what.to_owned())
     .collect()
 }
 
