@@ -34,7 +34,7 @@ pub fn ChatPane() -> impl IntoView {
     let running = move || live.replica.with(|r| r.view.active_turn.is_some());
     provide_context(UndoLog(RwSignal::new(HashMap::new())));
     let log = NodeRef::<leptos::html::Div>::new();
-    let follow = Follow(StoredValue::new(true));
+    let follow = Follow::new();
     provide_context(follow);
     #[cfg(feature = "hydrate")]
     follow.keep_at_newest(log);
@@ -70,19 +70,33 @@ pub fn ChatPane() -> impl IntoView {
 /// what arrives, unless the person scrolled up to read; back at the bottom, or after
 /// sending, it follows again.
 #[derive(Clone, Copy)]
-struct Follow(StoredValue<bool>);
+struct Follow {
+    on: StoredValue<bool>,
+    /// The log's scroll height when the content last changed size. A scroll event is
+    /// judged against it: the browser may deliver the event after new content already
+    /// grew the log, and a person who had reached the bottom must stay followed.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))] // scroll events: browser only
+    height: StoredValue<i32>,
+}
 
 /// How close to the bottom still counts as "at the newest message".
 #[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
 const NEAR_BOTTOM_PX: i32 = 48;
 
 impl Follow {
-    /// After a scroll (the person's, or ours to the bottom): follow again only at the bottom.
+    fn new() -> Self {
+        Follow {
+            on: StoredValue::new(true),
+            height: StoredValue::new(0),
+        }
+    }
+
+    /// After a scroll (the person's, or ours to the bottom): follow only at the bottom.
     fn scrolled(self, log: NodeRef<leptos::html::Div>) {
         #[cfg(feature = "hydrate")]
         if let Some(el) = log.get_untracked() {
-            let below = el.scroll_height() - el.scroll_top() - el.client_height();
-            self.0.set_value(below <= NEAR_BOTTOM_PX);
+            let below = self.height.get_value() - el.scroll_top() - el.client_height();
+            self.on.set_value(below <= NEAR_BOTTOM_PX);
         }
         #[cfg(not(feature = "hydrate"))]
         let _ = (self, log);
@@ -96,14 +110,15 @@ impl Follow {
         use wasm_bindgen::closure::Closure;
         use wasm_bindgen::JsCast;
         log.on_load(move |el| {
-            let follow = self.0;
             // Holds only reactive ids: once the pane is gone it does nothing.
             let to_newest = Closure::<dyn FnMut()>::new(move || {
-                if follow.try_get_value() == Some(true) {
-                    if let Some(Some(el)) = log.try_get_untracked() {
-                        el.set_scroll_top(el.scroll_height());
-                    }
+                let Some(Some(el)) = log.try_get_untracked() else {
+                    return;
+                };
+                if self.on.try_get_value() == Some(true) {
+                    el.set_scroll_top(el.scroll_height());
                 }
+                let _ = self.height.try_set_value(el.scroll_height());
             });
             let Ok(observer) = web_sys::ResizeObserver::new(to_newest.as_ref().unchecked_ref())
             else {
@@ -388,8 +403,8 @@ fn Composer() -> impl IntoView {
         set_sending.set(true);
         set_error.set(None);
         // The person wants to see their message and the answer.
-        if let Some(Follow(follow)) = follow {
-            follow.set_value(true);
+        if let Some(follow) = follow {
+            follow.on.set_value(true);
         }
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
