@@ -444,7 +444,7 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
     assert!(board.selection.len() == 40);
 }
 
-/// Two app instances on one PostgreSQL database (SPEC §2): the browser's websocket is
+/// Two app instances on one PostgreSQL database (CONTRACT §2): the browser's websocket is
 /// on instance A while the turn and the card's resolution run on instance B. A sees
 /// every event B appends, live and in order, and folds the board B's database holds.
 /// The login cookie works on both. (SQLite runs one instance: ignored there.)

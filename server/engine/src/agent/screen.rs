@@ -1,4 +1,4 @@
-//! Reads and direct actions of the screen (SPEC §13), each one engine call behind a
+//! Reads and direct actions of the screen (CONTRACT §13), each one engine call behind a
 //! thin server function: the evidence drawer's company file, the saved collection as
 //! a board, moving a card between stages, "quitar" on a selection card and "deshacer".
 //!

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filters::MarketFilters;
 
-/// The five kinds of market record (SPEC §4).
+/// The five kinds of market record (CONTRACT §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(
@@ -94,7 +94,7 @@ impl Procedure {
     }
 }
 
-/// Kind of risk mark (closed enum, SPEC §5 rule 2).
+/// Kind of risk mark (closed enum, CONTRACT §5 rule 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(description = "Tipo de marca de riesgo.")]
@@ -479,7 +479,7 @@ pub struct SearchPage {
     pub cursor: Option<String>,
 }
 
-/// Which branch `market_get` ran (billing charges by branch, SPEC §3).
+/// Which branch `market_get` ran (billing charges by branch, CONTRACT §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GetBranch {

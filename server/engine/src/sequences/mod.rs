@@ -1,4 +1,4 @@
-//! Email sequences (SPEC §9): drafts Luna writes and a person authorizes step by step.
+//! Email sequences (CONTRACT §9): drafts Luna writes and a person authorizes step by step.
 //!
 //! A draft is inert. Authorizing (the `revisar_secuencia` card, from a person's
 //! session only) freezes the audience of the current version, stores one immutable

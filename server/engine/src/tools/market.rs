@@ -1,4 +1,4 @@
-//! The Mercado family (SPEC §4, seed 000 §3): eight thin tools over [`crate::market`].
+//! The Mercado family (CONTRACT §4, seed 000 §3): eight thin tools over [`crate::market`].
 //!
 //! - `market_capabilities`: the client-safe coverage map (no stage: Luna gets coverage
 //!   in the compiled turn input).

@@ -1,4 +1,4 @@
-//! The blocking evals (SPEC §14, seed 004 §9) and the brief bench (issue 11).
+//! The blocking evals (CONTRACT §14, seed 004 §9) and the brief bench (issue 11).
 //!
 //! - `checks`: the eight evals as code over [`crate::agent::turn::trajectory::Trajectory`];
 //! - `bench`: Spanish briefs (`server/engine/evals/briefs.json`) run end to end through
