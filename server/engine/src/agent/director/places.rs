@@ -294,9 +294,7 @@ fn municipalities() -> &'static HashMap<String, Vec<State>> {
             put(&mut map, name, state);
         }
         for (head, states) in heads {
-            if !map.contains_key(&head) {
-                map.insert(head, states);
-            }
+            map.entry(head).or_insert(states);
         }
         for (alias, state) in CITY_ALIASES {
             map.insert((*alias).to_owned(), vec![*state]);
