@@ -211,6 +211,13 @@ pub struct SearchArgs {
         description = "Filtros cerrados por tipo; una clave desconocida se rechaza con allowed_values."
     )]
     pub filters: MarketFilters,
+    /// Up to 5 states, any of them (instead of `filters.state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        description = "Hasta 5 estados; basta con que el registro esté en uno (en lugar de filters.state)."
+    )]
+    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    pub states: Vec<String>,
     /// 1..=50, default 20.
     #[serde(default)]
     #[schemars(description = "De 1 a 50; 20 si no se indica.")]
@@ -261,6 +268,13 @@ pub struct CountArgs {
 pub struct AggregateArgs {
     #[serde(default)]
     pub filters: MarketFilters,
+    /// Up to 5 states, any of them (instead of `filters.state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        description = "Hasta 5 estados; basta con que la Adjudicación esté en uno (en lugar de filters.state)."
+    )]
+    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    pub states: Vec<String>,
     #[schemars(
         description = "Agrupar por supplier (proveedor), buyer (comprador), state (estado) o year (año)."
     )]
