@@ -9,13 +9,9 @@
 use luna_protocol::error::{ErrorBody, ErrorCode};
 
 use crate::accounts::Caller;
+use crate::base::clock::month_period;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::{Conn, Store};
-
-/// The budget period a charge at `now` falls into: `YYYY-MM`.
-pub fn period(now: i64) -> String {
-    crate::base::clock::month_period(now)
-}
 
 /// The key's budget, when the caller is a key that has one.
 fn budget_of(caller: &Caller) -> Option<(&str, i64)> {
@@ -37,7 +33,7 @@ async fn spent(conn: &mut Conn, key_id: &str, now: i64) -> EngineResult<i64> {
     Ok(
         sqlx::query_scalar("select spent from api_key_spend where key_id = $1 and period = $2")
             .bind(key_id)
-            .bind(period(now))
+            .bind(month_period(now))
             .fetch_optional(&mut *conn)
             .await?
             .unwrap_or(0),
@@ -63,7 +59,7 @@ pub async fn spend_in(conn: &mut Conn, caller: &Caller, amount: i64, now: i64) -
     let Some(key) = caller.api_key.as_ref() else {
         return Ok(());
     };
-    let month = period(now);
+    let month = month_period(now);
     sqlx::query(
         "insert into api_key_spend (key_id, period, spent) values ($1, $2, 0)
          on conflict (key_id, period) do nothing",

@@ -57,9 +57,7 @@ impl Ledger {
     /// The ledger period a charge at `now` falls into.
     fn period(self, now: i64) -> String {
         match self {
-            Ledger::Intelligence => chrono::DateTime::from_timestamp_millis(now)
-                .map(|d| d.format("%Y-%m").to_string())
-                .unwrap_or_else(|| "0000-00".into()),
+            Ledger::Intelligence => crate::base::clock::month_period(now),
             Ledger::Contact => "prepaid".into(),
         }
     }
