@@ -20,9 +20,14 @@ pub async fn resolve_decision(
     resolution: Resolution,
 ) -> Result<DecisionResolution, AppError> {
     let caller = caller()?;
-    luna_engine::decisions::resolve(&engine()?, &caller, &session_id, &decision_id, resolution)
-        .await
-        .map_err(fail)
+    let engine = engine()?;
+    let resolved =
+        luna_engine::decisions::resolve(&engine, &caller, &session_id, &decision_id, resolution)
+            .await
+            .map_err(fail)?;
+    // A chained request goes on with its next part (or ends, if declined).
+    luna_engine::turn::service::continue_after(&engine, &caller, &session_id);
+    Ok(resolved)
 }
 
 /// Authorizes the ticked steps of a `revisar_secuencia` card (a person only).
@@ -34,9 +39,18 @@ pub async fn authorize_sequence_steps(
 ) -> Result<DecisionResolution, AppError> {
     let caller = caller()?;
     let steps: Vec<usize> = steps.into_iter().map(|s| s as usize).collect();
-    luna_engine::decisions::authorize_steps(&engine()?, &caller, &session_id, &decision_id, &steps)
-        .await
-        .map_err(fail)
+    let engine = engine()?;
+    let resolved = luna_engine::decisions::authorize_steps(
+        &engine,
+        &caller,
+        &session_id,
+        &decision_id,
+        &steps,
+    )
+    .await
+    .map_err(fail)?;
+    luna_engine::turn::service::continue_after(&engine, &caller, &session_id);
+    Ok(resolved)
 }
 
 /// Sets the session's mode (Preguntar / Automático con presupuesto / Ajuste fino).

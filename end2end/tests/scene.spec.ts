@@ -1,4 +1,5 @@
-// The seed scene (004 §1) from start to finish, as the two people who use it most:
+// The seed scene (004 §1) from one message to the sequence card, the person only
+// tapping cards, as the two people who use it most:
 // a salesperson at a desk (split view, evidence drawer, save card, priced contacts,
 // a sequence authorized step by step) and the same person on a phone (390×844,
 // through the Chat · Tablero · Decisiones tabs, with no horizontal scrolling).
@@ -114,7 +115,8 @@ test('browser: the whole scene in the split view, with the drawer, the save card
   await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('40 empresas');
   await shot(page, 'browser-3-saved');
 
-  await send(page, 'consígueme el correo de los 10 mejores');
+  // One message asked for three things: once the save card is accepted, Luna goes on
+  // with the contacts by herself (a new answer, no new message from the person).
   await answered(page, 2);
   await expect(cards.first()).toHaveAttribute('data-kind', 'revelar_contactos');
   await expect(cards.first().getByTestId('decision-price')).toContainText('créditos de contacto');
@@ -122,8 +124,9 @@ test('browser: the whole scene in the split view, with the drawer, the save card
   await cards.first().getByRole('button', { name: 'Revelar' }).click();
   await expect(page.getByTestId('decision-result').last()).toContainText('Revelé');
 
-  await send(page, 'ármame una secuencia de tres correos');
+  // …and then with the sequence.
   await answered(page, 3);
+  await expect(page.getByTestId('person-message')).toHaveCount(1);
   const before = outbox();
   await authorizeFirstStep(cards.first());
   await expect(cards).toHaveCount(0);
@@ -167,20 +170,15 @@ test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones t
   await noHorizontalScroll(page);
   await shot(page, 'mobile-3-saved');
 
-  await tab(/Chat/).click();
-  await send(page, 'consígueme el correo de los 10 mejores');
-  await answered(page, 2);
+  // The contacts card follows on its own (the request asked for them).
   await tab(/Decisiones/).click();
-  await expect(card).toHaveAttribute('data-kind', 'revelar_contactos');
+  await expect(card).toHaveAttribute('data-kind', 'revelar_contactos', { timeout: 45_000 });
   await noHorizontalScroll(page);
   await shot(page, 'mobile-4-contacts-card');
   await card.getByRole('button', { name: 'Revelar' }).click();
-  await expect(card).toHaveCount(0);
 
-  await tab(/Chat/).click();
-  await send(page, 'ármame una secuencia de tres correos');
-  await answered(page, 3);
-  await tab(/Decisiones/).click();
+  // Then the sequence card.
+  await expect(card).toHaveAttribute('data-kind', 'revisar_secuencia', { timeout: 45_000 });
   await authorizeFirstStep(card);
   await expect(card).toHaveCount(0);
   await tab(/Tablero/).click();

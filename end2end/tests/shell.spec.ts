@@ -110,6 +110,21 @@ test('logging out ends the session', async ({ page }) => {
   await expect(page).toHaveURL(/\/login$/);
 });
 
+test('a tab left open goes to the login page once the person logged out elsewhere', async ({ page, context }) => {
+  test.setTimeout(60_000);
+  await login(page, MEMBER);
+  await hydrated(page);
+  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  // Another tab of the same browser logs out: the server closes the first tab's live
+  // socket (1008) at its next check, and that tab must not keep reconnecting.
+  const other = await context.newPage();
+  await other.goto('/');
+  await hydrated(other);
+  await other.getByRole('button', { name: 'Salir' }).click();
+  await expect(other).toHaveURL(/\/login$/);
+  await expect(page).toHaveURL(/\/login$/, { timeout: 45_000 });
+});
+
 test('the tool reference lists the registry tools with their Spanish labels', async ({ page }) => {
   await login(page, MEMBER);
   await expect(page).toHaveURL(/\/$/);

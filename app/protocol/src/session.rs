@@ -14,15 +14,18 @@ pub enum Stage {
     Buscando,
     ConSeleccion,
     ConListaGuardada,
+    /// A sequence draft waits for its review: editing it is the job at hand.
+    ConBorrador,
     DecisionPendiente,
 }
 
 impl Stage {
-    pub const ALL: [Stage; 5] = [
+    pub const ALL: [Stage; 6] = [
         Stage::SinCriterio,
         Stage::Buscando,
         Stage::ConSeleccion,
         Stage::ConListaGuardada,
+        Stage::ConBorrador,
         Stage::DecisionPendiente,
     ];
 
@@ -32,6 +35,7 @@ impl Stage {
             Stage::Buscando => "buscando",
             Stage::ConSeleccion => "con_seleccion",
             Stage::ConListaGuardada => "con_lista_guardada",
+            Stage::ConBorrador => "con_borrador",
             Stage::DecisionPendiente => "decision_pendiente",
         }
     }

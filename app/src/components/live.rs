@@ -61,6 +61,10 @@ impl Default for Live {
     }
 }
 
+/// The close code the server sends when the session behind a socket is gone.
+#[cfg(feature = "hydrate")]
+const POLICY_VIOLATION: u16 = 1008;
+
 #[cfg(feature = "hydrate")]
 async fn follow(live: Live) {
     use crate::session_api::{create_session, latest_session, session_snapshot};
@@ -76,11 +80,13 @@ async fn follow(live: Live) {
         },
         Err(e) => return live.error.set(Some(e.message())),
     };
-    live.session_id.set(Some(id.clone()));
+    // The history first, then the session: the composer opens (and a message can be
+    // sent) only once the conversation so far is on screen.
     match session_snapshot(id.clone()).await {
         Ok(s) => live.replica.set(Replica::new(s.seq, s.view)),
         Err(e) => live.error.set(Some(e.message())),
     }
+    live.session_id.set(Some(id.clone()));
 
     let mut backoff_ms = 500u32;
     loop {
@@ -96,8 +102,17 @@ async fn follow(live: Live) {
         if let Ok(mut socket) = WebSocket::open(&url) {
             // Read only (the browser never writes to it): no split into two halves.
             while let Some(frame) = socket.next().await {
-                let Ok(Message::Text(text)) = frame else {
-                    break;
+                let text = match frame {
+                    Ok(Message::Text(text)) => text,
+                    // 1008: the server ended the session (logged out, membership
+                    // revoked). Reconnecting cannot help; the login page can.
+                    Err(gloo_net::websocket::WebSocketError::ConnectionClose(close))
+                        if close.code == POLICY_VIOLATION =>
+                    {
+                        let _ = window().location().set_href("/login");
+                        return;
+                    }
+                    _ => break,
                 };
                 let Ok(message) = luna_protocol::json::from_str::<StreamMessage>(&text) else {
                     continue;

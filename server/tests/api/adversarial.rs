@@ -220,8 +220,12 @@ async fn every_answer_carries_the_security_headers() {
 /// or wait their turn), and the session never spends past its caps.
 #[tokio::test]
 async fn concurrent_messages_in_auto_mode_never_pass_the_budget() {
-    use crate::scene::{pending_card, resolve_over_socket, server_fn, turn_over_socket, SCENE};
+    use crate::scene::{pending_card, resolve_over_socket, server_fn, turn_over_socket};
     use luna_protocol::session::{ModeRequest, SessionMode, TurnAck};
+    // Only a save: a request that also asked for contacts would go on by itself once
+    // the card is accepted (a chained request) and the messages below would steer it.
+    const SAVE: &str =
+        "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos.";
 
     let app = spawn_app().await;
     app.engine.market.ensure_demo().await.unwrap();
@@ -232,7 +236,7 @@ async fn concurrent_messages_in_auto_mode_never_pass_the_budget() {
     let (_, body) = server_fn(&app, &token, "create_session", &[]).await;
     let session: String = serde_json::from_str(&body).unwrap();
     let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
-    let first = turn_over_socket(&app, &token, &mut socket, &session, SCENE, "a-1").await;
+    let first = turn_over_socket(&app, &token, &mut socket, &session, SAVE, "a-1").await;
     let save = pending_card(&first).id.clone();
     resolve_over_socket(
         &app,

@@ -25,9 +25,9 @@ pub struct MarketFilters {
     /// One state (CDMX, Edomex… accepted; the bare country "México" is not).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(
-        description = "Un estado (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
+        description = "Un estado, por su nombre (se aceptan CDMX, Edomex…; «México» a secas no es un estado)."
     )]
-    #[schemars(length(max = crate::base::bounds::NAME_MAX))]
+    #[schemars(schema_with = "crate::base::catalog::states::schema")]
     pub state: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Municipio dentro del estado.")]

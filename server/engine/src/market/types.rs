@@ -216,7 +216,7 @@ pub struct SearchArgs {
     #[schemars(
         description = "Hasta 5 estados; basta con que el registro esté en uno (en lugar de filters.state)."
     )]
-    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    #[schemars(schema_with = "crate::base::catalog::states::list_schema")]
     pub states: Vec<String>,
     /// 1..=50, default 20.
     #[serde(default)]
@@ -256,7 +256,9 @@ pub struct CountArgs {
     pub filters: MarketFilters,
     /// Up to 5 states, each counted on its own.
     #[serde(default)]
-    #[schemars(description = "Hasta 5 estados, cada uno contado por separado.")]
+    #[schemars(
+        description = "Hasta 5 estados, cada uno contado por separado (un nombre que no es estado recibe su propio error con los 32 nombres)."
+    )]
     #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
     pub states: Vec<String>,
 }
@@ -273,7 +275,7 @@ pub struct AggregateArgs {
     #[schemars(
         description = "Hasta 5 estados; basta con que la Adjudicación esté en uno (en lugar de filters.state)."
     )]
-    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    #[schemars(schema_with = "crate::base::catalog::states::list_schema")]
     pub states: Vec<String>,
     #[schemars(
         description = "Agrupar por supplier (proveedor), buyer (comprador), state (estado) o year (año)."

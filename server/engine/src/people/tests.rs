@@ -433,16 +433,16 @@ async fn a_price_over_max_credits_fails_and_a_dry_run_charges_nothing() {
 }
 
 #[tokio::test]
-async fn luna_only_previews_a_reveal_and_explorer_cannot_quote() {
+async fn luna_cannot_reveal_and_explorer_cannot_quote() {
     let (engine, caller) = setup(Plan::Founder).await;
     let hs = handles(&engine, &caller, "EBA010101AB1").await;
     let q = engine.people.quote(&caller, &hs[..1]).await.unwrap();
+    // A reveal crosses the money boundary: Luna does not even have the tool (the
+    // person's card runs it).
     let r = engine
         .call_tool(&caller, ToolRequest::new("people_reveal", json!({"quote_id": q.id, "confirm": true, "max_credits": 2, "idempotency_key": "luna"}), Surface::Luna))
         .await;
-    let env = r.outcome.unwrap();
-    assert_eq!(env.results[0].fields["preview"], json!(true));
-    assert!(env.results[0].fields.get("email").is_none());
+    assert_eq!(r.outcome.unwrap_err().code, ErrorCode::UnknownTool);
     assert!(r.receipts.is_empty());
     assert_eq!(contact_used(&engine, &caller).await, 0);
     assert!(engine

@@ -227,6 +227,9 @@ where
     }
 }
 
+/// Rewrites a call's arguments into the closed sets its schema publishes.
+pub type Prepare = fn(&mut serde_json::Value) -> Result<(), crate::base::error::EngineError>;
+
 /// One definition per tool (CONTRACT §5). Built with the chained setters below and added
 /// to the registry with `Registry::add`.
 #[derive(Clone)]
@@ -248,6 +251,13 @@ pub struct ToolDef {
     pub output_budget: usize,
     /// Stages where Luna sees the tool, with a priority (lower first).
     pub stages: Vec<(Stage, u8)>,
+    /// Word stems (folded) that show the tool to Luna in any stage when the person's
+    /// message uses one: what people type when they ask for its job («nota»,
+    /// «créditos»). See `Registry::for_turn`.
+    pub cues: Vec<&'static str>,
+    /// Rewrites loose input into the closed sets the schema publishes (state aliases
+    /// into the 32 names) before validation; its own typed error otherwise.
+    pub prepare: Option<Prepare>,
     pub surfaces: Vec<Surface>,
     /// Row fields that are citable refs/facts.
     pub citations: Vec<&'static str>,
@@ -288,6 +298,8 @@ impl ToolDef {
             idempotent: true,
             output_budget: super::TOOL_RESULT_CAP,
             stages: Vec::new(),
+            cues: Vec::new(),
+            prepare: None,
             surfaces: vec![Surface::Mcp, Surface::Luna, Surface::Ui],
             citations: vec!["ref"],
             is_search: false,
@@ -335,6 +347,10 @@ impl ToolDef {
     }
     pub fn stage(mut self, stage: Stage, priority: u8) -> Self {
         self.stages.push((stage, priority));
+        self
+    }
+    pub fn cues(mut self, stems: &[&'static str]) -> Self {
+        self.cues = stems.to_vec();
         self
     }
     pub fn surfaces(mut self, surfaces: &[Surface]) -> Self {

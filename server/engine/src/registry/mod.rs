@@ -66,7 +66,10 @@ pub struct ToolEntry {
 }
 
 impl ToolEntry {
-    pub fn validate(&self, args: Value) -> Result<Value, EngineError> {
+    pub fn validate(&self, mut args: Value) -> Result<Value, EngineError> {
+        if let Some(prepare) = self.def.prepare {
+            prepare(&mut args)?;
+        }
         validate::validate(self.def.name, &self.def.input_schema, &self.validator, args)
     }
 }
@@ -162,6 +165,34 @@ impl Registry {
         self.all()
             .filter(|d| d.surfaces.contains(&surface))
             .collect()
+    }
+
+    /// The tools Luna sees in a turn: those whose cues the message uses (in stable
+    /// order), then the stage's by priority, at most `MAX_VISIBLE_TOOLS` in all. A
+    /// person who asks for a note, a suggested edit or their credits gets the tool for
+    /// it whatever is on the board (CONTRACT §7.4).
+    pub fn for_turn(&self, stage: Stage, message: &str) -> Vec<&ToolDef> {
+        let folded = crate::base::catalog::text::fold(message);
+        let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+        let mut out: Vec<&ToolDef> = self
+            .all()
+            .filter(|d| d.surfaces.contains(&Surface::Luna))
+            .filter(|d| {
+                d.cues
+                    .iter()
+                    .any(|cue| words.iter().any(|w| w.starts_with(cue)))
+            })
+            .take(MAX_VISIBLE_TOOLS)
+            .collect();
+        for d in self.for_stage(stage) {
+            if out.len() >= MAX_VISIBLE_TOOLS {
+                break;
+            }
+            if !out.iter().any(|o| o.name == d.name) {
+                out.push(d);
+            }
+        }
+        out
     }
 
     /// The tools Luna sees in a stage: those tagged with it, by priority then stable

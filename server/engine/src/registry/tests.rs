@@ -134,6 +134,79 @@ fn annotations_follow_the_metadata() {
     }
 }
 
+/// The stages a session can be in (`agent::turn::memory::derive_stage`; `sin_criterio`
+/// is no longer derived).
+const REACHABLE: [Stage; 5] = [
+    Stage::Buscando,
+    Stage::ConSeleccion,
+    Stage::ConListaGuardada,
+    Stage::ConBorrador,
+    Stage::DecisionPendiente,
+];
+
+/// Every Luna tool can be seen in a stage the product reaches — by the stage's
+/// priorities, or when the person's message asks for its job — and each job's tools
+/// are in view where the job arises (CONTRACT §7.4).
+#[test]
+fn every_luna_tool_is_reachable_where_its_job_arises() {
+    let reg = catalog();
+    let visible = |stage: Stage, message: &str, tool: &str| {
+        reg.for_turn(stage, message).iter().any(|d| d.name == tool)
+    };
+    for d in reg.list(Surface::Luna) {
+        let asked = d.cues.first().copied().unwrap_or("");
+        assert!(
+            REACHABLE
+                .iter()
+                .any(|s| visible(*s, "", d.name) || visible(*s, asked, d.name)),
+            "{} is never in view of Luna",
+            d.name
+        );
+    }
+    for tool in ["sequence_update_draft", "sequence_get", "sequence_list"] {
+        assert!(visible(Stage::ConBorrador, "", tool), "{tool} with a draft");
+    }
+    assert!(visible(
+        Stage::ConListaGuardada,
+        "cambia el asunto del borrador",
+        "sequence_update_draft"
+    ));
+    for tool in ["research_start", "market_compare", "crm_save_companies"] {
+        assert!(
+            visible(Stage::ConSeleccion, "", tool),
+            "{tool} with a selection"
+        );
+    }
+    for stage in REACHABLE {
+        for (message, tool) in [
+            (
+                "deja una nota: el cliente pidió factura global",
+                "context_note",
+            ),
+            (
+                "sugiere una edición al playbook de precios",
+                "context_suggest_edit",
+            ),
+            ("¿cuántos créditos me quedan?", "usage"),
+            (
+                "investiga quién domina el empaque en Jalisco",
+                "research_start",
+            ),
+            ("busca fabricantes de muebles en Puebla", "market_search"),
+        ] {
+            assert!(visible(stage, message, tool), "{tool} in {stage:?}");
+            assert!(reg.for_turn(stage, message).len() <= MAX_VISIBLE_TOOLS);
+        }
+    }
+    // A new search after a list was saved can still change the selection.
+    assert!(visible(Stage::ConListaGuardada, "", "selection_update"));
+    // Boundary tools are never Luna's: a card runs them.
+    assert!(!reg
+        .list(Surface::Luna)
+        .iter()
+        .any(|d| d.name == "people_reveal"));
+}
+
 #[test]
 fn stage_sets_stay_within_twelve_and_the_public_list_is_stable() {
     let reg = catalog();

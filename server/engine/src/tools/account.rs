@@ -9,7 +9,7 @@ use serde_json::json;
 use crate::base::clock::now_ms;
 use crate::base::error::EngineResult;
 use crate::billing::{limits, Ledger, READS_PER_HOUR};
-use crate::registry::{Family, Registry, Stage, ToolCtx, ToolDef, ToolOutput};
+use crate::registry::{Family, Registry, Stage, Surface, ToolCtx, ToolDef, ToolOutput};
 
 /// `usage` takes no arguments.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -33,13 +33,8 @@ pub fn register(reg: &mut Registry) {
             )
             .example("¿Cuántos créditos me quedan este mes?", json!({}))
             .budget(1_500)
-            .stage(Stage::SinCriterio, 90)
             // "¿Cuántos créditos me quedan?" comes at any point of a conversation,
             // so usage stays inside the twelve of every stage.
-            .stage(Stage::Buscando, 55)
-            .stage(Stage::ConSeleccion, 50)
-            .stage(Stage::ConListaGuardada, 29)
-            .stage(Stage::DecisionPendiente, 60)
             .citations(&[
                 "ref",
                 "intelligence_credits_left",
@@ -47,6 +42,13 @@ pub fn register(reg: &mut Registry) {
                 "reads_left_this_hour",
                 "searches_left_today",
             ])
+            .stage(Stage::SinCriterio, 120)
+            .stage(Stage::Buscando, 120)
+            .stage(Stage::ConSeleccion, 130)
+            .stage(Stage::ConListaGuardada, 140)
+            .stage(Stage::ConBorrador, 160)
+            .stage(Stage::DecisionPendiente, 110)
+            .cues(&["credito", "saldo"])
             .handler(usage),
     );
     reg.add(
@@ -59,6 +61,8 @@ pub fn register(reg: &mut Registry) {
             .example("¿En qué espacio de trabajo estoy trabajando?", json!({}))
             .budget(2_000)
             .citations(&["ref", "plan", "role"])
+            // A credential's question (MCP); Luna works inside one workspace.
+            .surfaces(&[Surface::Mcp, Surface::Ui])
             .handler(workspaces),
     );
 }

@@ -86,9 +86,12 @@ pub fn register(reg: &mut Registry) {
             )
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(4_500)
-            .stage(Stage::Buscando, 20)
-            .stage(Stage::ConSeleccion, 10)
             .citations(&["ref", "why", "total", "priority_total"])
+            .stage(Stage::SinCriterio, 30)
+            .stage(Stage::Buscando, 30)
+            .stage(Stage::ConSeleccion, 10)
+            .stage(Stage::ConListaGuardada, 110)
+            .stage(Stage::ConBorrador, 120)
             .handler(selection_update),
     );
     reg.add(
@@ -102,12 +105,13 @@ pub fn register(reg: &mut Registry) {
             .example("¿Qué empresas tengo en la selección?", json!({"section": "selection"}))
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(4_500)
-            .stage(Stage::SinCriterio, 40)
-            .stage(Stage::Buscando, 60)
-            .stage(Stage::ConSeleccion, 30)
-            .stage(Stage::ConListaGuardada, 30)
-            .stage(Stage::DecisionPendiente, 10)
             .citations(&["ref", "why"])
+            .stage(Stage::SinCriterio, 130)
+            .stage(Stage::Buscando, 130)
+            .stage(Stage::ConSeleccion, 120)
+            .stage(Stage::ConListaGuardada, 130)
+            .stage(Stage::ConBorrador, 100)
+            .stage(Stage::DecisionPendiente, 10)
             .handler(board_read),
     );
 }

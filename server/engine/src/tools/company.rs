@@ -87,9 +87,11 @@ pub fn register(reg: &mut Registry) {
             .search()
             .cost(CostClass::Read)
             .budget(4_500)
-            .stage(Stage::Buscando, 60)
-            .stage(Stage::ConSeleccion, 70)
             .citations(&["ref", "rfc", "supplier_ref", "state", "sector"])
+            .stage(Stage::SinCriterio, 140)
+            .stage(Stage::Buscando, 140)
+            .stage(Stage::ConSeleccion, 150)
+            .cues(&["directorio"])
             .handler(company_search),
     );
     reg.add(
@@ -111,9 +113,10 @@ pub fn register(reg: &mut Registry) {
             .side_effect(SideEffect::Write)
             .idempotent(true)
             .budget(2_000)
-            .stage(Stage::ConSeleccion, 60)
-            .stage(Stage::ConListaGuardada, 60)
             .citations(&["ref", "entity_id", "undo_token", "already_saved"])
+            .stage(Stage::ConSeleccion, 140)
+            .stage(Stage::ConListaGuardada, 160)
+            .cues(&["directorio"])
             .handler(company_save),
     );
 }

@@ -182,9 +182,10 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(4_500)
-            .stage(Stage::ConListaGuardada, 20)
-            .stage(Stage::DecisionPendiente, 40)
             .citations(&["ref", "stage", "entity_id", "total", "by_stage"])
+            .stage(Stage::ConListaGuardada, 10)
+            .stage(Stage::ConBorrador, 60)
+            .stage(Stage::DecisionPendiente, 50)
             .handler(collection_query),
     );
     reg.add(
@@ -205,8 +206,9 @@ pub fn register(reg: &mut Registry) {
             .side_effect(SideEffect::Write)
             .idempotent(false)
             .budget(3_000)
-            .stage(Stage::ConListaGuardada, 25)
             .citations(&["ref", "stage", "version", "undo_token", "dropped_fields"])
+            .stage(Stage::ConListaGuardada, 20)
+            .stage(Stage::ConBorrador, 130)
             .handler(crm_record),
     );
     reg.add(
@@ -223,10 +225,12 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             // Visible while searching too: Luna looks up where it may save
             // in the same step as the first search.
-            .stage(Stage::Buscando, 50)
+            .citations(&["ref", "stages", "primary_field"])
+            .stage(Stage::SinCriterio, 80)
+            .stage(Stage::Buscando, 80)
             .stage(Stage::ConSeleccion, 40)
             .stage(Stage::ConListaGuardada, 30)
-            .citations(&["ref", "stages", "primary_field"])
+            .stage(Stage::ConBorrador, 140)
             .handler(crm_collections),
     );
     reg.add(
@@ -250,9 +254,10 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .budget(3_000)
             .surfaces(&[Surface::Luna, Surface::Ui])
+            .citations(&["ref", "proposal_id", "to_create", "already_there"])
             .stage(Stage::ConSeleccion, 30)
             .stage(Stage::ConListaGuardada, 40)
-            .citations(&["ref", "proposal_id", "to_create", "already_there"])
+            .stage(Stage::ConBorrador, 150)
             .handler(crm_save_companies),
     );
     reg.add(
@@ -278,8 +283,9 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .budget(3_000)
             .surfaces(&[Surface::Luna, Surface::Ui])
-            .stage(Stage::ConListaGuardada, 45)
             .citations(&["ref", "proposal_id", "will_change"])
+            .stage(Stage::ConListaGuardada, 90)
+            .stage(Stage::ConBorrador, 90)
             .handler(crm_bulk_update),
     );
 }

@@ -156,12 +156,12 @@ pub fn register(reg: &mut Registry) {
             )
             .search()
             .budget(3_500)
-            .stage(Stage::SinCriterio, 10)
-            .stage(Stage::Buscando, 50)
-            .stage(Stage::ConSeleccion, 70)
-            .stage(Stage::ConListaGuardada, 70)
-            .stage(Stage::DecisionPendiente, 50)
             .citations(&["ref", "freshness", "updated_at"])
+            .stage(Stage::SinCriterio, 90)
+            .stage(Stage::Buscando, 90)
+            .stage(Stage::ConSeleccion, 160)
+            .stage(Stage::ConListaGuardada, 200)
+            .stage(Stage::DecisionPendiente, 70)
             .handler(retrieve),
     );
     reg.add(
@@ -174,10 +174,10 @@ pub fn register(reg: &mut Registry) {
             )
             .example("Abrir el tema de gobierno", json!({"topic": "topic:como-vendemos-a-gobierno"}))
             .budget(4_500)
-            .stage(Stage::SinCriterio, 15)
-            .stage(Stage::Buscando, 75)
-            .stage(Stage::DecisionPendiente, 55)
             .citations(&["ref", "updated_at"])
+            .stage(Stage::SinCriterio, 150)
+            .stage(Stage::Buscando, 150)
+            .stage(Stage::DecisionPendiente, 90)
             .handler(get),
     );
     reg.add(
@@ -250,10 +250,8 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(2_000)
-            .stage(Stage::Buscando, 85)
-            .stage(Stage::ConSeleccion, 85)
-            .stage(Stage::ConListaGuardada, 80)
             .citations(&["ref"])
+            .cues(&["nota", "anota", "apunta"])
             .handler(note),
     );
     reg.add(
@@ -273,9 +271,8 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(3_000)
-            .stage(Stage::Buscando, 88)
-            .stage(Stage::ConListaGuardada, 85)
             .citations(&["ref"])
+            .cues(&["edicion", "edita", "corrig", "corrij", "sugier", "suger"])
             .handler(suggest_edit),
     );
 }

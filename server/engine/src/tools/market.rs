@@ -88,6 +88,13 @@ fn flatten_const_one_of(schema: &mut Value) {
 
 fn add(reg: &mut Registry, mut def: ToolDef) {
     flatten_const_one_of(&mut def.input_schema);
+    use crate::base::catalog::states;
+    def.prepare = Some(if def.name == "market_count" {
+        // Each state of the list is counted, charged or refused on its own.
+        states::canonicalize_args_per_item
+    } else {
+        states::canonicalize_args
+    });
     reg.add(def);
 }
 
@@ -106,6 +113,7 @@ pub fn register(reg: &mut Registry) {
             .example("¿Qué fuentes y qué estados están cargados?", json!({}))
             .budget(6_000)
             .citations(&["ref", "rows", "date_from", "date_to", "last_import"])
+            .cues(&["cobertura", "fuentes", "actualizad"])
             .handler(capabilities),
     );
     add(
@@ -134,10 +142,6 @@ pub fn register(reg: &mut Registry) {
             .cost(CostClass::Search)
             .search()
             .budget(48_000)
-            .stage(Stage::Buscando, 10)
-            .stage(Stage::ConSeleccion, 20)
-            .stage(Stage::ConListaGuardada, 50)
-            .stage(Stage::DecisionPendiente, 20)
             .citations(&[
                 "ref",
                 "evidence",
@@ -148,6 +152,12 @@ pub fn register(reg: &mut Registry) {
                 "buyer",
                 "mark_kind",
             ])
+            .stage(Stage::SinCriterio, 10)
+            .stage(Stage::Buscando, 10)
+            .stage(Stage::ConSeleccion, 20)
+            .stage(Stage::ConListaGuardada, 100)
+            .stage(Stage::ConBorrador, 110)
+            .stage(Stage::DecisionPendiente, 20)
             .handler(search),
     );
     add(
@@ -169,11 +179,12 @@ pub fn register(reg: &mut Registry) {
             .cost(CostClass::Read)
             .charges_at_least(1)
             .budget(8_000)
-            .stage(Stage::Buscando, 20)
-            .stage(Stage::ConSeleccion, 30)
-            .stage(Stage::ConListaGuardada, 55)
-            .stage(Stage::DecisionPendiente, 25)
             .citations(&["ref", "evidence", "awards", "marks", "permits", "amount", "date"])
+            .stage(Stage::SinCriterio, 40)
+            .stage(Stage::Buscando, 40)
+            .stage(Stage::ConSeleccion, 50)
+            .stage(Stage::ConListaGuardada, 150)
+            .stage(Stage::DecisionPendiente, 30)
             .handler(get),
     );
     add(
@@ -193,12 +204,12 @@ pub fn register(reg: &mut Registry) {
                 json!({"filters": {"giro": "empaque", "has_awards": true}, "states": ["Jalisco", "Nuevo León", "Guanajuato"]}),
             )
             .budget(3_000)
-            .stage(Stage::SinCriterio, 20)
-            .stage(Stage::Buscando, 30)
-            .stage(Stage::ConSeleccion, 60)
-            .stage(Stage::ConListaGuardada, 70)
-            .stage(Stage::DecisionPendiente, 30)
             .citations(&["ref", "count", "total"])
+            .stage(Stage::SinCriterio, 20)
+            .stage(Stage::Buscando, 20)
+            .stage(Stage::ConSeleccion, 110)
+            .stage(Stage::ConListaGuardada, 120)
+            .stage(Stage::DecisionPendiente, 40)
             .handler(count),
     );
     add(
@@ -218,10 +229,11 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(6_000)
-            .stage(Stage::Buscando, 40)
-            .stage(Stage::ConSeleccion, 80)
-            .stage(Stage::DecisionPendiente, 70)
             .citations(&["ref", "awards", "amount_mxn", "suppliers"])
+            .stage(Stage::SinCriterio, 60)
+            .stage(Stage::Buscando, 60)
+            .stage(Stage::ConSeleccion, 180)
+            .stage(Stage::DecisionPendiente, 120)
             .handler(aggregate),
     );
     add(
@@ -240,11 +252,11 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(6_000)
-            .stage(Stage::Buscando, 45)
-            .stage(Stage::ConSeleccion, 75)
-            .stage(Stage::ConListaGuardada, 80)
-            .stage(Stage::DecisionPendiente, 60)
             .citations(&["ref", "by_year", "amount", "date", "mark_kind"])
+            .stage(Stage::SinCriterio, 110)
+            .stage(Stage::Buscando, 110)
+            .stage(Stage::ConSeleccion, 170)
+            .stage(Stage::DecisionPendiente, 100)
             .handler(history),
     );
     add(
@@ -266,10 +278,12 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(5_000)
-            .stage(Stage::Buscando, 50)
-            .stage(Stage::ConSeleccion, 85)
-            .stage(Stage::DecisionPendiente, 75)
             .citations(&["ref", "awards", "amount_mxn", "avg_amount_mxn", "suppliers"])
+            .stage(Stage::SinCriterio, 100)
+            .stage(Stage::Buscando, 100)
+            .stage(Stage::ConSeleccion, 100)
+            .stage(Stage::DecisionPendiente, 130)
+            .cues(&["compar"])
             .handler(compare),
     );
     add(
@@ -289,11 +303,12 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(12_000)
-            .stage(Stage::Buscando, 35)
-            .stage(Stage::ConSeleccion, 40)
-            .stage(Stage::ConListaGuardada, 60)
-            .stage(Stage::DecisionPendiente, 50)
             .citations(&["ref", "risk_level", "marks", "warnings"])
+            .stage(Stage::SinCriterio, 70)
+            .stage(Stage::Buscando, 70)
+            .stage(Stage::ConSeleccion, 60)
+            .stage(Stage::ConListaGuardada, 170)
+            .stage(Stage::DecisionPendiente, 80)
             .handler(screen),
     );
 }

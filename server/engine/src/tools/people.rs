@@ -1,5 +1,5 @@
 //! The `people_*` tools (Empresas y personas, CONTRACT §5): `people_search`,
-//! `people_quote`, `people_reveal` (level 2: Luna only previews it), `people_acquired`,
+//! `people_quote`, `people_reveal` (level 2: only a resolved card or an outside caller; not Luna), `people_acquired`,
 //! `people_file` (level 0, with undo) and `people_status`. Thin wrappers over
 //! [`crate::people::People`].
 
@@ -101,9 +101,10 @@ pub fn register(reg: &mut Registry) {
             )
             .search()
             .budget(3_000)
-            .stage(Stage::ConSeleccion, 40)
-            .stage(Stage::ConListaGuardada, 30)
             .citations(&["ref", "role", "seniority", "company_ref"])
+            .stage(Stage::ConSeleccion, 70)
+            .stage(Stage::ConListaGuardada, 50)
+            .stage(Stage::ConBorrador, 70)
             .handler(search),
     );
     reg.add(
@@ -124,9 +125,10 @@ pub fn register(reg: &mut Registry) {
             .idempotent(false)
             .side_effect(SideEffect::None)
             .budget(2_500)
-            .stage(Stage::ConSeleccion, 45)
-            .stage(Stage::ConListaGuardada, 35)
             .citations(&["ref", "price", "people", "contact_credits_balance", "already_revealed"])
+            .stage(Stage::ConSeleccion, 80)
+            .stage(Stage::ConListaGuardada, 60)
+            .stage(Stage::ConBorrador, 80)
             .handler(quote),
     );
     reg.add(
@@ -149,7 +151,7 @@ pub fn register(reg: &mut Registry) {
             .requires(Feature::Contacts)
             .idempotent(true)
             .budget(4_000)
-            .surfaces(&[Surface::Mcp, Surface::Luna, Surface::Ui])
+            .surfaces(&[Surface::Mcp, Surface::Ui])
             .citations(&["ref", "charged", "contact_credits_balance"])
             .handler(reveal),
     );
@@ -166,8 +168,9 @@ pub fn register(reg: &mut Registry) {
                 json!({"company_ref": "company:EBA010101AB1"}),
             )
             .budget(3_000)
-            .stage(Stage::ConListaGuardada, 60)
             .citations(&["ref", "revealed_at", "revealed_by"])
+            .stage(Stage::ConListaGuardada, 180)
+            .cues(&["revelad"])
             .handler(acquired),
     );
     reg.add(
@@ -190,8 +193,9 @@ pub fn register(reg: &mut Registry) {
             .side_effect(SideEffect::Write)
             .idempotent(true)
             .budget(4_000)
-            .stage(Stage::ConListaGuardada, 65)
             .citations(&["ref", "person_ref", "undo_token", "already_filed"])
+            .stage(Stage::ConListaGuardada, 190)
+            .cues(&["archiv"])
             .handler(file),
     );
     reg.add(
@@ -204,8 +208,8 @@ pub fn register(reg: &mut Registry) {
             )
             .example("¿Sigue vigente la cotización?", json!({"quote_id": "quo_3f9c"}))
             .budget(2_000)
-            .stage(Stage::DecisionPendiente, 40)
             .citations(&["ref", "status", "price", "expires_in_seconds"])
+            .stage(Stage::DecisionPendiente, 60)
             .handler(status),
     );
 }

@@ -64,8 +64,11 @@ pub fn register(reg: &mut Registry) {
             .budget(3_000)
             .requires(Feature::Research)
             .surfaces(&[Surface::Luna])
-            .stage(Stage::Buscando, 25)
             .citations(&["ref", "proposal_id", "inference_cap"])
+            .stage(Stage::SinCriterio, 50)
+            .stage(Stage::Buscando, 50)
+            .stage(Stage::ConSeleccion, 90)
+            .cues(&["investig"])
             .handler(start),
     );
     reg.add(
@@ -83,10 +86,10 @@ pub fn register(reg: &mut Registry) {
             )
             .budget(4_000)
             .surfaces(&[Surface::Luna, Surface::Ui])
-            .stage(Stage::SinCriterio, 90)
-            .stage(Stage::ConSeleccion, 95)
-            .stage(Stage::ConListaGuardada, 95)
             .citations(&["ref", "status", "summary"])
+            .stage(Stage::ConSeleccion, 190)
+            .stage(Stage::ConListaGuardada, 220)
+            .cues(&["investigacion", "avance", "progreso"])
             .handler(status),
     );
 }

@@ -111,8 +111,9 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&luna)
             .requires(Feature::Sequences)
             .budget(2_000)
-            .stage(Stage::ConListaGuardada, 25)
             .citations(&["ref", "steps", "status"])
+            .stage(Stage::ConListaGuardada, 70)
+            .stage(Stage::ConBorrador, 50)
             .handler(draft),
     );
     reg.add(
@@ -128,8 +129,9 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&luna)
             .requires(Feature::Sequences)
             .budget(2_000)
-            .stage(Stage::ConListaGuardada, 70)
             .citations(&["ref", "version", "invalidated_sends"])
+            .stage(Stage::ConBorrador, 10)
+            .cues(&["asunto", "borrador"])
             .handler(update),
     );
     reg.add(
@@ -139,8 +141,10 @@ pub fn register(reg: &mut Registry) {
             .example("¿Qué secuencias están activas?", json!({"status": "activa"}))
             .surfaces(&luna)
             .budget(2_500)
-            .stage(Stage::ConListaGuardada, 80)
             .citations(&["ref", "status", "steps"])
+            .stage(Stage::ConListaGuardada, 210)
+            .stage(Stage::ConBorrador, 40)
+            .cues(&["secuencias"])
             .handler(list),
     );
     reg.add(
@@ -151,6 +155,8 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&luna)
             .budget(4_000)
             .citations(&["ref", "status", "steps"])
+            .stage(Stage::ConBorrador, 20)
+            .cues(&["borrador"])
             .handler(get),
     );
     reg.add(
@@ -166,8 +172,9 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&luna)
             .requires(Feature::Sequences)
             .budget(4_000)
-            .stage(Stage::ConListaGuardada, 26)
             .citations(&["ref", "recipients", "warnings"])
+            .stage(Stage::ConListaGuardada, 80)
+            .stage(Stage::ConBorrador, 30)
             .handler(preview),
     );
 }

@@ -5,6 +5,7 @@ pub mod criteria;
 pub mod grammar;
 pub mod intent;
 pub mod lexicon;
+pub mod memory;
 pub mod places;
 pub mod planner;
 pub mod vocab;

@@ -29,6 +29,8 @@ pub const PREFERRED_COLLECTION: &str = "Prospección";
 /// Companies Luna puts in a selection when the person names no quantity.
 pub const DEFAULT_SELECTION: u32 = 20;
 
+mod chain;
+
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalDirector;
 
@@ -665,9 +667,19 @@ impl LocalDirector {
             return self.research_step(input, step);
         }
         let req = parse(&input.turn.message, &CatalogVocabulary);
+        // A follow-up refines the session's request: the fields it does not name come
+        // from the ledger.
+        let req =
+            super::memory::recall(&req, &input.turn.facts, &input.turn.message).unwrap_or(req);
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
 
+        // The next part of a chained request, after its card was accepted.
+        if let Some(plan) = &input.turn.plan {
+            if input.repair.is_none() {
+                return self.continue_plan(input, &req, plan);
+            }
+        }
         if input.repair.is_some() {
             // The director's narrations are built from anchors; if one was rejected,
             // answer without figures rather than guess.

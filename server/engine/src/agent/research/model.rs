@@ -23,8 +23,8 @@ use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
 use crate::agent::turn::gateway::{ModelInput, ModelStep, ModelTool, StepContext};
 use crate::agent::turn::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
+use crate::agent::turn::memory::said_in;
 use crate::agent::turn::narration::{self, ResolvedNarration, Verdict};
-use crate::agent::turn::runner::ledger_from;
 use crate::Engine;
 
 use super::frame::{Frame, Rejected};
@@ -156,7 +156,7 @@ fn input(
         turn: TurnInput {
             message: run.brief.clone(),
             thread: Vec::new(),
-            facts: ledger_from(&request, 1),
+            facts: said_in(&request, 1),
             board: BoardBrief::default(),
             stage: Stage::Buscando,
             steering,
@@ -167,6 +167,7 @@ fn input(
                 filters: Value::Object(frame.supplier_filters()),
                 instructions: instructions.to_owned(),
             }),
+            plan: None,
         },
         tools,
         transcript,

@@ -3,6 +3,7 @@
 use serde::{Deserialize, Serialize};
 
 use luna_protocol::board::Board;
+use luna_protocol::chat::ChatMessage;
 use luna_protocol::session::Stage;
 
 use super::intent::FactLedger;
@@ -46,11 +47,54 @@ impl BoardBrief {
     }
 }
 
+/// Who said a message of the thread.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Speaker {
+    Persona,
+    Luna,
+}
+
+/// One message of the thread as the model sees it: who and what, no ids.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ThreadMessage {
+    pub quien: Speaker,
+    pub texto: String,
+}
+
+/// How many earlier messages a turn sees.
+pub const THREAD_LEN: usize = 10;
+
+/// The thread of a session's chat: the person's messages (steering included) and
+/// Luna's narrations, the last `THREAD_LEN`, oldest first. Tool lines, cards and
+/// refusals are the board's and the log's, not conversation.
+pub fn thread_of(messages: &[ChatMessage]) -> Vec<ThreadMessage> {
+    let mut thread: Vec<ThreadMessage> = messages
+        .iter()
+        .rev()
+        .filter_map(|m| match m {
+            ChatMessage::Person { text, .. } => Some(ThreadMessage {
+                quien: Speaker::Persona,
+                texto: text.clone(),
+            }),
+            ChatMessage::Luna { text, .. } if !text.is_empty() => Some(ThreadMessage {
+                quien: Speaker::Luna,
+                texto: text.clone(),
+            }),
+            _ => None,
+        })
+        .take(THREAD_LEN)
+        .collect();
+    thread.reverse();
+    thread
+}
+
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TurnInput {
     pub message: String,
-    /// Luna's last narrations in this session, oldest first.
-    pub thread: Vec<String>,
+    /// The conversation so far (the person's messages and Luna's narrations, the
+    /// last `THREAD_LEN`), oldest first; the current message is not in it.
+    pub thread: Vec<ThreadMessage>,
     pub facts: FactLedger,
     pub board: BoardBrief,
     pub stage: Stage,
@@ -62,6 +106,10 @@ pub struct TurnInput {
     /// what the step is for and what the run follows (CONTRACT §10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<ResearchStep>,
+    /// Set when this turn continues a chained request after its card was accepted:
+    /// the request and the parts already done (CONTRACT §7.5).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub plan: Option<super::plan::PlanBrief>,
 }
 
 /// What a research run asks of the model in one step.

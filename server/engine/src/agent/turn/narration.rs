@@ -2,8 +2,9 @@
 //! each marker with the label of an object validated in this turn and records the span,
 //! so the client never sees raw markers and every figure points at its evidence.
 //!
-//! A narration is valid only if every marker resolves and no digit appears outside a
-//! marker (a number, date or amount must come from data, never from the model's prose).
+//! A narration is valid only if every marker resolves, no digit appears outside a
+//! marker (a number, date or amount must come from data, never from the model's prose)
+//! and the prose keeps to the product lexicon (`crate::registry::lexicon`).
 
 use std::collections::HashMap;
 
@@ -38,6 +39,9 @@ pub enum NarrationProblem {
     MalformedRef(String),
     /// A digit in free prose: a figure that no object backs.
     UnanchoredFigure(String),
+    /// A word the product lexicon forbids («universo», «mercado», «análisis»…) in the
+    /// prose (labels from data are not checked: they are names).
+    ForbiddenWord(String),
 }
 
 /// The objects validated in this turn, by `kind:id`, with the label to show.
@@ -121,6 +125,11 @@ pub fn resolve(text: &str, known: &KnownRefs) -> Result<ResolvedNarration, Vec<N
                 if p.chars().any(|c| c.is_ascii_digit()) {
                     problems.push(NarrationProblem::UnanchoredFigure(p.trim().to_owned()));
                 }
+                problems.extend(
+                    crate::registry::lexicon::violations(p)
+                        .into_iter()
+                        .map(NarrationProblem::ForbiddenWord),
+                );
                 out.push_str(p);
             }
             Piece::Marker(body) => {
@@ -263,5 +272,27 @@ mod tests {
         );
         assert_eq!(t.text, "Hay 412 proveedores. Te propongo guardarlos.");
         assert_eq!(t.anchors.len(), 1);
+    }
+
+    #[test]
+    fn a_forbidden_word_in_the_prose_goes_to_repair_but_a_name_does_not() {
+        let errs = resolve(
+            "Revisé el universo de [[evidence:count-1]] proveedores.",
+            &known(),
+        )
+        .unwrap_err();
+        assert_eq!(
+            errs,
+            vec![NarrationProblem::ForbiddenWord("universo".into())]
+        );
+        let mut k = known();
+        k.insert("company:MER010101AB1", "Mercado del Empaque");
+        assert!(resolve("Destaca [[company:MER010101AB1]].", &k).is_ok());
+        // Without a repair left, the sentence is cut like an unanchored one.
+        let t = trim_to_anchored(
+            "Hice un análisis completo. Hay [[evidence:count-1]] proveedores.",
+            &known(),
+        );
+        assert_eq!(t.text, "Hay 412 proveedores.");
     }
 }

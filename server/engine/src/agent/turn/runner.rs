@@ -5,7 +5,6 @@
 
 use std::collections::HashSet;
 
-use luna_protocol::board::Board;
 use luna_protocol::event::{
     Anchor, IntentKind, NarrationDelta, SessionEvent, ToolFinished, ToolStarted, TurnAccepted,
     TurnFinished, UserMessage,
@@ -16,9 +15,8 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::agent::decisions;
-use crate::agent::director::grammar::{self, Request};
+use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
-use crate::base::catalog::text::fold;
 use crate::base::error::EngineResult;
 use crate::registry::{Surface, ToolRequest};
 use crate::Engine;
@@ -28,11 +26,10 @@ use super::gateway::{
     ThinkingSink,
 };
 use super::input::{BoardBrief, TurnInput};
-use super::intent::{
-    check_intent, CierreVariante, FactField, FactLedger, FactStatus, Falta, FaltaTipo, TurnIntent,
-    TurnOutput,
-};
+use super::intent::{check_intent, CierreVariante, Falta, FaltaTipo, TurnIntent, TurnOutput};
+use super::memory;
 use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
+use super::plan::{self, PlanBrief};
 use super::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
 
 /// Most model steps in one turn.
@@ -55,47 +52,6 @@ pub struct TurnOutcome {
     pub steps: usize,
     /// Every step of the turn, as persisted in `trajectory_steps`.
     pub trajectory: Trajectory,
-}
-
-/// The stage of a turn, derived from the board and the message (CONTRACT §7.4). A message
-/// with a new criterion starts a new search even when a list was saved before, so the
-/// search and selection tools are in view again.
-pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {
-    if !board.pending.is_empty() {
-        Stage::DecisionPendiente
-    } else if board.saved.is_some() && !request.has_criterion() {
-        Stage::ConListaGuardada
-    } else if !board.selection.is_empty() {
-        Stage::ConSeleccion
-    } else if request.has_criterion() || has_history {
-        Stage::Buscando
-    } else {
-        Stage::SinCriterio
-    }
-}
-
-/// The fact ledger from what the person said in this message.
-pub fn ledger_from(request: &Request, turn: u32) -> FactLedger {
-    let mut ledger = FactLedger::default();
-    let said = |v: &str| FactStatus::Dicho {
-        valor: v.to_owned(),
-        turno: turn,
-    };
-    if let Some((_, label)) = &request.giro {
-        ledger.set(FactField::Giro, said(label));
-    }
-    if let Some((_, name)) = &request.state {
-        ledger.set(FactField::Estado, said(name));
-    }
-    if let Some(n) = request.quantity {
-        ledger.set(FactField::Cantidad, said(&n.to_string()));
-    }
-    if !request.buyers.is_empty() {
-        ledger.set(FactField::Comprador, said(&request.buyers.join(", ")));
-    } else if request.sold_to_government {
-        ledger.set(FactField::Comprador, said("gobierno"));
-    }
-    ledger
 }
 
 /// Formats a citable value for the person: integers with thousands separators,
@@ -228,9 +184,14 @@ fn intent_kind(intent: &TurnIntent) -> IntentKind {
     }
 }
 
-/// The tools Luna sees in `stage` (by the registry's stage priorities, ≤ 12).
-fn project(engine: &Engine, stage: Stage) -> (HashSet<&'static str>, Vec<ModelTool>) {
-    let visible = engine.registry.for_stage(stage);
+/// The tools Luna sees in `stage` for `message` (the registry's cues and stage
+/// priorities, ≤ 12).
+fn project(
+    engine: &Engine,
+    stage: Stage,
+    message: &str,
+) -> (HashSet<&'static str>, Vec<ModelTool>) {
+    let visible = engine.registry.for_turn(stage, message);
     let names = visible.iter().map(|d| d.name).collect();
     let tools = visible
         .iter()
@@ -253,23 +214,25 @@ pub async fn run_turn(
     turn_id: &str,
     message: &str,
 ) -> EngineResult<TurnOutcome> {
+    run_turn_in(engine, model, caller, session_id, turn_id, message, None).await
+}
+
+/// [`run_turn`], or with `plan` the turn that continues a chained request after its
+/// card was accepted (`message` is then the original request; no new person message
+/// is logged).
+pub async fn run_turn_in(
+    engine: &Engine,
+    model: &dyn ModelGateway,
+    caller: &Caller,
+    session_id: &str,
+    turn_id: &str,
+    message: &str,
+    plan: Option<(PlanBrief, i64)>,
+) -> EngineResult<TurnOutcome> {
     let sessions = &engine.sessions;
     let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
     let view = &snapshot.view;
-    let thread: Vec<String> = view
-        .chat
-        .messages
-        .iter()
-        .filter_map(|m| match m {
-            luna_protocol::chat::ChatMessage::Luna { text, .. } => Some(text.clone()),
-            _ => None,
-        })
-        .rev()
-        .take(5)
-        .collect::<Vec<_>>()
-        .into_iter()
-        .rev()
-        .collect();
+    let thread = super::input::thread_of(&view.chat.messages);
     let turn_number = view
         .chat
         .messages
@@ -286,26 +249,38 @@ pub async fn run_turn(
         .count() as u32
         + 1;
 
+    // The session's memory: the ledger the last turn ended with, this message's
+    // fields laid over it; the stage from the board (CONTRACT §7.1, §7.4).
     let request = grammar::parse(message, &CatalogVocabulary);
-    let stage = derive_stage(&view.board, &request, !thread.is_empty());
-    let ledger = ledger_from(&request, turn_number);
+    let stage = memory::derive_stage(&view.board);
+    let previous = memory::previous_ledger(engine.store.pool(), session_id).await?;
+    let mut ledger = match plan {
+        // The request was said (and laid over the ledger) when it arrived.
+        Some(_) => previous,
+        None => memory::merge(&previous, &memory::said_in(&request, turn_number)),
+    };
+    let (brief, chain) = match plan {
+        Some((brief, chain)) => (Some(brief), chain),
+        None => (None, 0),
+    };
 
-    sessions
-        .append_all(
-            session_id,
-            &[
-                SessionEvent::UserMessage(UserMessage {
-                    turn_id: turn_id.to_owned(),
-                    text: message.to_owned(),
-                    steering: false,
-                }),
-                SessionEvent::TurnAccepted(TurnAccepted {
-                    turn_id: turn_id.to_owned(),
-                    stage,
-                }),
-            ],
-        )
-        .await?;
+    let accepted = SessionEvent::TurnAccepted(TurnAccepted {
+        turn_id: turn_id.to_owned(),
+        stage,
+    });
+    let opening = match brief {
+        // A plan's next part: Luna goes on by herself, no new person message.
+        Some(_) => vec![accepted],
+        None => vec![
+            SessionEvent::UserMessage(UserMessage {
+                turn_id: turn_id.to_owned(),
+                text: message.to_owned(),
+                steering: false,
+            }),
+            accepted,
+        ],
+    };
+    sessions.append_all(session_id, &opening).await?;
 
     let mut recorder = Recorder::start(
         engine.store.pool(),
@@ -317,7 +292,7 @@ pub async fn run_turn(
     )
     .await?;
 
-    let (mut visible_names, tools) = project(engine, stage);
+    let (mut visible_names, tools) = project(engine, stage, message);
 
     let mut input = ModelInput {
         turn: TurnInput {
@@ -328,6 +303,7 @@ pub async fn run_turn(
             stage,
             steering: Vec::new(),
             research: None,
+            plan: brief.clone(),
         },
         tools,
         transcript: Vec::new(),
@@ -552,9 +528,9 @@ pub async fn run_turn(
                     .await?
                     .view
                     .board;
-                let now = derive_stage(&board, &request, true);
+                let now = memory::derive_stage(&board);
                 if now != input.turn.stage {
-                    let (names, tools) = project(engine, now);
+                    let (names, tools) = project(engine, now, message);
                     visible_names = names;
                     input.tools = tools;
                     input.turn.stage = now;
@@ -606,6 +582,11 @@ pub async fn run_turn(
             }
         }
     }
+
+    // What the tools were asked for fills the fields nobody said; the next turn starts
+    // from this ledger.
+    memory::infer_from_calls(&mut ledger, &input.transcript, turn_number);
+    recorder.set_facts(&ledger).await?;
 
     let (mut intent, mut narration, trimmed) = final_output.unwrap_or_else(|| {
         (
@@ -685,7 +666,29 @@ pub async fn run_turn(
                 contacts: p.contacts,
             })
             .await?;
+        // The plan is kept before the card shows, so a resolution never misses it.
+        plan::leave(
+            engine,
+            &caller.workspace_id,
+            session_id,
+            message,
+            &request,
+            Some((p.card.id.as_str(), p.card.kind)),
+            brief.as_ref().map(|b| (b, chain)),
+        )
+        .await?;
         decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
+    } else {
+        plan::leave(
+            engine,
+            &caller.workspace_id,
+            session_id,
+            message,
+            &request,
+            None,
+            None,
+        )
+        .await?;
     }
     super::service::close_turn(
         engine,
@@ -786,21 +789,6 @@ async fn refuse(
         steps,
         trajectory: recorder.trajectory,
     })
-}
-
-/// True when `message` (folded) looks like it only greets or asks what Luna does.
-pub fn is_small_talk(message: &str) -> bool {
-    let f = fold(message);
-    [
-        "hola",
-        "buenos dias",
-        "buenas tardes",
-        "que puedes hacer",
-        "ayuda",
-        "gracias",
-    ]
-    .iter()
-    .any(|w| f.starts_with(w))
 }
 
 /// Live reasoning of this turn's model goes to the session's watchers, not the log.

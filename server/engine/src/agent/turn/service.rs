@@ -21,7 +21,8 @@ use crate::base::ids::new_id;
 use crate::Engine;
 
 use super::gateway::ModelGateway;
-use super::runner::run_turn;
+use super::plan::{self, Next, PlanBrief};
+use super::runner::run_turn_in;
 
 /// By default, a running turn silent for this long belongs to a process that died
 /// (`Engine::turn_stale`); it says it is alive six times as often.
@@ -88,6 +89,23 @@ pub async fn submit(
         return steer(engine, &session.id, run_id, message).await;
     }
 
+    start(engine, model, caller, &session.id, message, key, None).await
+}
+
+/// Starts a turn of `session_id` for `message` under `key` and runs it in the
+/// background; `plan` is set for a turn that continues a chained request. Returns the
+/// turn's id: a new one, or the one the same key started. A turn already running
+/// (another message won the race) gets `message` as steering instead.
+async fn start(
+    engine: &Engine,
+    model: Arc<dyn ModelGateway>,
+    caller: &Caller,
+    session_id: &str,
+    message: &str,
+    key: &str,
+    plan: Option<(PlanBrief, i64)>,
+) -> EngineResult<TurnAck> {
+    let pool = engine.store.pool();
     let turn_id = new_id("turn");
     // One running turn per session is a unique index (migration 0022/0007): of two
     // submits racing here, one inserts; the other inserts nothing and returns the same
@@ -99,7 +117,7 @@ pub async fn submit(
              values ($1, $2, $3, $4, $5, 'running', $6, $6) on conflict do nothing",
         )
         .bind(&turn_id)
-        .bind(&session.id)
+        .bind(session_id)
         .bind(&caller.workspace_id)
         .bind(key)
         .bind(message)
@@ -112,7 +130,7 @@ pub async fn submit(
         let same: Option<String> = sqlx::query_scalar(
             "select id from turns where session_id = $1 and idempotency_key = $2",
         )
-        .bind(&session.id)
+        .bind(session_id)
         .bind(key)
         .fetch_optional(pool)
         .await?;
@@ -124,11 +142,19 @@ pub async fn submit(
         }
         let running: Option<String> =
             sqlx::query_scalar("select id from turns where session_id = $1 and status = 'running'")
-                .bind(&session.id)
+                .bind(session_id)
                 .fetch_optional(pool)
                 .await?;
-        if let Some(id) = running {
-            return steer(engine, &session.id, id, message).await;
+        match running {
+            // A plan's next part never steers: the person is talking to Luna already.
+            Some(id) if plan.is_some() => {
+                return Ok(TurnAck {
+                    turn_id: id,
+                    steering: true,
+                })
+            }
+            Some(id) => return steer(engine, session_id, id, message).await,
+            None => {}
         }
         // The running turn closed between the insert and the read: try again.
         attempts += 1;
@@ -144,7 +170,7 @@ pub async fn submit(
     let (engine, caller, session_id, message, id) = (
         engine.clone(),
         caller.clone(),
-        session.id.clone(),
+        session_id.to_owned(),
         message.to_owned(),
         turn_id.clone(),
     );
@@ -154,7 +180,16 @@ pub async fn submit(
             id.clone(),
             engine.turn_stale / 6,
         ));
-        let outcome = run_turn(&engine, model.as_ref(), &caller, &session_id, &id, &message).await;
+        let outcome = run_turn_in(
+            &engine,
+            model.as_ref(),
+            &caller,
+            &session_id,
+            &id,
+            &message,
+            plan,
+        )
+        .await;
         beat.abort();
         let (status, route, steps) = match &outcome {
             Ok(o) => (
@@ -195,10 +230,78 @@ pub async fn submit(
         {
             tracing::error!(error = %e, turn = %id, "could not record the end of a turn");
         }
+        // A card this turn offered may have been accepted already (auto mode): the
+        // plan goes on.
+        if outcome.is_ok() {
+            if let Err(e) = resume(engine.clone(), model, caller, session_id).await {
+                tracing::error!(error = %e, turn = %id, "could not continue the plan");
+            }
+        }
     });
     Ok(TurnAck {
         turn_id,
         steering: false,
+    })
+}
+
+/// After a person resolved a card of the session: continues its chained request in
+/// the background if one waits on that card (CONTRACT §7.5). The server functions
+/// that resolve cards call it; the resolution itself never waits for the next turn.
+pub fn continue_after(engine: &Engine, caller: &Caller, session_id: &str) {
+    let (engine, caller, session_id) = (engine.clone(), caller.clone(), session_id.to_owned());
+    let model = engine.model.0.clone();
+    tokio::spawn(async move {
+        if let Err(e) = resume(engine, model, caller, session_id).await {
+            tracing::warn!(error = %e, "could not continue the plan");
+        }
+    });
+}
+
+/// Continues the session's chained request once the card it waits on is resolved
+/// (CONTRACT §7.5): accepted, the next part runs as a new turn (its key is the card's,
+/// so two resolutions start it once); declined or expired, the plan ends with a short
+/// note in the chat. Called after every resolution and after every turn.
+pub fn resume(
+    engine: Engine,
+    model: Arc<dyn ModelGateway>,
+    caller: Caller,
+    session_id: String,
+) -> std::pin::Pin<Box<dyn std::future::Future<Output = EngineResult<()>> + Send>> {
+    // Boxed with its type spelled out: a turn's task calls this and this starts a turn.
+    Box::pin(async move {
+        match plan::take(&engine, &session_id).await? {
+            Next::Wait => Ok(()),
+            Next::Ended => {
+                engine
+                    .sessions
+                    .append_one(
+                        &session_id,
+                        SessionEvent::NarrationDelta(luna_protocol::event::NarrationDelta {
+                            turn_id: new_id("plan"),
+                            text: "Dejé ahí lo demás de tu pedido. Si quieres retomarlo, dímelo."
+                                .into(),
+                            anchors: Vec::new(),
+                        }),
+                    )
+                    .await?;
+                Ok(())
+            }
+            Next::Continue { brief, chain } => {
+                let key = format!("plan:{session_id}:{chain}");
+                let message = brief.pedido.clone();
+                start(
+                    &engine,
+                    model,
+                    &caller,
+                    &session_id,
+                    &message,
+                    &key,
+                    Some((brief, chain)),
+                )
+                .await
+                .map(|_| ())
+            }
+        }
     })
 }
 

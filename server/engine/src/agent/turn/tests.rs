@@ -433,46 +433,6 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
     assert_eq!(records, 0, "a level-1 preview writes nothing");
 }
 
-#[test]
-fn stage_projection_keeps_the_documented_tools() {
-    let reg = crate::tools::catalog();
-    let names = |stage| {
-        reg.for_stage(stage)
-            .iter()
-            .map(|d| d.name)
-            .collect::<Vec<_>>()
-    };
-    let sin = names(luna_protocol::session::Stage::SinCriterio);
-    let mut sorted = sin.clone();
-    sorted.sort();
-    assert_eq!(
-        sorted,
-        [
-            "board_read",
-            "context_get",
-            "context_retrieve",
-            "market_count",
-            "research_status",
-            "usage"
-        ]
-    );
-    for stage in luna_protocol::session::Stage::ALL {
-        let n = names(stage);
-        assert!(
-            n.len() <= crate::registry::MAX_VISIBLE_TOOLS,
-            "{stage:?}: {n:?}"
-        );
-        assert!(
-            n.contains(&"usage"),
-            "{stage:?} must answer credit questions: {n:?}"
-        );
-        assert!(
-            !n.contains(&"market_capabilities"),
-            "coverage arrives in the compiled input"
-        );
-    }
-}
-
 #[tokio::test]
 async fn three_searches_without_new_evidence_end_the_loop() {
     let (engine, caller, session) = setup().await;

@@ -254,6 +254,20 @@ impl Recorder {
         })
     }
 
+    /// Replaces the turn's fact ledger (what the turn ended knowing).
+    pub async fn set_facts(&mut self, facts: &FactLedger) -> EngineResult<()> {
+        sqlx::query(
+            "update turn_trajectories set facts = $1 where session_id = $2 and turn_id = $3",
+        )
+        .bind(to_json(facts)?)
+        .bind(&self.trajectory.session_id)
+        .bind(&self.trajectory.turn_id)
+        .execute(&self.pool)
+        .await?;
+        self.trajectory.facts = facts.clone();
+        Ok(())
+    }
+
     /// Appends a step, in memory and in the table.
     pub async fn push(&mut self, step: Step) -> EngineResult<()> {
         let mut conn = self.pool.acquire().await?;

@@ -359,6 +359,83 @@ pub fn capital(state: State) -> &'static str {
     }
 }
 
+/// The JSON Schema of a state argument: a closed set of the 32 names (CONTRACT §4).
+/// Aliases («CDMX», «Edomex», «jalisco») are still accepted: [`canonicalize_args`]
+/// turns them into these names before the schema is checked.
+pub fn schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = State::ALL.iter().map(|s| s.name()).collect();
+    schemars::json_schema!({ "type": "string", "enum": names })
+}
+
+/// A list of at most 5 states, each of the closed set.
+pub fn list_schema(_: &mut schemars::SchemaGenerator) -> schemars::Schema {
+    let names: Vec<&str> = State::ALL.iter().map(|s| s.name()).collect();
+    schemars::json_schema!({
+        "type": "array",
+        "maxItems": 5,
+        "items": { "type": "string", "enum": names }
+    })
+}
+
+/// Rewrites every `state` (a string) and `states` (a list of strings) in `args`, at
+/// any depth, to the catalogue's name, so a tool's closed-set schema accepts what
+/// people and models write. A value that names no state (or two, or the bare
+/// country) is refused here with the normaliser's own typed error and the 32 names as
+/// `allowed_values`; values of other types are left for the schema to refuse.
+pub fn canonicalize_args(args: &mut serde_json::Value) -> Result<(), EngineError> {
+    canonicalize(args, true)
+}
+
+/// [`canonicalize_args`] for a tool that reports each state of a list on its own
+/// (`market_count`): list items that name no state are left for the tool's per-state
+/// error; a lone `state` is still refused.
+pub fn canonicalize_args_per_item(args: &mut serde_json::Value) -> Result<(), EngineError> {
+    canonicalize(args, false)
+}
+
+fn canonicalize(args: &mut serde_json::Value, strict_lists: bool) -> Result<(), EngineError> {
+    use serde_json::Value;
+    let canonical = |v: &mut Value| -> Result<(), EngineError> {
+        if let Value::String(s) = v {
+            *s = State::normalize(s, StateContext::Filter)?.name().to_owned();
+        }
+        Ok(())
+    };
+    let lenient = |v: &mut Value| {
+        if let Value::String(s) = v {
+            if let Ok(state) = State::normalize(s, StateContext::Filter) {
+                *s = state.name().to_owned();
+            }
+        }
+    };
+    match args {
+        Value::Object(map) => {
+            for (key, value) in map.iter_mut() {
+                match (key.as_str(), &mut *value) {
+                    ("state", v @ Value::String(_)) => canonical(v)?,
+                    ("states", Value::Array(items)) => {
+                        for item in items.iter_mut() {
+                            if strict_lists {
+                                canonical(item)?;
+                            } else {
+                                lenient(item);
+                            }
+                        }
+                    }
+                    (_, v) => canonicalize(v, strict_lists)?,
+                }
+            }
+        }
+        Value::Array(items) => {
+            for item in items.iter_mut() {
+                canonicalize(item, strict_lists)?;
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -436,5 +513,26 @@ mod tests {
             assert_eq!(allowed.unwrap().len(), 32);
         }
         assert!(State::normalize("Narnia", StateContext::Filter).is_err());
+    }
+
+    #[test]
+    fn aliases_become_the_closed_set_before_the_schema_sees_them() {
+        let mut args = serde_json::json!({
+            "filters": {"state": "cdmx"},
+            "states": ["jalisco", "Edomex"],
+            "segments": [{"filters": {"state": "nuevo leon"}}]
+        });
+        canonicalize_args(&mut args).unwrap();
+        assert_eq!(args["filters"]["state"], State::CiudadDeMexico.name());
+        assert_eq!(args["states"][0], "Jalisco");
+        assert_eq!(args["states"][1], State::Mexico.name());
+        assert_eq!(args["segments"][0]["filters"]["state"], "Nuevo León");
+        let mut bad = serde_json::json!({"filters": {"state": "Atlántida"}});
+        match canonicalize_args(&mut bad) {
+            Err(EngineError::Typed(body)) => {
+                assert_eq!(body.allowed_values.map(|v| v.len()), Some(32))
+            }
+            other => panic!("{other:?}"),
+        }
     }
 }

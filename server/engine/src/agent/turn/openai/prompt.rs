@@ -191,6 +191,7 @@ mod tests {
                     filters: serde_json::json!({"state": "Jalisco"}),
                     instructions: "Escribe el resultado.".into(),
                 }),
+                plan: None,
             },
             tools: Vec::new(),
             transcript: vec![Exchange {

@@ -1,0 +1,275 @@
+//! Stage 5 of the director's interpreter: a follow-up refines what the session asked
+//! before. «ahora en Nuevo León», «¿y en Querétaro?», «mejor que sean 20», «solo los que
+//! le vendieron al IMSS» name one criterion; the others come from the session's fact
+//! ledger (`crate::agent::turn::memory`: what was said, inferred or taken from the
+//! profile in earlier turns), so a refinement changes only the field it names and the
+//! search runs on the whole criterion.
+//!
+//! A message is a refinement when it names at least one criterion, the ledger knows a
+//! criterion the message does not name, it asks for nothing else (an action of its own,
+//! a ranking, tenders, contacts: `OTHER_KINDS`), and either it carries a refinement cue
+//! (`REFINE_CUES`) or it cannot stand alone as a request (it names no giro or kind of
+//! company). A message that names a giro without a cue is a new request.
+
+use crate::agent::turn::intent::{FactField, FactLedger, FactStatus};
+use crate::agent::turn::memory::GOVERNMENT;
+use crate::base::catalog::scian::Giro;
+use crate::base::catalog::states::{State, StateContext};
+use crate::base::catalog::text::fold;
+
+use super::grammar::Request;
+
+/// Words that mark a message as a change to the request before it (folded).
+const REFINE_CUES: &[&str] = &[
+    "ahora",
+    "mejor",
+    "tambien",
+    "en vez",
+    "en lugar",
+    "cambia",
+    "cambialo",
+    "pero",
+    "solo",
+    "solamente",
+    "nada mas",
+    "nomas",
+    "igual",
+    "lo mismo",
+    "los mismos",
+    "las mismas",
+    "que sean",
+    "y en",
+    "y de",
+    "y los",
+    "y las",
+    "y si",
+];
+
+/// True when the folded message carries a refinement cue as whole words.
+fn has_cue(folded: &str) -> bool {
+    let padded = format!(" {folded} ");
+    folded.starts_with("y ")
+        || REFINE_CUES
+            .iter()
+            .any(|cue| padded.contains(&format!(" {cue} ")))
+}
+
+/// The value a ledger field holds, if any.
+fn value(facts: &FactLedger, field: FactField) -> Option<&str> {
+    match facts.status(field) {
+        FactStatus::Dicho { valor, .. }
+        | FactStatus::Inferido { valor, .. }
+        | FactStatus::Perfil { valor } => Some(valor.as_str()),
+        FactStatus::Faltante => None,
+    }
+}
+
+/// A bare number that ends the message («mejor que sean 20»), when the grammar found
+/// no quantity before a company noun. A number before another noun («2 correos») counts
+/// something else.
+fn bare_number(folded: &str) -> Option<u32> {
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    let last = words.iter().rposition(|w| w.parse::<u32>().is_ok())?;
+    let after = &words[last + 1..];
+    let tail_ok = after.is_empty()
+        || after.iter().all(|w| {
+            [
+                "empresas",
+                "proveedores",
+                "companias",
+                "nada",
+                "mas",
+                "nomas",
+                "porfa",
+                "por",
+                "favor",
+            ]
+            .contains(w)
+        });
+    tail_ok
+        .then(|| words[last].parse::<u32>().ok())
+        .flatten()
+        .filter(|n| (1..=500).contains(n))
+}
+
+/// Word stems of requests for another kind of answer — a ranking («¿quién le vende
+/// más…?»), tenders, contacts, emails — which are never a refinement of a search.
+const OTHER_KINDS: &[&str] = &[
+    "quien",
+    "licitac",
+    "convocator",
+    "oportunidad",
+    "correo",
+    "mail",
+    "contacto",
+    "secuencia",
+    "seguimiento",
+    "cadencia",
+    "nota",
+    "anota",
+    "investig",
+    "compar",
+    "riesgo",
+];
+
+/// True when the request carries an action of its own (save, contacts, a sequence, a
+/// note…) or asks for another kind of answer.
+fn asks_something_else(req: &Request, folded: &str) -> bool {
+    req.save
+        || req.contacts_top.is_some()
+        || req.sequence_steps.is_some()
+        || req.note.is_some()
+        || req.research
+        || req.compare
+        || req.risk_screen
+        || req.asks_usage
+        || req.stage_move.is_some()
+        || req.connector.is_some()
+        || req.send_now
+        || folded
+            .split(' ')
+            .any(|w| OTHER_KINDS.iter().any(|k| w.starts_with(k)))
+}
+
+/// `req` completed from the ledger when the message refines the session's request;
+/// `None` when it is a request of its own (or there is nothing to recall).
+pub fn recall(req: &Request, facts: &FactLedger, message: &str) -> Option<Request> {
+    let folded = fold(message);
+    if asks_something_else(req, &folded) {
+        return None;
+    }
+    let cue = has_cue(&folded);
+    let mut out = req.clone();
+    if out.quantity.is_none() && cue {
+        out.quantity = bare_number(&folded);
+    }
+    let names_giro = out.giro.is_some() || out.query.is_some();
+    let names_place = out.state.is_some() || !out.states.is_empty();
+    let names_buyer = !out.buyers.is_empty() || out.sold_to_government;
+    let names_any = names_giro || names_place || names_buyer || out.quantity.is_some();
+    if !names_any || (names_giro && !cue) {
+        return None;
+    }
+    let mut recalled = false;
+    if !names_giro {
+        if let Some(v) = value(facts, FactField::Giro) {
+            let folded_v = fold(v);
+            match Giro::ALL.iter().find(|g| fold(g.label()) == folded_v) {
+                Some(g) => out.giro = Some((g.key().to_owned(), g.label().to_owned())),
+                None => out.query = Some(v.to_owned()),
+            }
+            recalled = true;
+        }
+    }
+    if !names_place {
+        if let Some(v) = value(facts, FactField::Estado) {
+            let states: Vec<(String, String)> = v
+                .split(", ")
+                .filter_map(|name| State::normalize(name, StateContext::Filter).ok())
+                .map(|s| (s.name().to_owned(), s.name().to_owned()))
+                .collect();
+            if !states.is_empty() {
+                out.state = states.first().cloned();
+                out.states = states;
+                recalled = true;
+            }
+        }
+    }
+    if !names_buyer {
+        match value(facts, FactField::Comprador) {
+            Some(GOVERNMENT) => {
+                out.sold_to_government = true;
+                recalled = true;
+            }
+            Some(v) => {
+                out.buyers = v.split(", ").map(str::to_owned).collect();
+                recalled = true;
+            }
+            None => {}
+        }
+    }
+    if out.quantity.is_none() {
+        if let Some(n) = value(facts, FactField::Cantidad).and_then(|v| v.parse().ok()) {
+            out.quantity = Some(n);
+            recalled = true;
+        }
+    }
+    if !recalled {
+        return None;
+    }
+    // The person asked for the change: it is a search, not an unclear message.
+    out.search_cue = true;
+    out.small_talk = None;
+    Some(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::director::grammar::parse;
+    use crate::agent::director::vocab::CatalogVocabulary;
+    use crate::agent::turn::memory::{merge, said_in};
+
+    fn session(messages: &[&str]) -> FactLedger {
+        messages
+            .iter()
+            .enumerate()
+            .fold(FactLedger::default(), |l, (i, m)| {
+                merge(&l, &said_in(&parse(m, &CatalogVocabulary), i as u32 + 1))
+            })
+    }
+
+    fn recall_of(earlier: &[&str], message: &str) -> Option<Request> {
+        let req = parse(message, &CatalogVocabulary);
+        let mut all = earlier.to_vec();
+        all.push(message);
+        recall(&req, &session(&all), message)
+    }
+
+    const FIRST: &str = "40 fabricantes de empaque en Jalisco que ya le vendieron a gobierno";
+
+    #[test]
+    fn a_new_place_keeps_the_giro_the_buyer_and_the_quantity() {
+        let r = recall_of(&[FIRST], "ahora en Nuevo León").expect("a refinement");
+        assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Nuevo León"));
+        assert!(r.sold_to_government);
+        assert_eq!(r.quantity, Some(40));
+        // Without a cue too: a place alone cannot be a request of its own.
+        let r = recall_of(&[FIRST], "¿y en Querétaro?").expect("a refinement");
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Querétaro"));
+    }
+
+    #[test]
+    fn a_new_quantity_or_buyer_changes_only_that() {
+        let r = recall_of(&[FIRST], "mejor que sean 15").expect("a refinement");
+        assert_eq!(r.quantity, Some(15));
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Jalisco"));
+        let r = recall_of(&[FIRST], "solo los que le vendieron al IMSS").expect("a refinement");
+        assert_eq!(r.buyers, vec!["IMSS".to_owned()]);
+        assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
+    }
+
+    #[test]
+    fn another_kind_of_request_is_not_a_refinement() {
+        for message in [
+            "y quién le vende más al gobierno de esos?",
+            "¿hay licitaciones abiertas para eso?",
+            "prepárame un seguimiento por correo, 2 correos nada más",
+            "consígueme el correo de los 10 mejores",
+        ] {
+            assert!(recall_of(&[FIRST], message).is_none(), "{message}");
+        }
+    }
+
+    #[test]
+    fn a_new_request_and_a_first_message_recall_nothing() {
+        assert!(recall_of(&[FIRST], "fabricantes de muebles en Puebla").is_none());
+        assert!(recall_of(&[], "en Nuevo León").is_none());
+        assert!(recall_of(&[FIRST], "gracias").is_none());
+        // A new giro with a cue keeps the rest.
+        let r = recall_of(&[FIRST], "ahora de limpieza").expect("a refinement");
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Jalisco"));
+        assert_ne!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
+    }
+}

@@ -1,0 +1,45 @@
+//! The director's side of a chained request (CONTRACT §7.5): a turn that continues a
+//! plan after its card was accepted does the next part of the original request —
+//! save the selection, reveal the contacts, draft the sequence — and never searches
+//! again. Which parts are done comes from the board (a saved list) and from the plan
+//! (the cards accepted along it).
+
+use luna_protocol::decision::DecisionKind;
+
+use super::{final_, LocalDirector};
+use crate::agent::director::grammar::Request;
+use crate::agent::turn::gateway::{ModelInput, ModelStep};
+use crate::agent::turn::intent::TurnIntent;
+use crate::agent::turn::plan::PlanBrief;
+
+impl LocalDirector {
+    pub(super) fn continue_plan(
+        &self,
+        input: &ModelInput,
+        req: &Request,
+        plan: &PlanBrief,
+    ) -> ModelStep {
+        let saved = input.turn.board.saved_collection.is_some();
+        if req.save && !saved && !plan.done(DecisionKind::GuardarEnCrm) {
+            if let Some(step) = self.save_selection(input) {
+                return step;
+            }
+        }
+        if let Some(top) = req
+            .contacts_top
+            .filter(|_| !plan.done(DecisionKind::RevelarContactos))
+        {
+            return self.contacts(input, top);
+        }
+        if let Some(n) = req
+            .sequence_steps
+            .filter(|_| saved && !plan.done(DecisionKind::RevisarSecuencia))
+        {
+            return self.sequence(input, n);
+        }
+        final_(
+            TurnIntent::Responder {},
+            "Listo: quedó todo lo que me pediste en ese mensaje.",
+        )
+    }
+}

@@ -1,0 +1,212 @@
+//! Session memory (CONTRACT §7.1, §7.4): the fact ledger accumulated over a session's
+//! turns and the stage derived from the session's state.
+//!
+//! The ledger of a turn starts from the ledger the previous turn of the session ended
+//! with (kept in `turn_trajectories.facts`), takes what this message says (a field the
+//! message names replaces the old value; the others stay as they were, with the turn
+//! they were said at), and at the end of the turn learns what the tools were actually
+//! asked for (`inferido`, for a field nobody said: what a model read into the message).
+//! The stage comes from the board alone — pending cards, a sequence draft, a saved
+//! list, a selection — never from parsing the message, so a real model's framing does
+//! not depend on the local director's grammar.
+
+use luna_protocol::board::{Board, SequenceStatus};
+use luna_protocol::session::Stage;
+use serde_json::Value;
+use sqlx::{AnyPool, Row};
+
+use crate::agent::director::grammar::Request;
+use crate::base::error::{EngineError, EngineResult};
+
+use super::gateway::Exchange;
+use super::intent::{FactField, FactLedger, FactStatus};
+
+/// The stage of the session, from what is on its board (CONTRACT §7.4). A session with
+/// nothing on the board is `buscando`: whatever the first message asks, the search
+/// tools are in view.
+pub fn derive_stage(board: &Board) -> Stage {
+    if !board.pending.is_empty() {
+        Stage::DecisionPendiente
+    } else if board
+        .sequences
+        .iter()
+        .any(|s| s.status == SequenceStatus::Borrador)
+    {
+        Stage::ConBorrador
+    } else if board.saved.is_some() {
+        Stage::ConListaGuardada
+    } else if !board.selection.is_empty() {
+        Stage::ConSeleccion
+    } else {
+        Stage::Buscando
+    }
+}
+
+/// What the person said in this message, as ledger fields said at `turn`.
+pub fn said_in(request: &Request, turn: u32) -> FactLedger {
+    let mut ledger = FactLedger::default();
+    let said = |v: String| FactStatus::Dicho {
+        valor: v,
+        turno: turn,
+    };
+    if let Some((_, label)) = &request.giro {
+        ledger.set(FactField::Giro, said(label.clone()));
+    } else if let Some(query) = &request.query {
+        ledger.set(FactField::Giro, said(query.clone()));
+    }
+    let states: Vec<&str> = if request.states.is_empty() {
+        request
+            .state
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect()
+    } else {
+        request
+            .states
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect()
+    };
+    if !states.is_empty() {
+        ledger.set(FactField::Estado, said(states.join(", ")));
+    }
+    if let Some(n) = request.quantity {
+        ledger.set(FactField::Cantidad, said(n.to_string()));
+    }
+    if !request.buyers.is_empty() {
+        ledger.set(FactField::Comprador, said(request.buyers.join(", ")));
+    } else if request.sold_to_government {
+        ledger.set(FactField::Comprador, said(GOVERNMENT.to_owned()));
+    }
+    ledger
+}
+
+/// The ledger's value for "sold to any government buyer".
+pub const GOVERNMENT: &str = "gobierno";
+
+/// The previous ledger with this message's fields laid over it: a field the message
+/// names is replaced, every other field keeps its value and the turn it came from.
+pub fn merge(previous: &FactLedger, said: &FactLedger) -> FactLedger {
+    let mut ledger = previous.clone();
+    for (field, status) in &said.fields {
+        ledger.set(*field, status.clone());
+    }
+    ledger
+}
+
+/// Fields nobody said but the turn's successful searches and counts were asked for:
+/// what the model understood the message to mean, `inferido` at `turn`.
+pub fn infer_from_calls(ledger: &mut FactLedger, transcript: &[Exchange], turn: u32) {
+    for ex in transcript {
+        if !matches!(ex.tool.name.as_str(), "market_search" | "market_count")
+            || ex.result.get("error").is_some()
+        {
+            continue;
+        }
+        let args = &ex.tool.args;
+        let filters = args.get("filters").unwrap_or(&Value::Null);
+        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
+        let states: Option<String> = match args.get("states").and_then(Value::as_array) {
+            Some(list) if !list.is_empty() => Some(
+                list.iter()
+                    .filter_map(Value::as_str)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            ),
+            _ => text(filters.get("state")),
+        };
+        let buyer = text(filters.get("buyer")).or_else(|| {
+            (filters.get("has_awards") == Some(&Value::Bool(true))).then(|| GOVERNMENT.to_owned())
+        });
+        let giro = text(filters.get("giro")).or_else(|| text(args.get("query")));
+        for (field, value) in [
+            (FactField::Giro, giro),
+            (FactField::Estado, states),
+            (FactField::Comprador, buyer),
+        ] {
+            if let Some(valor) = value.filter(|v| !v.trim().is_empty()) {
+                if ledger.is_missing(field) {
+                    ledger.set(field, FactStatus::Inferido { valor, turno: turn });
+                }
+            }
+        }
+    }
+}
+
+/// The ledger the session's latest turn ended with (empty for a first turn).
+pub async fn previous_ledger(pool: &AnyPool, session_id: &str) -> EngineResult<FactLedger> {
+    let row = sqlx::query(
+        "select facts from turn_trajectories where session_id = $1
+          order by created_at desc limit 1",
+    )
+    .bind(session_id)
+    .fetch_optional(pool)
+    .await?;
+    let Some(row) = row else {
+        return Ok(FactLedger::default());
+    };
+    let facts: String = row.try_get("facts")?;
+    serde_json::from_str(&facts)
+        .map_err(|e| EngineError::Internal(format!("trajectory facts: {e}")))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::director::grammar::parse;
+    use crate::agent::director::vocab::CatalogVocabulary;
+
+    fn ledger(message: &str, turn: u32) -> FactLedger {
+        said_in(&parse(message, &CatalogVocabulary), turn)
+    }
+
+    #[test]
+    fn a_refinement_changes_only_the_field_it_names() {
+        let first = ledger(
+            "40 fabricantes de empaque en Jalisco que ya le vendieron a gobierno",
+            1,
+        );
+        let second = merge(&first, &ledger("ahora en Nuevo León", 2));
+        assert_eq!(
+            second.status(FactField::Estado),
+            &FactStatus::Dicho {
+                valor: "Nuevo León".into(),
+                turno: 2
+            }
+        );
+        for field in [FactField::Giro, FactField::Cantidad, FactField::Comprador] {
+            assert_eq!(second.status(field), first.status(field), "{field:?}");
+        }
+        // A message that names nothing keeps everything.
+        assert_eq!(merge(&second, &ledger("gracias", 3)), second);
+    }
+
+    #[test]
+    fn two_states_are_both_remembered() {
+        let l = ledger("empaque en Jalisco y Nuevo León", 1);
+        assert_eq!(
+            l.status(FactField::Estado),
+            &FactStatus::Dicho {
+                valor: "Jalisco, Nuevo León".into(),
+                turno: 1
+            }
+        );
+    }
+
+    #[test]
+    fn the_stage_follows_the_board_not_the_message() {
+        let mut board = Board::default();
+        assert_eq!(derive_stage(&board), Stage::Buscando);
+        board.sequences.push(luna_protocol::board::SequenceCard {
+            sequence_id: "seq_1".into(),
+            name: "Primera".into(),
+            steps: 3,
+            recipients: 10,
+            status: SequenceStatus::Borrador,
+            progress: Vec::new(),
+        });
+        assert_eq!(derive_stage(&board), Stage::ConBorrador);
+        board.sequences[0].status = SequenceStatus::Activa;
+        assert_eq!(derive_stage(&board), Stage::Buscando);
+    }
+}

@@ -1,0 +1,226 @@
+//! Multi-turn tests of the session memory: what was said or inferred in one turn is
+//! known in the next ones (the question governor refuses to ask it again), and a
+//! refinement changes only the field it names — on the scripted model and on the
+//! local director.
+
+use luna_protocol::account::{Plan, Role};
+use serde_json::{json, Value};
+
+use super::gateway::{ModelStep, ScriptedModel, ToolCall};
+use super::intent::{FactField, FactStatus, Pregunta, TurnIntent, TurnOutput};
+use super::runner::{run_turn, TurnOutcome};
+use crate::agent::director::planner::LocalDirector;
+use crate::testkit;
+
+async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    engine.market.ensure_demo().await.unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap();
+    (engine, caller, session.id)
+}
+
+fn answer(text: &str) -> ModelStep {
+    ModelStep::Final(TurnOutput {
+        intent: TurnIntent::Responder {},
+        narracion: text.into(),
+    })
+}
+
+fn ask_state() -> ModelStep {
+    ModelStep::Final(TurnOutput {
+        intent: TurnIntent::Encuadre {
+            criterio: "empaque".into(),
+            pregunta: Some(Pregunta {
+                texto: "¿En qué estado?".into(),
+                campo: FactField::Estado,
+                opciones: None,
+            }),
+        },
+        narracion: "¿En qué estado buscas?".into(),
+    })
+}
+
+/// The arguments of the turn's first `market_search`.
+fn search_args(out: &TurnOutcome) -> Value {
+    out.transcript
+        .iter()
+        .find(|e| e.tool.name == "market_search")
+        .map(|e| e.tool.args.clone())
+        .unwrap_or_else(|| panic!("no search in {:?}", out.transcript))
+}
+
+#[tokio::test]
+async fn a_state_said_in_turn_one_is_not_asked_in_turn_three() {
+    let (engine, caller, session) = setup().await;
+    let turn = |id: &'static str, message: &'static str, model: ScriptedModel| {
+        let (engine, caller, session) = (&engine, &caller, &session);
+        async move {
+            run_turn(engine, &model, caller, session, id, message)
+                .await
+                .unwrap()
+        }
+    };
+    turn(
+        "t1",
+        "fabricantes de empaque en Jalisco",
+        ScriptedModel::new([answer("Entendido.")]),
+    )
+    .await;
+    turn("t2", "gracias", ScriptedModel::new([answer("De nada.")])).await;
+    let third = turn(
+        "t3",
+        "¿cuáles le venden al IMSS?",
+        ScriptedModel::new([ask_state(), ask_state()]),
+    )
+    .await;
+    assert!(
+        third.repaired && third.intent == TurnIntent::Responder {},
+        "a state said two turns ago must not be asked again: {:?}",
+        third.intent
+    );
+    let facts = &third.trajectory.facts;
+    assert_eq!(
+        facts.status(FactField::Estado),
+        &FactStatus::Dicho {
+            valor: "Jalisco".into(),
+            turno: 1
+        }
+    );
+    assert_eq!(
+        facts.status(FactField::Comprador),
+        &FactStatus::Dicho {
+            valor: "IMSS".into(),
+            turno: 3
+        }
+    );
+}
+
+#[tokio::test]
+async fn what_the_model_searched_for_is_remembered_as_inferred() {
+    let (engine, caller, session) = setup().await;
+    // Nobody said a state; the model searched Jalisco for «lo de siempre».
+    let model = ScriptedModel::new([
+        ModelStep::Tools(vec![ToolCall {
+            name: "market_search".into(),
+            args: json!({"kind": "suppliers", "filters": {"giro": "empaque", "state": "Jalisco"}, "limit": 5}),
+        }]),
+        answer("Busqué empaque en Jalisco."),
+    ]);
+    run_turn(&engine, &model, &caller, &session, "t1", "lo de siempre")
+        .await
+        .unwrap();
+    let model = ScriptedModel::new([ask_state(), ask_state()]);
+    let second = run_turn(&engine, &model, &caller, &session, "t2", "¿y cuántos son?")
+        .await
+        .unwrap();
+    assert!(second.repaired, "the inferred state is known");
+    assert_eq!(
+        second.trajectory.facts.status(FactField::Estado),
+        &FactStatus::Inferido {
+            valor: "Jalisco".into(),
+            turno: 1
+        }
+    );
+}
+
+#[tokio::test]
+async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
+    let (engine, caller, session) = setup().await;
+    let first = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "30 fabricantes de empaque en Jalisco que ya le vendieron a gobierno",
+    )
+    .await
+    .unwrap();
+    let f = &search_args(&first)["filters"];
+    assert_eq!(
+        (f["giro"].as_str(), f["state"].as_str()),
+        (Some("empaque"), Some("Jalisco"))
+    );
+
+    let second = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t2",
+        "ahora en Nuevo León",
+    )
+    .await
+    .unwrap();
+    let args = search_args(&second);
+    assert_eq!(args["filters"]["state"], "Nuevo León", "{args}");
+    assert_eq!(args["filters"]["giro"], "empaque", "{args}");
+    assert_eq!(args["filters"]["has_awards"], true, "{args}");
+    assert_eq!(args["limit"], 30, "{args}");
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
+    assert!(!view.board.selection.is_empty());
+
+    // Turn 3 names only a quantity: nothing is asked, the rest is kept.
+    let third = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t3",
+        "mejor que sean 12",
+    )
+    .await
+    .unwrap();
+    assert!(
+        !matches!(
+            third.intent,
+            TurnIntent::Encuadre {
+                pregunta: Some(_),
+                ..
+            }
+        ),
+        "{:?}",
+        third.intent
+    );
+    let args = search_args(&third);
+    assert_eq!(args["filters"]["state"], "Nuevo León", "{args}");
+    assert_eq!(args["filters"]["giro"], "empaque", "{args}");
+    assert_eq!(args["limit"], 12, "{args}");
+    let facts = &third.trajectory.facts;
+    assert_eq!(
+        facts.status(FactField::Giro),
+        &FactStatus::Dicho {
+            valor: "empaque y envases".into(),
+            turno: 1
+        }
+    );
+    // Small talk afterwards changes nothing on the board.
+    let before = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view
+        .board
+        .selection;
+    run_turn(&engine, &LocalDirector, &caller, &session, "t4", "gracias")
+        .await
+        .unwrap();
+    let after = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view
+        .board
+        .selection;
+    assert_eq!(before, after);
+}
