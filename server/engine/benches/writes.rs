@@ -15,10 +15,10 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use luna_engine::accounts::Caller;
+use luna_engine::base::surface::Surface;
 use luna_engine::crm::collections::{self, NewCollection};
 use luna_engine::crm::model::{Actor, FieldDef, FieldType};
 use luna_engine::crm::records::{self, NewRecord};
-use luna_engine::base::surface::Surface;
 use luna_engine::{testkit, Engine, Store};
 use luna_protocol::account::{Plan, Role};
 use luna_protocol::event::{SessionEvent, UserMessage};
