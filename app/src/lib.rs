@@ -37,6 +37,14 @@ pub fn shell(options: LeptosOptions) -> impl IntoView {
                 <meta charset="utf-8" />
                 <meta name="viewport" content="width=device-width, initial-scale=1" />
                 <meta name="color-scheme" content="light dark" />
+                // The browser chrome matches the top bar: white, slate-900 in the dark theme.
+                <meta name="theme-color" content="#ffffff" media="(prefers-color-scheme: light)" />
+                <meta name="theme-color" content="#0f172a" media="(prefers-color-scheme: dark)" />
+                // public/ (drawn by .ci/icons); the session middleware serves them to anyone.
+                <link rel="icon" href="/favicon.ico" sizes="48x48" />
+                <link rel="icon" href="/favicon.svg" type="image/svg+xml" />
+                <link rel="apple-touch-icon" href="/apple-touch-icon.png" />
+                <link rel="manifest" href="/manifest.webmanifest" />
                 <AutoReload options=options.clone() />
                 <HydrationScripts options />
                 <MetaTags />

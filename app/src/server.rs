@@ -23,12 +23,14 @@ pub fn set_status(code: u16) {
 
 /// The content security policy. Scripts come only from this origin or carry the page's
 /// nonce (leptos puts it on its hydration and resource scripts); wasm compiles only
-/// from this origin; nothing frames the app. Styles allow `style=` attributes.
+/// from this origin; nothing frames the app. Styles allow `style=` attributes. The web
+/// app manifest and its icons come from this origin (`public/`).
 pub fn content_security_policy(nonce: Option<&str>) -> String {
     let inline = nonce.map(|n| format!(" 'nonce-{n}'")).unwrap_or_default();
     format!(
         "default-src 'self'; script-src 'self'{inline} 'wasm-unsafe-eval'; \
          style-src 'self' 'unsafe-inline'; img-src 'self' data:; connect-src 'self'; \
+         manifest-src 'self'; \
          object-src 'none'; base-uri 'self'; form-action 'self'; frame-ancestors 'none'"
     )
 }

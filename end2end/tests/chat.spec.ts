@@ -56,4 +56,67 @@ test('the seed scene: Luna counts, searches and builds an argued selection of fo
   // Each step shows up as a tool line in product language.
   await expect(page.getByTestId('tool-line').filter({ hasText: 'proveedores' }).first()).toBeVisible();
   await page.screenshot({ path: 'artifacts/scene-selection.png', fullPage: false });
+  // The README's screenshots (commit them when they change): the split view mid-scene,
+  // with the save card waiting, and the same scene on a phone's tabs.
+  await page.setViewportSize({ width: 1280, height: 800 });
+  await expect(answer).toBeInViewport();
+  await page.screenshot({ path: '../docs/screenshot.png' });
+  await page.setViewportSize({ width: 390, height: 844 });
+  await expect(page.getByRole('tablist', { name: 'Secciones' })).toBeVisible();
+  await expect(answer).toBeInViewport();
+  await page.screenshot({ path: '../docs/screenshot-phone.png' });
+});
+
+test('a reopened conversation on a phone shows its newest message and follows new ones unless scrolled up', async ({ page, context }) => {
+  await page.setViewportSize({ width: 390, height: 844 });
+  await login(page, 'explorer@demo.luna.mx');
+  await expect(page).toHaveURL(/\/$/);
+  await hydrated(page);
+  const log = page.getByTestId('chat-log');
+  const composer = page.getByLabel('Mensaje para Luna');
+  const answers = page.getByTestId('luna-message');
+  const ask = async (p: typeof page, text: string) => {
+    const before = await p.getByTestId('luna-message').count();
+    await expect(p.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+    await p.getByLabel('Mensaje para Luna').fill(text);
+    await p.getByRole('button', { name: 'Enviar' }).click();
+    await expect(p.getByTestId('luna-message')).toHaveCount(before + 1, { timeout: 30_000 });
+    await expect(p.getByText('Luna está trabajando…')).toHaveCount(0);
+  };
+  // A conversation taller than two phone screens.
+  for (let i = 1; i <= 12; i++) {
+    await ask(page, `¿Cuántos créditos me quedan? (${i})`);
+    if (await log.evaluate((el) => el.scrollHeight > 2 * el.clientHeight)) break;
+  }
+  expect(await log.evaluate((el) => el.scrollHeight > 2 * el.clientHeight)).toBe(true);
+
+  // Reopened, it shows the newest answer, not the first question.
+  await page.reload();
+  await hydrated(page);
+  await expect(answers.last()).toBeInViewport();
+  await expect(page.getByTestId('person-message').first()).not.toBeInViewport();
+  await expect(composer).toBeInViewport();
+
+  // It follows a new message.
+  await ask(page, '¿Cuántos créditos me quedan? (siguiente)');
+  await expect(answers.last()).toBeInViewport();
+
+  // Scrolled up to read, it stays put while a message arrives from another tab.
+  await log.evaluate((el) => el.scrollTo({ top: 0 }));
+  await expect(page.getByTestId('person-message').first()).toBeInViewport();
+  const other = await context.newPage();
+  await other.goto('/');
+  await hydrated(other);
+  const count = await answers.count();
+  await ask(other, '¿Cuántos créditos me quedan? (otra pestaña)');
+  await expect(answers).toHaveCount(count + 1);
+  await expect(page.getByTestId('person-message').first()).toBeInViewport();
+  await expect(answers.last()).not.toBeInViewport();
+
+  // Back at the bottom, it follows again.
+  await log.evaluate((el) => el.scrollTo({ top: el.scrollHeight }));
+  await ask(other, '¿Cuántos créditos me quedan? (de nuevo)');
+  await expect(answers).toHaveCount(count + 2);
+  await expect(answers.last()).toBeInViewport();
+  await other.close();
 });

@@ -1,4 +1,4 @@
--- Market data (SPEC §4): public procurement records modelled on OCDS 1.1 plus Mexican
+-- Market data (CONTRACT §4): public procurement records modelled on OCDS 1.1 plus Mexican
 -- registries. Shared by every workspace (public data, no workspace_id).
 -- Invariants:
 --   * every row carries `source` (generator, ocds:<publisher>, sat69b, …) and a natural

@@ -1,4 +1,4 @@
--- Work sessions (SPEC §2, §12): the one owner of a conversation's state.
+-- Work sessions (CONTRACT §2, §12): the one owner of a conversation's state.
 -- Invariants:
 --   * a session belongs to one workspace; only that workspace's members may read it;
 --   * session_events is append-only: rows are never updated or deleted (except by
@@ -20,7 +20,7 @@ create table work_sessions (
                                     'con_lista_guardada', 'decision_pendiente')),
     mode           text not null default 'preguntar'
                    check (mode in ('preguntar', 'automatico', 'ajuste_fino')),
-    -- Auto-mode budget for this session (SPEC §8) and what was spent against it.
+    -- Auto-mode budget for this session (CONTRACT §8) and what was spent against it.
     credit_cap     integer not null default 50 check (credit_cap >= 0),
     contact_cap    integer not null default 10 check (contact_cap >= 0),
     credits_spent  integer not null default 0 check (credits_spent >= 0),

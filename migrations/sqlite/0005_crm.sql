@@ -1,4 +1,4 @@
--- CRM (SPEC §5 "CRM invariants") and the Empresas directory.
+-- CRM (CONTRACT §5 "CRM invariants") and the Empresas directory.
 -- Invariants:
 --   * every row carries `workspace_id`; a reference from another workspace reads as
 --     NOT_FOUND (the engine always filters by the caller's workspace);

@@ -1,4 +1,4 @@
--- Decision cards (SPEC §7.2, §8) and auto mode with a budget.
+-- Decision cards (CONTRACT §7.2, §8) and auto mode with a budget.
 -- Invariants:
 --   * a decision row is written in the same transaction as its `decision.proposed`
 --     event, and its resolution in the same transaction as `decision.resolved`;

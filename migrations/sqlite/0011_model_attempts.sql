@@ -1,4 +1,4 @@
--- Model attempts (SPEC §7.5): one row per call to a configured model, so usage is
+-- Model attempts (CONTRACT §7.5): one row per call to a configured model, so usage is
 -- recorded per attempt and a workspace's monthly model spend can be capped.
 -- Invariants:
 --   * tokens and cost are NULL when the provider did not report them (never guessed);

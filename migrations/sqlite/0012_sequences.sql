@@ -1,4 +1,4 @@
--- Email sequences (SPEC §9): drafts, immutable per-step authorizations, the frozen
+-- Email sequences (CONTRACT §9): drafts, immutable per-step authorizations, the frozen
 -- audience of each authorized version, the send log and suppressions.
 -- Invariants:
 --   * a draft is inert: nothing is sent from a sequence whose status is 'borrador';

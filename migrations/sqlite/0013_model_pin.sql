@@ -1,4 +1,4 @@
--- The pin gate (SPEC §7.5: spend cap → pin → primary → escalation → refusal).
+-- The pin gate (CONTRACT §7.5: spend cap → pin → primary → escalation → refusal).
 -- An operator may pin a workspace to one model route:
 --   'none'     — the default: the primary answers, escalation as the gates allow;
 --   'primary'  — never escalate: a step the primary cannot answer is refused;

@@ -1,4 +1,4 @@
--- Long research runs (SPEC §10): a proposal Luna previews with research_start, the run
+-- Long research runs (CONTRACT §10): a proposal Luna previews with research_start, the run
 -- a person starts by accepting the `investigar` card, its per-phase checkpoints, and
 -- the steering messages the person sends while it runs.
 -- Invariants:

@@ -1,4 +1,4 @@
--- Turn trajectories (SPEC §14, issues 6 and 11): what every turn did, step by step, in
+-- Turn trajectories (CONTRACT §14, issues 6 and 11): what every turn did, step by step, in
 -- the form the blocking evals read (`luna_engine::turn::trajectory`). The runner writes
 -- a step in the same places it appends session events; resolving a decision appends
 -- its step (who resolved it, what it charged) in the same transaction as

@@ -11,7 +11,7 @@
 //!   releases or record packages into the market data.
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
 //! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
-//!   pins the workspace to one model route (the pin gate, SPEC §7.5).
+//!   pins the workspace to one model route (the pin gate, CONTRACT §7.5).
 //!
 //! Imports are idempotent: re-running one reports nothing inserted. Each prints what
 //! it inserted and what it skipped, and why.

@@ -1,5 +1,5 @@
 //! `GET /api/sessions/{id}/events?since=<seq>`: a work session's events over a
-//! websocket (SPEC §12). The caller comes from the session cookie (401 without one);
+//! websocket (CONTRACT §12). The caller comes from the session cookie (401 without one);
 //! a session of another workspace is 404. The stream sends a snapshot when the client
 //! is far behind, then the backlog, then live events — in `seq` order, with no gaps
 //! and no duplicates, even while events are appended during the catch-up.

@@ -1,4 +1,4 @@
-//! The MCP endpoint at `/mcp` (SPEC §6): the official Rust SDK (`rmcp`) over
+//! The MCP endpoint at `/mcp` (CONTRACT §6): the official Rust SDK (`rmcp`) over
 //! Streamable HTTP, stateless, JSON responses. Authentication is a workspace API key
 //! in `Authorization: Bearer` (bad or revoked → 401); a foreign `Origin` was already
 //! refused by [`crate::guard`] (403), on every method. `tools/list` and `tools/call` derive entirely

@@ -10,15 +10,24 @@ use axum::response::{IntoResponse, Redirect, Response};
 use luna_app::server::{cookie_value, SESSION_COOKIE};
 use luna_engine::Engine;
 
-/// Paths anyone may load without a session.
+/// Paths anyone may load without a session. The web app files of `public/` are among
+/// them: browsers fetch the manifest and its icons without cookies, so a redirect to
+/// /login there would make the manifest invalid and the app not installable.
 fn is_public(path: &str) -> bool {
     path == "/login"
         || path.starts_with("/api/")
         || path.starts_with("/pkg/")
+        || path.starts_with("/icons/")
         || path.starts_with("/mcp")
         || matches!(
             path,
-            "/healthz" | "/readyz" | "/favicon.ico" | "/robots.txt"
+            "/healthz"
+                | "/readyz"
+                | "/favicon.ico"
+                | "/favicon.svg"
+                | "/apple-touch-icon.png"
+                | "/manifest.webmanifest"
+                | "/robots.txt"
         )
 }
 

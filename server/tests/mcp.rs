@@ -67,7 +67,7 @@ async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value
     )
 }
 
-/// SPEC §5 "The catalog": the tools public over MCP, alphabetically.
+/// CONTRACT §5 "The catalog": the tools public over MCP, alphabetically.
 const PUBLIC_CATALOG: [&str; 25] = [
     "collection_query",
     "company_save",
@@ -123,10 +123,13 @@ async fn tools_list_is_the_public_catalog_with_derived_annotations() {
         .map(|d| d.name)
         .collect();
     assert_eq!(names, expected);
-    // SPEC §5: the 25 public tools, no more and no fewer.
+    // CONTRACT §5: the 25 public tools, no more and no fewer.
     let mut sorted = names.clone();
     sorted.sort_unstable();
-    assert_eq!(sorted, PUBLIC_CATALOG, "tools/list is the SPEC §5 catalog");
+    assert_eq!(
+        sorted, PUBLIC_CATALOG,
+        "tools/list is the CONTRACT §5 catalog"
+    );
     let usage = &tools[0];
     assert_eq!(usage["inputSchema"]["additionalProperties"], json!(false));
     assert_eq!(usage["annotations"]["readOnlyHint"], json!(true));

@@ -1,4 +1,4 @@
-//! The board (SPEC §13): the selection as argued cards, the saved CRM collection,
+//! The board (CONTRACT §13): the selection as argued cards, the saved CRM collection,
 //! pending decisions, research runs and sequence drafts. The board is a projection
 //! of the session log; tools change it through `board.patched` (RFC 6902 against the
 //! JSON form of this type), decisions and runs through their own events.
@@ -137,7 +137,7 @@ pub struct RunPhase {
     pub anchors: Vec<Anchor>,
 }
 
-/// A long research run (SPEC §10) as the board shows it.
+/// A long research run (CONTRACT §10) as the board shows it.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RunCard {
     pub run_id: String,
@@ -166,7 +166,7 @@ pub enum SequenceStatus {
     Activa,
 }
 
-/// A sequence draft or campaign (SPEC §9).
+/// A sequence draft or campaign (CONTRACT §9).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct SequenceCard {
     pub sequence_id: String,

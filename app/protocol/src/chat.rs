@@ -1,4 +1,4 @@
-//! The chat projection (SPEC §13): the person's messages, Luna's narration with its
+//! The chat projection (CONTRACT §13): the person's messages, Luna's narration with its
 //! anchors, tool lines (with "deshacer" when a write can be undone), decision card
 //! references and refusals. There is no chat table: this is a fold of the log.
 

@@ -1,4 +1,4 @@
-//! The saved collection as the board shows it (SPEC §13: Tablero by stage or Tabla),
+//! The saved collection as the board shows it (CONTRACT §13: Tablero by stage or Tabla),
 //! the result of moving a card between stages, and the receipt of "deshacer".
 
 use crate::json::FromJson;

@@ -1,4 +1,4 @@
-//! Decision cards (SPEC §7.2, §8): the typed, person-resolved proposals that stand
+//! Decision cards (CONTRACT §7.2, §8): the typed, person-resolved proposals that stand
 //! between Luna and anything that costs money, leaves the workspace, sends email or
 //! changes Knowledge. The card is client-safe: it never carries quote tokens or
 //! idempotency keys, only what the person needs to decide.
@@ -6,7 +6,7 @@
 use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
-/// The `DecisionDraft` kinds of SPEC §7.2.
+/// The `DecisionDraft` kinds of CONTRACT §7.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum DecisionKind {
@@ -64,7 +64,7 @@ impl DecisionKind {
         }
     }
 
-    /// Whether auto mode may ever run this class without a card (SPEC §8: never
+    /// Whether auto mode may ever run this class without a card (CONTRACT §8: never
     /// sending a sequence, never merging into Knowledge).
     pub fn auto_capable(self) -> bool {
         !matches!(
@@ -73,7 +73,7 @@ impl DecisionKind {
         )
     }
 
-    /// The authorization level (SPEC §8): 1 = one tap, 2 = pending decision.
+    /// The authorization level (CONTRACT §8): 1 = one tap, 2 = pending decision.
     pub fn level(self) -> u8 {
         match self {
             DecisionKind::GuardarEnCrm
@@ -104,7 +104,7 @@ pub enum ResolvesIn {
     RevisionConocimiento,
 }
 
-/// Which ledger an amount belongs to (SPEC §3).
+/// Which ledger an amount belongs to (CONTRACT §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Ledger {

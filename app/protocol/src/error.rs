@@ -1,4 +1,4 @@
-//! The uniform error shape `{error:{code,message,hint,allowed_values?}}` (SPEC §5 rule 8).
+//! The uniform error shape `{error:{code,message,hint,allowed_values?}}` (CONTRACT §5 rule 8).
 //! `message` and `hint` are Spanish text for the person; `code` is stable for programs.
 
 use crate::json::FromJson;

@@ -1,4 +1,4 @@
-//! The events of a work session (SPEC §12). Every event is appended to the session's
+//! The events of a work session (CONTRACT §12). Every event is appended to the session's
 //! log with a gap-free `seq`; the board and the chat are folds of these events (see
 //! `view::apply`). Payloads are client-safe: no model ids, quote tokens, idempotency
 //! keys or raw `[[kind:id]]` markers ever appear here.
@@ -174,7 +174,7 @@ pub struct DecisionResolved {
     pub result: Option<DecisionResult>,
 }
 
-/// A research run's real phase (SPEC §10), never a search counter.
+/// A research run's real phase (CONTRACT §10), never a search counter.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct RunProgress {
     pub run_id: String,
@@ -194,7 +194,7 @@ pub struct RunProgress {
     pub anchors: Vec<Anchor>,
 }
 
-/// The `TurnIntent` kinds of SPEC §7.2.
+/// The `TurnIntent` kinds of CONTRACT §7.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum IntentKind {
@@ -211,7 +211,7 @@ pub struct TurnFinished {
     pub intent_kind: IntentKind,
 }
 
-/// Why a turn was refused before it ran, with the fixed HTTP mapping of SPEC §12.
+/// Why a turn was refused before it ran, with the fixed HTTP mapping of CONTRACT §12.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum RefusalCode {

@@ -1,4 +1,4 @@
-//! The evidence drawer's company file (SPEC §13): what backs a company on the board —
+//! The evidence drawer's company file (CONTRACT §13): what backs a company on the board —
 //! its recent Adjudicaciones (with totals by year and by buyer for the chart), its
 //! risk marks, its Registros and, when the workspace saved it, its CRM history.
 //! Built by the engine (`luna_engine::screen::company_file`); rendered by the drawer.

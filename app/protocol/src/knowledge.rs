@@ -1,4 +1,4 @@
-//! The knowledge review page (SPEC §11, §13): what an owner or admin sees before
+//! The knowledge review page (CONTRACT §11, §13): what an owner or admin sees before
 //! merging a note or a suggested edit into Knowledge, and what a resolution returns.
 
 use crate::json::FromJson;

@@ -1,12 +1,12 @@
-//! The work session as the browser sees it: its stage (SPEC §7.4), its mode and
-//! budget (SPEC §8), and the summary returned by the session server functions.
+//! The work session as the browser sees it: its stage (CONTRACT §7.4), its mode and
+//! budget (CONTRACT §8), and the summary returned by the session server functions.
 
 use crate::json::FromJson;
 use serde::{Deserialize, Serialize};
 
 use crate::view::SessionView;
 
-/// Where the conversation stands; decides which tools Luna sees (SPEC §7.4).
+/// Where the conversation stands; decides which tools Luna sees (CONTRACT §7.4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum Stage {
@@ -41,7 +41,7 @@ impl Stage {
     }
 }
 
-/// How level-1/2 actions run (SPEC §8): ask every time, auto inside a budget, or per class.
+/// How level-1/2 actions run (CONTRACT §8): ask every time, auto inside a budget, or per class.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize, Deserialize, FromJson)]
 #[serde(rename_all = "snake_case")]
 pub enum SessionMode {
@@ -118,7 +118,7 @@ pub struct TurnAck {
     pub steering: bool,
 }
 
-/// The workspace's auto-mode policy, set by an owner/admin in Ajustes (SPEC §8).
+/// The workspace's auto-mode policy, set by an owner/admin in Ajustes (CONTRACT §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct AutoPolicy {
     /// Whether members may turn on auto mode at all (paid plans only).

@@ -1,4 +1,4 @@
-//! The tool result envelope (SPEC §5 rule 7) and the descriptors the browser needs to
+//! The tool result envelope (CONTRACT §5 rule 7) and the descriptors the browser needs to
 //! list tools. Every tool returns the same envelope whichever surface called it.
 
 use crate::json::FromJson;
@@ -96,7 +96,7 @@ pub struct ToolSummary {
     pub name: String,
     pub family: String,
     pub label: String,
-    /// 0, 1, 2 or "never" (the authorization ladder, SPEC §8).
+    /// 0, 1, 2 or "never" (the authorization ladder, CONTRACT §8).
     pub level: String,
     pub read_only: bool,
 }

@@ -33,24 +33,110 @@ pub fn ChatPane() -> impl IntoView {
     let messages = move || live.replica.with(|r| r.view.chat.messages.clone());
     let running = move || live.replica.with(|r| r.view.active_turn.is_some());
     provide_context(UndoLog(RwSignal::new(HashMap::new())));
+    let log = NodeRef::<leptos::html::Div>::new();
+    let follow = Follow::new();
+    provide_context(follow);
+    #[cfg(feature = "hydrate")]
+    follow.keep_at_newest(log);
     view! {
-        <div class="flex-1 overflow-y-auto p-4" aria-live="polite" data-testid="chat-log">
-            <Show
-                when=move || !messages().is_empty()
-                fallback=|| view! { <EmptyChat /> }
-            >
-                <ol class="mx-auto flex max-w-2xl flex-col gap-3">
-                    {move || messages().into_iter().map(|m| view! { <li>{message_view(m)}</li> }).collect_view()}
-                </ol>
-            </Show>
-            <Show when=running>
-                <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500 dark:text-slate-400" role="status">"Luna está trabajando…"</p>
-                <Thinking />
-            </Show>
+        <div
+            class="flex-1 overflow-y-auto p-4"
+            aria-live="polite"
+            data-testid="chat-log"
+            node_ref=log
+            on:scroll=move |_| follow.scrolled(log)
+        >
+            <div>
+                <Show
+                    when=move || !messages().is_empty()
+                    fallback=|| view! { <EmptyChat /> }
+                >
+                    <ol class="mx-auto flex max-w-2xl flex-col gap-3">
+                        {move || messages().into_iter().map(|m| view! { <li>{message_view(m)}</li> }).collect_view()}
+                    </ol>
+                </Show>
+                <Show when=running>
+                    <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500 dark:text-slate-400" role="status">"Luna está trabajando…"</p>
+                    <Thinking />
+                </Show>
+            </div>
         </div>
         <Composer />
     }
     .into_any()
+}
+
+/// Whether the chat log follows the newest message: it opens on it and keeps up with
+/// what arrives, unless the person scrolled up to read; back at the bottom, or after
+/// sending, it follows again.
+#[derive(Clone, Copy)]
+struct Follow {
+    on: StoredValue<bool>,
+    /// The log's scroll height when the content last changed size. A scroll event is
+    /// judged against it: the browser may deliver the event after new content already
+    /// grew the log, and a person who had reached the bottom must stay followed.
+    #[cfg_attr(not(feature = "hydrate"), allow(dead_code))] // scroll events: browser only
+    height: StoredValue<i32>,
+}
+
+/// How close to the bottom still counts as "at the newest message".
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))]
+const NEAR_BOTTOM_PX: i32 = 48;
+
+impl Follow {
+    fn new() -> Self {
+        Follow {
+            on: StoredValue::new(true),
+            height: StoredValue::new(0),
+        }
+    }
+
+    /// After a scroll (the person's, or ours to the bottom): follow only at the bottom.
+    fn scrolled(self, log: NodeRef<leptos::html::Div>) {
+        #[cfg(feature = "hydrate")]
+        if let Some(el) = log.get_untracked() {
+            let below = self.height.get_value() - el.scroll_top() - el.client_height();
+            self.on.set_value(below <= NEAR_BOTTOM_PX);
+        }
+        #[cfg(not(feature = "hydrate"))]
+        let _ = (self, log);
+    }
+
+    /// Scrolls the log to its end whenever it or its content changes size while
+    /// following: messages arriving, cards whose code loads later, the phone's Chat tab
+    /// becoming visible. A `ResizeObserver` sees all of these; nothing polls.
+    #[cfg(feature = "hydrate")]
+    fn keep_at_newest(self, log: NodeRef<leptos::html::Div>) {
+        use wasm_bindgen::closure::Closure;
+        use wasm_bindgen::JsCast;
+        log.on_load(move |el| {
+            // Holds only reactive ids: once the pane is gone it does nothing.
+            let to_newest = Closure::<dyn FnMut()>::new(move || {
+                let Some(Some(el)) = log.try_get_untracked() else {
+                    return;
+                };
+                if self.on.try_get_value() == Some(true) {
+                    el.set_scroll_top(el.scroll_height());
+                }
+                let _ = self.height.try_set_value(el.scroll_height());
+            });
+            let Ok(observer) = web_sys::ResizeObserver::new(to_newest.as_ref().unchecked_ref())
+            else {
+                return;
+            };
+            observer.observe(&el);
+            if let Some(content) = el.first_element_child() {
+                observer.observe(&content);
+            }
+            // The observer may call back until it is disconnected on cleanup, so the
+            // callback (a few bytes) lives as long as the page.
+            to_newest.forget();
+            let observer = StoredValue::new_local(observer);
+            on_cleanup(move || {
+                let _ = observer.try_with_value(|o| o.disconnect());
+            });
+        });
+    }
 }
 
 /// The running turn's live reasoning, when the model streams it (never stored).
@@ -304,6 +390,7 @@ fn Composer() -> impl IntoView {
     let (error, set_error) = signal(None::<String>);
     let (sending, set_sending) = signal(false);
     let ready = move || live.session_id.with(Option::is_some);
+    let follow = use_context::<Follow>();
 
     let send = move || {
         let message = text.get_untracked();
@@ -315,6 +402,10 @@ fn Composer() -> impl IntoView {
         }
         set_sending.set(true);
         set_error.set(None);
+        // The person wants to see their message and the answer.
+        if let Some(follow) = follow {
+            follow.on.set_value(true);
+        }
         #[cfg(feature = "hydrate")]
         leptos::task::spawn_local(async move {
             let key = message_key();

@@ -1,4 +1,4 @@
-//! A decision card (SPEC §8): what the person needs to decide — preview, price,
+//! A decision card (CONTRACT §8): what the person needs to decide — preview, price,
 //! balance, expiry countdown, consequence — and the buttons that resolve it on the
 //! server. Disabled, with the reason, when the person may not resolve it.
 

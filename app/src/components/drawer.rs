@@ -1,4 +1,4 @@
-//! The evidence drawer (SPEC §13): tapping a selection card, a kanban card or an
+//! The evidence drawer (CONTRACT §13): tapping a selection card, a kanban card or an
 //! anchored fact opens, without leaving the page, the company's file — its awards
 //! with charts by year and by buyer, risk marks, permits and CRM history. Escape, the
 //! backdrop and the close button shut it, and focus returns to what opened it.

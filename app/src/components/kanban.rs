@@ -1,4 +1,4 @@
-//! The saved collection on the board (SPEC §13): Tablero (kanban columns by stage,
+//! The saved collection on the board (CONTRACT §13): Tablero (kanban columns by stage,
 //! cards moved by drag and drop or with the "Mover a…" select) or Tabla (sortable
 //! columns). The records are read from the CRM and re-read whenever the session's
 //! saved-list projection changes (Luna saved or moved something) or after a move.

@@ -1,4 +1,4 @@
-//! The mode selector beside the composer (SPEC §8): Preguntar, or Automático con
+//! The mode selector beside the composer (CONTRACT §8): Preguntar, or Automático con
 //! presupuesto with the credit and contact caps for this session, and the visible
 //! counter ("llevas 40 de 100"). The board's `auto` section is the only state shown.
 

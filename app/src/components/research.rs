@@ -1,4 +1,4 @@
-//! The board's research runs (SPEC §10): each run's real phases with what each found,
+//! The board's research runs (CONTRACT §10): each run's real phases with what each found,
 //! its status, the result with anchored links and "Cancelar" while it runs — the
 //! reducer's projection of `run.progress`.
 

@@ -1,5 +1,5 @@
 //! The board's sequences: each draft or campaign with its status, and per recipient
-//! how many steps went out and how many are waiting (SPEC §9, §13).
+//! how many steps went out and how many are waiting (CONTRACT §9, §13).
 
 use leptos::prelude::*;
 use luna_protocol::board::{SequenceCard, SequenceStatus};

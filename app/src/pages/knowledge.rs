@@ -1,4 +1,4 @@
-//! The owner's knowledge-review page (SPEC §11, §13): pending notes and suggested
+//! The owner's knowledge-review page (CONTRACT §11, §13): pending notes and suggested
 //! edits with their diff, each with "Fusionar" and "Rechazar", and the Knowledge topics
 //! updated most recently. Owners and admins only: anyone else gets a 403 page. After a
 //! resolution the queue reloads in place (no full page load) and a message confirms it.

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use anyhow::{bail, Context, Result};
 
-/// The scene's request (SPEC seed scene, first sentence): count, search and select.
+/// The scene's request (the seed scene, first sentence): count, search and select.
 pub const SCENE: &str =
     "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno";
 

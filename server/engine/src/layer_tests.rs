@@ -42,10 +42,6 @@ const DOMAINS: &[&str] = &[
 
 /// Imports that still go up a layer: (file under `src/`, the name it imports).
 const KNOWN_UPWARD: &[(&str, &str)] = &[
-    // Sequences' service functions take the whole `Engine` to reach the CRM and people;
-    // next: a `Sequences` service holding the stores it needs.
-    ("sequences/dispatch.rs", "Engine"),
-    ("sequences/mod.rs", "Engine"),
     // The board tools read pending cards and the research tools start runs, both
     // agent services; next: the cards' storage moves down into a `decisions` domain.
     ("tools/board.rs", "agent"),

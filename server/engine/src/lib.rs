@@ -58,6 +58,24 @@ pub struct Engine {
     pub turn_stale: std::time::Duration,
 }
 
+impl sequences::Deps for Engine {
+    fn store(&self) -> &Store {
+        &self.store
+    }
+    fn crm(&self) -> &crm::Crm {
+        &self.crm
+    }
+    fn market(&self) -> &market::Market {
+        &self.market
+    }
+    fn sessions(&self) -> &session::Sessions {
+        &self.sessions
+    }
+    fn sequences(&self) -> &sequences::Sequences {
+        &self.sequences
+    }
+}
+
 impl Engine {
     /// Opens the database at `database_url`, applies migrations and wires the services.
     /// `secret` is the server secret; market cursors are sealed with a key derived

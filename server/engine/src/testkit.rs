@@ -57,3 +57,84 @@ pub async fn insert_supplier(engine: &Engine, rfc: &str, name: &str) -> EngineRe
     .await?;
     Ok(())
 }
+
+/// Calls a tool through the one pipeline as `caller` on `surface`.
+pub async fn call(
+    engine: &Engine,
+    caller: &Caller,
+    name: &str,
+    args: serde_json::Value,
+    surface: crate::base::surface::Surface,
+) -> Result<luna_protocol::tool::Envelope, luna_protocol::error::ErrorBody> {
+    engine
+        .call_tool(
+            caller,
+            crate::registry::ToolRequest::new(name, args, surface),
+        )
+        .await
+        .outcome
+}
+
+/// Calls a tool over MCP and expects it to succeed (the panic names the call).
+pub async fn ok(
+    engine: &Engine,
+    caller: &Caller,
+    name: &str,
+    args: serde_json::Value,
+) -> luna_protocol::tool::Envelope {
+    let surface = crate::base::surface::Surface::Mcp;
+    match call(engine, caller, name, args.clone(), surface).await {
+        Ok(env) => env,
+        Err(e) => panic!("{name}({args}) failed: {e:?}"),
+    }
+}
+
+/// Calls a tool over MCP and expects its typed error (the panic names the call).
+pub async fn err(
+    engine: &Engine,
+    caller: &Caller,
+    name: &str,
+    args: serde_json::Value,
+) -> luna_protocol::error::ErrorBody {
+    let surface = crate::base::surface::Surface::Mcp;
+    match call(engine, caller, name, args.clone(), surface).await {
+        Ok(env) => panic!("{name}({args}) should fail, got {env:?}"),
+        Err(e) => e,
+    }
+}
+
+/// An engine on a fresh database and one caller in a new workspace: the start of most
+/// tests. `call`, `ok` and `err` run tools as that caller.
+pub struct World {
+    pub engine: Engine,
+    pub caller: Caller,
+}
+
+impl World {
+    pub async fn new(plan: Plan, role: Role) -> EngineResult<World> {
+        let engine = engine().await?;
+        let caller = caller(&engine, plan, role).await?;
+        Ok(World { engine, caller })
+    }
+
+    pub async fn call(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+        surface: crate::base::surface::Surface,
+    ) -> Result<luna_protocol::tool::Envelope, luna_protocol::error::ErrorBody> {
+        call(&self.engine, &self.caller, name, args, surface).await
+    }
+
+    pub async fn ok(&self, name: &str, args: serde_json::Value) -> luna_protocol::tool::Envelope {
+        ok(&self.engine, &self.caller, name, args).await
+    }
+
+    pub async fn err(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> luna_protocol::error::ErrorBody {
+        err(&self.engine, &self.caller, name, args).await
+    }
+}

@@ -315,6 +315,7 @@ async fn every_bad_input_is_a_typed_error() {
             has_awards: Some(true),
             ..Default::default()
         },
+        states: vec![],
         limit: None,
         cursor: None,
     };

@@ -181,10 +181,18 @@ pub fn seqs(messages: &[StreamMessage]) -> Vec<u64> {
 
 /// The router alone (for `tower::ServiceExt::oneshot`), with a fresh seeded database.
 pub async fn router() -> (axum::Router, Engine) {
+    router_serving(".").await
+}
+
+/// [`router`] with its static files served from `site_root` (as `LEPTOS_SITE_ROOT`).
+pub async fn router_serving(site_root: &str) -> (axum::Router, Engine) {
     let engine = Engine::from_store(Store::open_temp().await.expect("temp db"));
     seed_if_empty(&engine.accounts).await.expect("demo seed");
     let state = AppState {
-        leptos_options: LeptosOptions::builder().output_name("luna").build(),
+        leptos_options: LeptosOptions::builder()
+            .output_name("luna")
+            .site_root(site_root)
+            .build(),
         engine: engine.clone(),
         cookie: CookiePolicy::default(),
         proxies: Default::default(),

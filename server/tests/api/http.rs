@@ -165,3 +165,89 @@ async fn without_a_trusted_proxy_the_forwarded_header_changes_nothing() {
     // The same peer claiming another address is still the throttled peer.
     assert_eq!(login_from(&app, "198.51.100.7", DEMO_PASSWORD).await, 429);
 }
+
+/// The repository's `public/`, which cargo-leptos copies into the site root.
+fn public_dir() -> String {
+    format!("{}/../public", env!("CARGO_MANIFEST_DIR"))
+}
+
+async fn body_bytes(res: axum::response::Response) -> Vec<u8> {
+    axum::body::to_bytes(res.into_body(), 1 << 22)
+        .await
+        .unwrap()
+        .to_vec()
+}
+
+/// A PNG's width and height, from its IHDR chunk.
+fn png_size(bytes: &[u8]) -> (u32, u32) {
+    assert_eq!(&bytes[1..4], b"PNG", "not a PNG");
+    let be = |at: usize| u32::from_be_bytes(bytes[at..at + 4].try_into().unwrap());
+    (be(16), be(20))
+}
+
+#[tokio::test]
+async fn the_web_app_files_load_without_a_session() {
+    // Browsers fetch the manifest and its icons without cookies: a redirect to /login
+    // would leave the app without icons and not installable.
+    let (app, _) = helpers::router_serving(&public_dir()).await;
+    for (path, mime) in [
+        ("/favicon.ico", "image/x-icon"),
+        ("/favicon.svg", "image/svg+xml"),
+        ("/apple-touch-icon.png", "image/png"),
+        ("/robots.txt", "text/plain"),
+        ("/manifest.webmanifest", "application/manifest+json"),
+    ] {
+        let res = app.clone().oneshot(get(path)).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{path}");
+        let got = res.headers()[header::CONTENT_TYPE].to_str().unwrap();
+        assert!(got.starts_with(mime), "{path}: {got}");
+    }
+
+    let res = app
+        .clone()
+        .oneshot(get("/manifest.webmanifest"))
+        .await
+        .unwrap();
+    let manifest: serde_json::Value = serde_json::from_slice(&body_bytes(res).await).unwrap();
+    assert_eq!(manifest["name"], "Luna");
+    assert_eq!(manifest["start_url"], "/");
+    assert_eq!(manifest["display"], "standalone");
+    let icons = manifest["icons"].as_array().unwrap();
+    let mut have = Vec::new();
+    for icon in icons.iter().filter(|i| i["type"] == "image/png") {
+        let src = icon["src"].as_str().unwrap();
+        let res = app.clone().oneshot(get(src)).await.unwrap();
+        assert_eq!(res.status(), StatusCode::OK, "{src}");
+        let (w, h) = png_size(&body_bytes(res).await);
+        assert_eq!(icon["sizes"], format!("{w}x{h}"), "{src} is {w}x{h}");
+        have.push((w, icon["purpose"].as_str().unwrap_or("any").to_owned()));
+    }
+    for want in [(192, "any"), (512, "any"), (512, "maskable")] {
+        assert!(
+            have.iter().any(|(w, p)| *w == want.0 && p == want.1),
+            "no {want:?} icon in {have:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn pages_link_the_icons_the_manifest_and_both_theme_colours() {
+    let (app, _) = helpers::router_serving(&public_dir()).await;
+    let res = app.oneshot(get("/login")).await.unwrap();
+    assert_eq!(res.status(), StatusCode::OK);
+    let csp = res.headers()[header::CONTENT_SECURITY_POLICY]
+        .to_str()
+        .unwrap()
+        .to_owned();
+    assert!(csp.contains("manifest-src 'self'"), "{csp}");
+    let html = String::from_utf8(body_bytes(res).await).unwrap();
+    for needle in [
+        r#"rel="manifest" href="/manifest.webmanifest""#,
+        r#"rel="icon" href="/favicon.svg""#,
+        r#"rel="apple-touch-icon" href="/apple-touch-icon.png""#,
+        r#"media="(prefers-color-scheme: light)""#,
+        r#"media="(prefers-color-scheme: dark)""#,
+    ] {
+        assert!(html.contains(needle), "no {needle} in the page head");
+    }
+}

@@ -444,16 +444,16 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
     assert!(board.selection.len() == 40);
 }
 
-/// Two app instances on one PostgreSQL database (SPEC §2): the browser's websocket is
+/// Two app instances on one PostgreSQL database (CONTRACT §2): the browser's websocket is
 /// on instance A while the turn and the card's resolution run on instance B. A sees
 /// every event B appends, live and in order, and folds the board B's database holds.
-/// The login cookie works on both. (SQLite runs one instance; skipped there.)
+/// The login cookie works on both. (SQLite runs one instance: ignored there.)
 #[tokio::test]
-async fn the_scene_completes_with_the_browser_on_one_instance_and_the_turn_on_another() {
+#[ignore = "needs PostgreSQL: .ci/test runs it with LUNA_TEST_DATABASE_URL (.ci/postgres)"]
+async fn pg_only_the_scene_completes_with_the_browser_on_one_instance_and_the_turn_on_another() {
     let a = spawn_app().await;
     if a.engine.store.backend() != luna_engine::store::Backend::Postgres {
-        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
-        return;
+        panic!("this test needs PostgreSQL: run it with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
     }
     a.engine.market.ensure_demo().await.unwrap();
     luna_engine::crm::demo::seed(&a.engine.store).await.unwrap();

@@ -1,4 +1,4 @@
-//! Reads and direct actions of the screen (SPEC §13), each one engine call behind a
+//! Reads and direct actions of the screen (CONTRACT §13), each one engine call behind a
 //! thin server function: the evidence drawer's company file, the saved collection as
 //! a board, moving a card between stages, "quitar" on a selection card and "deshacer".
 //!
@@ -51,12 +51,19 @@ async fn call(
         .map_err(EngineError::Typed)
 }
 
-fn field<T: DeserializeOwned + Default>(row: &ResultRow, key: &str) -> T {
-    row.fields
-        .get(key)
-        .cloned()
-        .and_then(|v| serde_json::from_value(v).ok())
-        .unwrap_or_default()
+/// A row's field decoded into its type: absent (or null) is the type's default, but a
+/// value of the wrong shape is an internal error naming the field — a drift between a
+/// tool's output and the screen never shows up as an empty drawer.
+fn field<T: DeserializeOwned + Default>(row: &ResultRow, key: &str) -> EngineResult<T> {
+    match row.fields.get(key) {
+        None | Some(Value::Null) => Ok(T::default()),
+        Some(v) => serde_json::from_value(v.clone()).map_err(|e| {
+            EngineError::Internal(format!(
+                "the screen cannot read «{key}» of {}: {e}",
+                row.ref_
+            ))
+        }),
+    }
 }
 
 fn text(row: &ResultRow, key: &str) -> Option<String> {
@@ -96,9 +103,9 @@ pub async fn company_file(
         .results
         .first()
         .ok_or_else(|| EngineError::not_found("esa empresa"))?;
-    let awards: Vec<AwardRow> = field(row, "awards");
-    let marks: Vec<RiskRow> = field(row, "marks");
-    let permits: Vec<PermitRow> = field(row, "permits");
+    let awards: Vec<AwardRow> = field(row, "awards")?;
+    let marks: Vec<RiskRow> = field(row, "marks")?;
+    let permits: Vec<PermitRow> = field(row, "permits")?;
     let rfc = text(row, "rfc");
     let id = text(row, "id").unwrap_or_else(|| company_ref["company:".len()..].to_owned());
     let place = match (text(row, "municipality"), text(row, "state")) {
@@ -115,9 +122,9 @@ pub async fn company_file(
         rfc,
         place,
         activity: text(row, "scian_name"),
-        awards_count: u32::try_from(field::<i64>(row, "awards_count")).unwrap_or(0),
-        awards_total_mxn: field(row, "awards_total_mxn"),
-        awards_truncated: field(row, "awards_truncated"),
+        awards_count: u32::try_from(field::<i64>(row, "awards_count")?).unwrap_or(0),
+        awards_total_mxn: field(row, "awards_total_mxn")?,
+        awards_truncated: field(row, "awards_truncated")?,
         by_year: by_year(&awards),
         by_buyer: by_buyer(&awards, TOP_BUYERS),
         awards: awards.iter().map(award_line).collect(),
@@ -374,7 +381,7 @@ pub async fn move_record(
     Ok(Moved {
         record_ref: row.ref_.clone(),
         stage: text(row, "stage").unwrap_or_else(|| stage.to_owned()),
-        version: field(row, "version"),
+        version: field(row, "version")?,
         undo_token: text(row, "undo_token"),
     })
 }

@@ -1,4 +1,4 @@
-//! Billing core (SPEC §3): per-workspace ledgers of créditos de inteligencia (a
+//! Billing core (CONTRACT §3): per-workspace ledgers of créditos de inteligencia (a
 //! monthly allowance) and créditos de contacto (prepaid), receipts for every charge,
 //! idempotent and concurrency-safe charging, the hourly read ceiling and plan limits.
 //!

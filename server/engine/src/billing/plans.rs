@@ -1,4 +1,4 @@
-//! What each plan includes (SPEC §3, 004 §10). The numbers are this project's choice:
+//! What each plan includes (CONTRACT §3, 004 §10). The numbers are this project's choice:
 //!
 //! | plan | créditos de inteligencia / mes | créditos de contacto (prepago inicial) | búsquedas por día | contactos | secuencias | automático |
 //! |---|---|---|---|---|---|---|
@@ -6,7 +6,7 @@
 //! | Founder | 2,000 | 100 | sin tope | sí | sí | sí (tope por sesión) |
 //! | Commercial | 10,000 | 500 | sin tope | sí | sí | sí, configurable |
 //!
-//! Long research runs (SPEC §10) consume capped inference, not credits:
+//! Long research runs (CONTRACT §10) consume capped inference, not credits:
 //!
 //! | plan | investigaciones a la vez | tope de inferencia por investigación (pasos del modelo) |
 //! |---|---|---|
@@ -18,10 +18,10 @@
 
 use luna_protocol::account::Plan;
 
-/// Reads per workspace per clock hour (SPEC §3).
+/// Reads per workspace per clock hour (CONTRACT §3).
 pub const READS_PER_HOUR: i64 = 600;
 
-/// Revealing one person costs this many créditos de contacto (SPEC §3).
+/// Revealing one person costs this many créditos de contacto (CONTRACT §3).
 pub const CONTACT_REVEAL_COST: i64 = 2;
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -2,11 +2,48 @@
 //! the local director on generated demo data, checks the eight blocking evals over
 //! every recorded trajectory, writes `report.md` and `report.json` (default
 //! `target/evals/`) and exits non-zero on any blocking failure.
+//!
+//! Then it measures issue 22's public and held-out briefs (never blocking): the public
+//! file's full report goes to `public.md`/`public.json`, both files' scores to
+//! `scores.md`/`scores.json`. The held-out file is reported in aggregate only — no
+//! sentence and no brief id is printed or written.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use luna_engine::evals::bench;
+use luna_engine::evals::report::{self, FileScore};
+use luna_engine::EngineResult;
+
+/// Runs one of issue 22's files on a fresh demo engine and scores it.
+async fn measure(
+    json: &str,
+    name: &str,
+    held_out: bool,
+) -> EngineResult<(bench::Report, FileScore)> {
+    let briefs = bench::load(json, name)?.briefs;
+    let engine = bench::demo_engine().await?;
+    let report = bench::run(&engine, &briefs).await?;
+    let score = report::score(name, held_out, &briefs, &report);
+    Ok((report, score))
+}
+
+fn write_measures(out: &Path, public: &bench::Report, scores: &[FileScore]) -> std::io::Result<()> {
+    let table = report::scores_markdown(scores);
+    let mut md = String::from("# Issue 22 briefs: public file\n\n");
+    md.push_str(&table);
+    md.push('\n');
+    md.push_str(&bench::markdown(public));
+    std::fs::write(out.join("public.md"), md)?;
+    let json = serde_json::to_string_pretty(public).map_err(std::io::Error::other)?;
+    std::fs::write(out.join("public.json"), json + "\n")?;
+    std::fs::write(
+        out.join("scores.md"),
+        format!("# Issue 22 briefs: scores\n\n{table}"),
+    )?;
+    let json = serde_json::to_string_pretty(scores).map_err(std::io::Error::other)?;
+    std::fs::write(out.join("scores.json"), json + "\n")
+}
 
 #[tokio::main]
 async fn main() -> ExitCode {
@@ -36,6 +73,30 @@ async fn main() -> ExitCode {
     }
     print!("{}", bench::summary_line(&report));
     println!("report: {}", out.join("report.md").display());
+
+    let measured = async {
+        let (public, p) = measure(bench::PUBLIC_JSON, "briefs_public.json", false).await?;
+        let (_, h) = measure(bench::HELDOUT_JSON, "briefs_heldout.json", true).await?;
+        EngineResult::Ok((public, vec![p, h]))
+    }
+    .await;
+    match measured {
+        Ok((public, scores)) => {
+            println!("issue 22 briefs (measured, not blocking):");
+            for s in &scores {
+                print!("  {}", report::score_line(s));
+            }
+            match write_measures(&out, &public, &scores) {
+                Ok(()) => println!(
+                    "scores: {}; public detail: {}",
+                    out.join("scores.md").display(),
+                    out.join("public.md").display()
+                ),
+                Err(e) => eprintln!("evals: could not write the scores: {e}"),
+            }
+        }
+        Err(e) => eprintln!("evals: could not measure the issue 22 briefs: {e}"),
+    }
     if report.summary.green {
         ExitCode::SUCCESS
     } else {

@@ -1,4 +1,4 @@
-//! The CRM (SPEC §5 "CRM invariants", seed 004 §4.4) and the Empresas directory.
+//! The CRM (CONTRACT §5 "CRM invariants", seed 004 §4.4) and the Empresas directory.
 //!
 //! - [`model`]: collections (pipelines with ordered stages, a primary field, typed
 //!   fields some of which are `locked`) and records (`entity_id` at the top level,

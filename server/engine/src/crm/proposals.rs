@@ -1,4 +1,4 @@
-//! Level-1 proposals (SPEC §8): `crm_save_companies` and `crm_bulk_update` write
+//! Level-1 proposals (CONTRACT §8): `crm_save_companies` and `crm_bulk_update` write
 //! nothing when Luna calls them; they store what would happen and return a
 //! `proposal_id`. The decision card executes it (`execute_save`, `execute_bulk`) in one
 //! transaction; executing a proposal twice returns the first outcome and creates

@@ -2,8 +2,8 @@
 //! validated, authorised and recorded like a real one.
 
 use luna_protocol::account::{Plan, Role};
-use luna_protocol::error::{ErrorBody, ErrorCode};
-use luna_protocol::tool::{Envelope, ResultStatus};
+use luna_protocol::error::ErrorCode;
+use luna_protocol::tool::ResultStatus;
 use serde_json::{json, Value};
 
 use crate::accounts::Caller;
@@ -11,6 +11,7 @@ use crate::registry::{Surface, ToolRequest};
 use crate::{testkit, Engine};
 
 use super::{collections, demo, directory, records, CollectionStatus};
+pub(super) use crate::testkit::{call, err, ok};
 
 pub(super) async fn setup() -> (Engine, Caller, String) {
     let engine = testkit::engine().await.unwrap();
@@ -25,33 +26,6 @@ pub(super) async fn setup() -> (Engine, Caller, String) {
     .await
     .unwrap();
     (engine, caller, format!("collection:{}", c.id))
-}
-
-pub(super) async fn call(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-    s: Surface,
-) -> Result<Envelope, ErrorBody> {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, s))
-        .await
-        .outcome
-}
-
-pub(super) async fn ok(engine: &Engine, caller: &Caller, name: &str, args: Value) -> Envelope {
-    match call(engine, caller, name, args.clone(), Surface::Mcp).await {
-        Ok(e) => e,
-        Err(e) => panic!("{name} {args} failed: {e:?}"),
-    }
-}
-
-pub(super) async fn err(engine: &Engine, caller: &Caller, name: &str, args: Value) -> ErrorBody {
-    match call(engine, caller, name, args.clone(), Surface::Mcp).await {
-        Ok(e) => panic!("{name} {args} should fail: {e:?}"),
-        Err(e) => e,
-    }
 }
 
 pub(super) async fn add(

@@ -1,4 +1,4 @@
-//! Cerebro (SPEC §11): the team's knowledge. Topics (area, title, body, file
+//! Cerebro (CONTRACT §11): the team's knowledge. Topics (area, title, body, file
 //! patterns, freshness, status `en_revision` | `knowledge`) and proposals (notes and
 //! suggested edits with a unified diff). The `context_*` tools in [`tools`] wrap it.
 //!

@@ -1,4 +1,4 @@
-//! The owner's review page (SPEC §11, §13): the pending notes and suggested edits with
+//! The owner's review page (CONTRACT §11, §13): the pending notes and suggested edits with
 //! their diffs, and the Knowledge topics updated most recently, as the wire types of
 //! `luna_protocol::knowledge`. Owner/admin only; resolving goes through
 //! [`Knowledge::merge`] and [`Knowledge::reject`].

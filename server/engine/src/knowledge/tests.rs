@@ -1,5 +1,5 @@
 use luna_protocol::account::{Plan, Role};
-use luna_protocol::error::{ErrorBody, ErrorCode};
+use luna_protocol::error::ErrorCode;
 use luna_protocol::tool::Envelope;
 use serde_json::{json, Value};
 
@@ -8,6 +8,7 @@ use crate::registry::{ExecMode, Surface, ToolRequest};
 use crate::{testkit, Engine};
 
 use super::*;
+pub(super) use crate::testkit::call;
 
 /// An owner with the demo topics, plus a member and an admin of the same workspace.
 pub(super) async fn setup() -> (Engine, Caller, Caller, Caller) {
@@ -50,19 +51,6 @@ pub(super) async fn setup() -> (Engine, Caller, Caller, Caller) {
     let admin = others.pop().unwrap();
     let member = others.pop().unwrap();
     (engine, owner, member, admin)
-}
-
-pub(super) async fn call(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-    s: Surface,
-) -> Result<Envelope, ErrorBody> {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, s))
-        .await
-        .outcome
 }
 
 fn refs(env: &Envelope) -> Vec<String> {

@@ -220,6 +220,9 @@ pub(crate) fn invalid(message: impl Into<String>, hint: impl Into<String>) -> En
 #[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct Resolved {
     pub state: Option<State>,
+    /// Several states (`states[]` of market_search/market_aggregate): any of them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub states: Vec<State>,
     pub municipality: Option<String>,
     /// SCIAN prefixes (from `giro` and/or `scian`); any of them matches.
     pub scian: Vec<String>,
@@ -482,6 +485,47 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
 
 pub use super::fulltext::{fts_query, with_state};
 
+fn states_clause(alias: &str, n: usize) -> String {
+    format!("{alias}.state_code in ({})", vec!["?"; n].join(", "))
+}
+
+/// Most states in `states[]` (market_search, market_aggregate).
+pub const MAX_STATES: usize = 5;
+
+/// Resolves `states[]`: at most five, each one of the 32 states, none repeated, and not
+/// together with `filters.state`. Typed `INVALID_ARGUMENT` otherwise.
+pub fn resolve_states(inputs: &[String], r: &mut Resolved) -> EngineResult<()> {
+    if inputs.is_empty() {
+        return Ok(());
+    }
+    if inputs.len() > MAX_STATES {
+        return Err(invalid(
+            format!(
+                "`states` admite hasta {MAX_STATES} estados; recibimos {}.",
+                inputs.len()
+            ),
+            "Divide la búsqueda en varias de hasta cinco estados.",
+        ));
+    }
+    if r.state.is_some() {
+        return Err(invalid(
+            "Usa `filters.state` o `states`, no los dos.",
+            "Para varios estados ponlos todos en `states` y quita `state` de los filtros.",
+        ));
+    }
+    for input in inputs {
+        let s = State::normalize(input, StateContext::Filter)?;
+        if r.states.contains(&s) {
+            return Err(invalid(
+                format!("{} aparece más de una vez en `states`.", s.name()),
+                "Escribe cada estado una sola vez.",
+            ));
+        }
+        r.states.push(s);
+    }
+    Ok(())
+}
+
 /// Builds the WHERE clause for `kind` over its table alias.
 pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: Backend) -> Where {
     let mut w = Where::default();
@@ -494,6 +538,12 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: B
             }
             if let Some(s) = r.state {
                 w.push("s.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if !r.states.is_empty() {
+                w.push(
+                    states_clause("s", r.states.len()),
+                    r.states.iter().map(|s| Val::Int(s.code().into())),
+                );
             }
             if let Some(m) = &r.municipality {
                 w.push("s.municipality = ?", [Val::Text(m.clone())]);
@@ -530,6 +580,12 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: B
             if let Some(s) = r.state {
                 w.push("a.state_code = ?", [Val::Int(s.code().into())]);
             }
+            if !r.states.is_empty() {
+                w.push(
+                    states_clause("a", r.states.len()),
+                    r.states.iter().map(|s| Val::Int(s.code().into())),
+                );
+            }
             if !r.scian.is_empty() {
                 let (c, b) = scian_clause("a.scian", &r.scian);
                 w.push(c, b);
@@ -554,6 +610,12 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: B
             }
             if let Some(s) = r.state {
                 w.push("o.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if !r.states.is_empty() {
+                w.push(
+                    states_clause("o", r.states.len()),
+                    r.states.iter().map(|s| Val::Int(s.code().into())),
+                );
             }
             if !r.scian.is_empty() {
                 let (c, b) = scian_clause("o.scian", &r.scian);
@@ -588,6 +650,12 @@ pub fn where_for(kind: MarketKind, r: &Resolved, query: Option<&str>, backend: B
             }
             if let Some(s) = r.state {
                 w.push("p.state_code = ?", [Val::Int(s.code().into())]);
+            }
+            if !r.states.is_empty() {
+                w.push(
+                    states_clause("p", r.states.len()),
+                    r.states.iter().map(|s| Val::Int(s.code().into())),
+                );
             }
             if let Some(rfc) = &r.rfc {
                 w.push("p.holder_rfc = ?", [Val::Text(rfc.clone())]);

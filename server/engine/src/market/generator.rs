@@ -70,7 +70,7 @@ impl GeneratorConfig {
             created_at: 1_704_067_200_000,
         }
     }
-    /// Benchmark size (SPEC: 200k suppliers, 2M awards), scaled by `factor`.
+    /// Benchmark size (200k suppliers, 2M awards), scaled by `factor`.
     pub fn bench(factor: f64) -> Self {
         GeneratorConfig {
             seed: 7,

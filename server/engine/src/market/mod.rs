@@ -1,4 +1,4 @@
-//! Market data (SPEC §4): Proveedores, Licitaciones, Adjudicaciones, Registros and
+//! Market data (CONTRACT §4): Proveedores, Licitaciones, Adjudicaciones, Registros and
 //! marcas de riesgo. A typed Rust API that the eight `market_*` tools wrap thinly:
 //! [`Market::search`], [`Market::get`], [`Market::count`], [`Market::aggregate`],
 //! [`Market::history`], [`Market::compare`], [`Market::screen`] and

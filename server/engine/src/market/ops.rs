@@ -84,7 +84,8 @@ impl Market {
         let limit = check_limit(args.limit)?;
         let page = limit.min(page_cap.unwrap_or(limit).max(1));
         let kind = args.kind;
-        let resolved = args.filters.resolve(kind)?;
+        let mut resolved = args.filters.resolve(kind)?;
+        super::filters::resolve_states(&args.states, &mut resolved)?;
         let query = args.query.as_deref().filter(|q| !text::fold(q).is_empty());
         let (mut from, cols, mut order) = table(kind);
         let fts = query.and_then(super::fulltext::fts_query).is_some();
@@ -505,7 +506,8 @@ impl Market {
     /// `market_aggregate`: Adjudicaciones grouped by supplier, buyer, state or year.
     pub async fn aggregate(&self, args: &AggregateArgs) -> EngineResult<AggregateResult> {
         let limit = check_limit(args.limit)?;
-        let resolved = args.filters.resolve(MarketKind::Awards)?;
+        let mut resolved = args.filters.resolve(MarketKind::Awards)?;
+        super::filters::resolve_states(&args.states, &mut resolved)?;
         let w = where_for(MarketKind::Awards, &resolved, None, self.store.backend());
         // Group on indexed columns only (a covering index answers it), then fetch a
         // label for the few groups returned, not for every row scanned.

@@ -8,7 +8,7 @@ use serde::{Deserialize, Serialize};
 
 use super::filters::MarketFilters;
 
-/// The five kinds of market record (SPEC §4).
+/// The five kinds of market record (CONTRACT §4).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(
@@ -94,7 +94,7 @@ impl Procedure {
     }
 }
 
-/// Kind of risk mark (closed enum, SPEC §5 rule 2).
+/// Kind of risk mark (closed enum, CONTRACT §5 rule 2).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
 #[schemars(description = "Tipo de marca de riesgo.")]
@@ -211,6 +211,13 @@ pub struct SearchArgs {
         description = "Filtros cerrados por tipo; una clave desconocida se rechaza con allowed_values."
     )]
     pub filters: MarketFilters,
+    /// Up to 5 states, any of them (instead of `filters.state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        description = "Hasta 5 estados; basta con que el registro esté en uno (en lugar de filters.state)."
+    )]
+    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    pub states: Vec<String>,
     /// 1..=50, default 20.
     #[serde(default)]
     #[schemars(description = "De 1 a 50; 20 si no se indica.")]
@@ -261,6 +268,13 @@ pub struct CountArgs {
 pub struct AggregateArgs {
     #[serde(default)]
     pub filters: MarketFilters,
+    /// Up to 5 states, any of them (instead of `filters.state`).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[schemars(
+        description = "Hasta 5 estados; basta con que la Adjudicación esté en uno (en lugar de filters.state)."
+    )]
+    #[schemars(length(max = 5), inner(length(max = crate::base::bounds::NAME_MAX)))]
+    pub states: Vec<String>,
     #[schemars(
         description = "Agrupar por supplier (proveedor), buyer (comprador), state (estado) o year (año)."
     )]
@@ -479,7 +493,7 @@ pub struct SearchPage {
     pub cursor: Option<String>,
 }
 
-/// Which branch `market_get` ran (billing charges by branch, SPEC §3).
+/// Which branch `market_get` ran (billing charges by branch, CONTRACT §3).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
 #[serde(rename_all = "snake_case")]
 pub enum GetBranch {

@@ -1,4 +1,4 @@
-//! Personas (SPEC §3, §5, §8): find people at a company (masked), quote their
+//! Personas (CONTRACT §3, §5, §8): find people at a company (masked), quote their
 //! contact data in créditos de contacto, reveal it once a person approves, and list
 //! who was revealed (metadata only). The `people_*` tools in [`tools`] wrap this
 //! service thinly; an accepted `revelar_contactos` card reveals through [`People::reveal`]
@@ -39,7 +39,7 @@ use crate::billing::{Billing, ChargeContext, ChargeSpec, Ledger, CONTACT_REVEAL_
 
 pub use provider::{Contact, EmbeddedProvider, PeopleProvider, PersonCard, Seniority};
 
-/// A quote (and its decision card) expires after 10 minutes (SPEC §8).
+/// A quote (and its decision card) expires after 10 minutes (CONTRACT §8).
 pub const QUOTE_TTL_MS: i64 = 10 * 60 * 1000;
 /// Most people in one quote.
 pub const MAX_QUOTE_PEOPLE: usize = 30;

@@ -1,7 +1,6 @@
 use luna_protocol::account::{Plan, Role};
-use luna_protocol::error::{ErrorBody, ErrorCode};
-use luna_protocol::tool::Envelope;
-use serde_json::{json, Value};
+use luna_protocol::error::ErrorCode;
+use serde_json::json;
 
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
@@ -10,6 +9,7 @@ use crate::registry::{Surface, ToolRequest};
 use crate::{testkit, Engine};
 
 use super::*;
+pub(super) use crate::testkit::call;
 
 pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
     let engine = testkit::engine().await.unwrap();
@@ -40,19 +40,6 @@ pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
     }
     let caller = testkit::caller(&engine, plan, Role::Member).await.unwrap();
     (engine, caller)
-}
-
-pub(super) async fn call(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-    s: Surface,
-) -> Result<Envelope, ErrorBody> {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, s))
-        .await
-        .outcome
 }
 
 pub(super) async fn handles(engine: &Engine, caller: &Caller, company: &str) -> Vec<String> {

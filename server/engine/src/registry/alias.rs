@@ -1,4 +1,4 @@
-//! Legacy names (SPEC §5 rule 1, seed 000 §1 and §6): hidden aliases that translate
+//! Legacy names (CONTRACT §5 rule 1, seed 000 §1 and §6): hidden aliases that translate
 //! arguments for one release (60 days from a configured date), then answer
 //! `UNKNOWN_TOOL` naming the replacement; and the deleted names, which have no alias.
 

@@ -1,4 +1,4 @@
-//! Output budgets (SPEC §5 rule 10): a result is cut to `min(output_budget, cap)`
+//! Output budgets (CONTRACT §5 rule 10): a result is cut to `min(output_budget, cap)`
 //! characters by dropping whole rows from the end and setting `has_more: true`.
 //! Market pages should not rely on this (it would break a sealed cursor): they push
 //! the budget down to the page size with `page_size_hint` before querying.

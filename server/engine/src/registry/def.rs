@@ -1,4 +1,4 @@
-//! One tool definition: the metadata every surface derives from (SPEC §5) and the
+//! One tool definition: the metadata every surface derives from (CONTRACT §5) and the
 //! handler that runs it. Families build definitions with `ToolDef::new::<Args>()`.
 
 use std::future::Future;
@@ -60,7 +60,7 @@ impl Family {
     }
 }
 
-/// The authorization ladder (SPEC §8).
+/// The authorization ladder (CONTRACT §8).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Level {
     /// Do and narrate: free, reversible.
@@ -146,7 +146,7 @@ impl CostClass {
 
 pub use crate::base::surface::Surface;
 
-/// The surface's cap on a tool result, in characters (SPEC §5 rule 10).
+/// The surface's cap on a tool result, in characters (CONTRACT §5 rule 10).
 pub fn result_cap(surface: Surface) -> usize {
     match surface {
         Surface::Luna => super::TOOL_RESULT_CAP,
@@ -154,7 +154,7 @@ pub fn result_cap(surface: Surface) -> usize {
     }
 }
 
-/// The conversation stage that decides which tools Luna sees (SPEC §7.4); one
+/// The conversation stage that decides which tools Luna sees (CONTRACT §7.4); one
 /// definition, shared with the browser.
 pub use luna_protocol::session::Stage;
 
@@ -164,7 +164,7 @@ pub enum Feature {
     Contacts,
     Sequences,
     Auto,
-    /// Long research runs (SPEC §10).
+    /// Long research runs (CONTRACT §10).
     Research,
 }
 
@@ -176,7 +176,7 @@ pub struct Example {
 }
 
 /// What a handler returns: the envelope plus the charges the branch that actually
-/// ran incurred (charged by the pipeline after execution, SPEC §5 rule 11).
+/// ran incurred (charged by the pipeline after execution, CONTRACT §5 rule 11).
 #[derive(Debug, Clone)]
 pub struct ToolOutput {
     pub envelope: Envelope,
@@ -227,7 +227,7 @@ where
     }
 }
 
-/// One definition per tool (SPEC §5). Built with the chained setters below and added
+/// One definition per tool (CONTRACT §5). Built with the chained setters below and added
 /// to the registry with `Registry::add`.
 #[derive(Clone)]
 pub struct ToolDef {
@@ -453,7 +453,7 @@ impl ToolDef {
         }
     }
 
-    /// MCP annotations derived from the metadata (SPEC §5 rule 9).
+    /// MCP annotations derived from the metadata (CONTRACT §5 rule 9).
     pub fn annotations(&self) -> Annotations {
         Annotations {
             read_only: self.side_effect == SideEffect::None,

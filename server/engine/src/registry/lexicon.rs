@@ -1,4 +1,4 @@
-//! The product lexicon guard (SPEC §5 rule 6): words that must never appear in a
+//! The product lexicon guard (CONTRACT §5 rule 6): words that must never appear in a
 //! description, label or message the registry emits. Matching is on whole words,
 //! case- and accent-insensitive.
 

@@ -1,4 +1,4 @@
-//! The tool registry: one definition per tool (SPEC §5), the source of the MCP
+//! The tool registry: one definition per tool (CONTRACT §5), the source of the MCP
 //! `tools/list`, the model's tool definitions, the UI labels and `docs/TOOLS.md`.
 //!
 //! A family registers its tools from its own module with one function:
@@ -51,11 +51,11 @@ pub use def::{
 };
 pub use pipeline::{ToolRequest, ToolResponse};
 
-/// Luna's cap on one tool result, in characters (SPEC §5 rule 10, §7.3).
+/// Luna's cap on one tool result, in characters (CONTRACT §5 rule 10, §7.3).
 pub const TOOL_RESULT_CAP: usize = 4_500;
 /// The cap for MCP and UI results, in characters.
 pub const WIRE_RESULT_CAP: usize = 50 * 1024;
-/// Most tools Luna sees in one stage (SPEC §7.4).
+/// Most tools Luna sees in one stage (CONTRACT §7.4).
 pub const MAX_VISIBLE_TOOLS: usize = 12;
 
 /// A registered tool: its definition and its compiled validator.

@@ -1,5 +1,5 @@
 //! Authorization of a call before it runs: the calling surface, an API key's scopes,
-//! workspace role, plan features and the ladder level (SPEC §8). The model proposes;
+//! workspace role, plan features and the ladder level (CONTRACT §8). The model proposes;
 //! this decides.
 
 use luna_protocol::account::{ApiScope, Role};

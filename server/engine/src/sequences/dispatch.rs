@@ -9,9 +9,9 @@
 
 use std::time::Duration;
 
+use super::Deps;
 use crate::base::clock::now_ms;
 use crate::base::error::EngineResult;
-use crate::Engine;
 
 use super::model::Status;
 use super::rows::{self, SendRow};
@@ -41,19 +41,19 @@ fn backoff_ms(attempts: i64) -> i64 {
 }
 
 /// One pass over the sends due at `now`.
-pub async fn run_once(engine: &Engine, worker: &str, now: i64) -> EngineResult<Report> {
+pub async fn run_once(engine: &impl Deps, worker: &str, now: i64) -> EngineResult<Report> {
     let mut report = Report::default();
     let mut touched = std::collections::BTreeSet::new();
     let due = {
-        let mut conn = engine.store.pool().acquire().await?;
+        let mut conn = engine.store().pool().acquire().await?;
         rows::due(&mut conn, now, BATCH).await?
     };
     for send in due {
         // Rate first: a send over the limit stays pending for the next pass.
         {
-            let mut conn = engine.store.pool().acquire().await?;
+            let mut conn = engine.store().pool().acquire().await?;
             let recent = rows::sent_since(&mut conn, &send.workspace_id, now - 60_000).await?;
-            if recent >= engine.sequences.rate_per_minute {
+            if recent >= engine.sequences().rate_per_minute {
                 report.rate_limited += 1;
                 continue;
             }
@@ -68,7 +68,7 @@ pub async fn run_once(engine: &Engine, worker: &str, now: i64) -> EngineResult<R
     // Per-recipient progress on the board of each sequence that moved.
     for (workspace_id, sequence_id) in touched {
         let s = {
-            let mut conn = engine.store.pool().acquire().await?;
+            let mut conn = engine.store().pool().acquire().await?;
             rows::find(&mut conn, &workspace_id, &sequence_id).await?
         };
         if let Some(s) = s {
@@ -81,21 +81,21 @@ pub async fn run_once(engine: &Engine, worker: &str, now: i64) -> EngineResult<R
 }
 
 async fn settle(
-    engine: &Engine,
+    engine: &impl Deps,
     id: &str,
     status: &str,
     message_id: Option<&str>,
     error: Option<&str>,
     next: Option<i64>,
 ) -> EngineResult<()> {
-    let mut conn = engine.store.pool().acquire().await?;
+    let mut conn = engine.store().pool().acquire().await?;
     rows::settle(&mut conn, id, status, message_id, error, next).await
 }
 
 /// Sends one claimed row, after every check.
-async fn deliver(engine: &Engine, send: &SendRow, report: &mut Report) -> EngineResult<()> {
+async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> EngineResult<()> {
     let (sequence, authorized, audience, suppressed) = {
-        let mut conn = engine.store.pool().acquire().await?;
+        let mut conn = engine.store().pool().acquire().await?;
         let s = rows::find(&mut conn, &send.workspace_id, &send.sequence_id).await?;
         let a = rows::authorization(&mut conn, &send.sequence_id, send.version, send.step).await?;
         let aud = rows::audience(&mut conn, &send.sequence_id, send.version).await?;
@@ -173,7 +173,7 @@ async fn deliver(engine: &Engine, send: &SendRow, report: &mut Report) -> Engine
         subject: rendered.subject,
         body: rendered.body,
     };
-    match engine.sequences.mailer.send(&msg).await {
+    match engine.sequences().mailer.send(&msg).await {
         Ok(message_id) => {
             report.sent += 1;
             settle(engine, &send.id, "sent", Some(&message_id), None, None).await?;
@@ -192,13 +192,13 @@ async fn deliver(engine: &Engine, send: &SendRow, report: &mut Report) -> Engine
 }
 
 /// Resolves claims left by a dispatcher that stopped mid-send.
-pub async fn recover(engine: &Engine, now: i64) -> EngineResult<usize> {
+pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
     let stuck = {
-        let mut conn = engine.store.pool().acquire().await?;
+        let mut conn = engine.store().pool().acquire().await?;
         rows::stuck(&mut conn, now - STUCK_AFTER_MS).await?
     };
     for id in &stuck {
-        match engine.sequences.mailer.was_sent(id).await {
+        match engine.sequences().mailer.was_sent(id).await {
             Some(true) => {
                 settle(
                     engine,
@@ -238,7 +238,7 @@ pub async fn recover(engine: &Engine, now: i64) -> EngineResult<usize> {
 }
 
 /// Runs the dispatcher in the background: recover, then a pass every `every`.
-pub fn spawn(engine: Engine, every: Duration) -> tokio::task::JoinHandle<()> {
+pub fn spawn(engine: impl Deps + Clone + 'static, every: Duration) -> tokio::task::JoinHandle<()> {
     let worker = crate::base::ids::new_id("disp");
     tokio::spawn(async move {
         loop {

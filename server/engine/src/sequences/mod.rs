@@ -1,4 +1,4 @@
-//! Email sequences (SPEC §9): drafts Luna writes and a person authorizes step by step.
+//! Email sequences (CONTRACT §9): drafts Luna writes and a person authorizes step by step.
 //!
 //! A draft is inert. Authorizing (the `revisar_secuencia` card, from a person's
 //! session only) freezes the audience of the current version, stores one immutable
@@ -30,12 +30,21 @@ use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::base::store::Scope;
-use crate::Engine;
 
 pub use model::{Audience, Recipient, Sequence, Status, Step};
 pub use transport::{Mailer, Outbox, Smtp};
 
 const DAY_MS: i64 = 86_400_000;
+
+/// What sequences need of the other services. The composition root implements it for
+/// `Engine`; the domain never names the services struct above it.
+pub trait Deps: Send + Sync {
+    fn store(&self) -> &crate::base::store::Store;
+    fn crm(&self) -> &crate::crm::Crm;
+    fn market(&self) -> &crate::market::Market;
+    fn sessions(&self) -> &crate::session::Sessions;
+    fn sequences(&self) -> &Sequences;
+}
 
 /// The sequences service: where messages go and how fast.
 #[derive(Clone, Debug)]
@@ -97,9 +106,13 @@ fn check_steps(steps: &[Step]) -> EngineResult<()> {
     Ok(())
 }
 
-async fn check_audience(engine: &Engine, caller: &Caller, a: &Audience) -> EngineResult<Audience> {
+async fn check_audience(
+    engine: &impl Deps,
+    caller: &Caller,
+    a: &Audience,
+) -> EngineResult<Audience> {
     let c = crate::crm::collections::get_in(
-        engine.crm.store(),
+        engine.crm().store(),
         &caller.workspace_id,
         a.collection_id.trim().trim_start_matches("collection:"),
     )
@@ -138,7 +151,7 @@ fn sender_of(caller: &Caller) -> String {
 
 /// `sequence_draft`: an inert draft.
 pub async fn draft(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     session_id: Option<&str>,
     name: &str,
@@ -155,7 +168,7 @@ pub async fn draft(
     let audience = check_audience(engine, caller, audience).await?;
     let id = new_id("seq");
     let mut tx = engine
-        .store
+        .store()
         .begin_write_in(Scope::Workspace(&caller.workspace_id))
         .await?;
     rows::insert(
@@ -178,19 +191,19 @@ pub async fn draft(
     Ok(s)
 }
 
-pub async fn get(engine: &Engine, caller: &Caller, id: &str) -> EngineResult<Sequence> {
-    let mut conn = engine.store.pool().acquire().await?;
+pub async fn get(engine: &impl Deps, caller: &Caller, id: &str) -> EngineResult<Sequence> {
+    let mut conn = engine.store().pool().acquire().await?;
     rows::find(&mut conn, &caller.workspace_id, id)
         .await?
         .ok_or_else(|| EngineError::not_found("esa secuencia"))
 }
 
 pub async fn list(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     status: Option<Status>,
 ) -> EngineResult<Vec<Sequence>> {
-    let mut conn = engine.store.pool().acquire().await?;
+    let mut conn = engine.store().pool().acquire().await?;
     rows::list(&mut conn, &caller.workspace_id, status).await
 }
 
@@ -213,7 +226,7 @@ pub struct Edited {
 /// `sequence_update_draft`: any edit makes a new version back in `borrador`; the
 /// authorizations of the old version no longer match and its pending sends stop.
 pub async fn update(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     id: &str,
     edit: &Edit,
@@ -244,7 +257,7 @@ pub async fn update(
         next.steps = steps.clone();
     }
     let mut tx = engine
-        .store
+        .store()
         .begin_write_in(Scope::Workspace(&caller.workspace_id))
         .await?;
     if !rows::update_content(&mut tx, &next, current.version).await? {
@@ -267,9 +280,9 @@ pub async fn update(
 
 /// The audience as it stands: one recipient per revealed contact of each company in
 /// the audience's records, with its personalisation variables.
-pub async fn recipients(engine: &Engine, s: &Sequence) -> EngineResult<Vec<Recipient>> {
+pub async fn recipients(engine: &impl Deps, s: &Sequence) -> EngineResult<Vec<Recipient>> {
     let records = crate::crm::records::list(
-        engine.crm.store(),
+        engine.crm().store(),
         &s.workspace_id,
         &s.audience.collection_id,
         s.audience.stage.as_deref(),
@@ -283,14 +296,14 @@ pub async fn recipients(engine: &Engine, s: &Sequence) -> EngineResult<Vec<Recip
         None => records,
     };
     let contacts = {
-        let mut conn = engine.store.pool().acquire().await?;
+        let mut conn = engine.store().pool().acquire().await?;
         rows::revealed_contacts(&mut conn, &s.workspace_id).await?
     };
     // Which entity (RFC or directory id) each revealed contact's company is.
     let mut by_entity: BTreeMap<String, Vec<&rows::RevealedContact>> = BTreeMap::new();
     let mut award_of: BTreeMap<String, String> = BTreeMap::new();
     for c in &contacts {
-        if let Some(co) = crate::crm::directory::get(engine.crm.store(), &c.company_ref).await? {
+        if let Some(co) = crate::crm::directory::get(engine.crm().store(), &c.company_ref).await? {
             by_entity.entry(co.entity_id()).or_default().push(c);
         }
         if !award_of.contains_key(&c.company_ref) {
@@ -345,12 +358,12 @@ pub async fn recipients(engine: &Engine, s: &Sequence) -> EngineResult<Vec<Recip
 }
 
 /// The award that justified the company, in words ("IMSS · Cajas de cartón · 2025-03-02").
-async fn last_award(engine: &Engine, company_ref: &str) -> String {
+async fn last_award(engine: &impl Deps, company_ref: &str) -> String {
     let args = crate::market::types::GetArgs {
         record_ref: company_ref.to_owned(),
         include_awards: false,
     };
-    match engine.market.get(&args).await {
+    match engine.market().get(&args).await {
         Ok(crate::market::types::GetResult {
             record: crate::market::types::MarketRecord::Supplier(d),
             ..
@@ -390,7 +403,7 @@ pub const GAPS: [&str; 3] = [
 ];
 
 pub async fn preview(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     id: &str,
     only: Option<&str>,
@@ -402,7 +415,7 @@ pub async fn preview(
         warnings.push("Nadie recibiría esta secuencia: revela primero el contacto de las empresas de la audiencia.".to_owned());
     }
     let mut out = Vec::new();
-    let mut conn = engine.store.pool().acquire().await?;
+    let mut conn = engine.store().pool().acquire().await?;
     for r in all
         .iter()
         .filter(|r| only.is_none_or(|o| o.eq_ignore_ascii_case(&r.email)))
@@ -470,7 +483,7 @@ pub struct Authorized {
 /// Authorizes `steps` (0-based) of the sequence's current `version` and activates it.
 /// Only from a person's session (never an API key, never auto mode).
 pub async fn authorize(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     id: &str,
     version: i64,
@@ -520,7 +533,7 @@ pub async fn authorize(
     }
     let now = now_ms();
     let mut tx = engine
-        .store
+        .store()
         .begin_write_in(Scope::Workspace(&caller.workspace_id))
         .await?;
     if !rows::activate(&mut tx, &s.id, s.version, now).await? {
@@ -575,7 +588,7 @@ pub async fn authorize(
 
 /// Stops all future sends to `email` in the workspace (baja, rebote or manual).
 pub async fn suppress(
-    engine: &Engine,
+    engine: &impl Deps,
     caller: &Caller,
     email: &str,
     reason: &str,
@@ -586,13 +599,13 @@ pub async fn suppress(
             "Usa baja, rebote o manual.",
         ));
     }
-    let mut conn = engine.store.pool().acquire().await?;
+    let mut conn = engine.store().pool().acquire().await?;
     rows::suppress(&mut conn, &caller.workspace_id, email, reason).await
 }
 
 /// The board card of a sequence, with per-recipient progress once authorized.
-pub async fn card(engine: &Engine, s: &Sequence) -> EngineResult<SequenceCard> {
-    let mut conn = engine.store.pool().acquire().await?;
+pub async fn card(engine: &impl Deps, s: &Sequence) -> EngineResult<SequenceCard> {
+    let mut conn = engine.store().pool().acquire().await?;
     let progress: Vec<RecipientProgress> = rows::progress(&mut conn, &s.id)
         .await?
         .into_iter()
@@ -622,11 +635,11 @@ pub async fn card(engine: &Engine, s: &Sequence) -> EngineResult<SequenceCard> {
 }
 
 /// Replaces the sequence's card on the board of the session it was drafted in.
-pub async fn publish_board(engine: &Engine, s: &Sequence) -> EngineResult<()> {
+pub async fn publish_board(engine: &impl Deps, s: &Sequence) -> EngineResult<()> {
     let Some(session_id) = &s.session_id else {
         return Ok(());
     };
-    let view = engine.sessions.view_of(session_id).await?;
+    let view = engine.sessions().view_of(session_id).await?;
     let card = card(engine, s).await?;
     let mut cards = view.board.sequences.clone();
     match cards.iter_mut().find(|c| c.sequence_id == s.id) {
@@ -641,6 +654,6 @@ pub async fn publish_board(engine: &Engine, s: &Sequence) -> EngineResult<()> {
             serde_json::to_value(&cards).map_err(|e| EngineError::Internal(e.to_string()))?,
         )],
     });
-    engine.sessions.append_one(session_id, ev).await?;
+    engine.sessions().append_one(session_id, ev).await?;
     Ok(())
 }

@@ -1,4 +1,4 @@
-//! Work sessions (SPEC §2, §12): the one owner of a conversation's state.
+//! Work sessions (CONTRACT §2, §12): the one owner of a conversation's state.
 //!
 //! A session is a row (workspace, user, stage, mode, budget), an append-only event
 //! log with a gap-free `seq`, and cached snapshots of the reducer's view. Board and

@@ -235,12 +235,12 @@ async fn the_hub_drops_a_channel_nobody_listens_to() {
 /// Live reasoning of a turn running on instance B reaches a browser on instance A,
 /// in order, and A's own reasoning reaches its watchers once.
 #[tokio::test]
-async fn reasoning_on_one_instance_reaches_watchers_on_another() {
+#[ignore = "needs PostgreSQL: .ci/test runs it with LUNA_TEST_DATABASE_URL (.ci/postgres)"]
+async fn pg_only_reasoning_on_one_instance_reaches_watchers_on_another() {
     use luna_protocol::stream::Thinking;
     let (a, owner, _, _) = engine_with_callers().await;
     if a.store.backend() != crate::base::store::Backend::Postgres {
-        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
-        return;
+        panic!("this test needs PostgreSQL: run it with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
     }
     let b = Sessions::new(Store::open(a.store.url()).await.unwrap());
     let la = tokio::spawn(bus::listen(a.clone(), a.store.url().to_string()));
@@ -286,11 +286,11 @@ async fn reasoning_on_one_instance_reaches_watchers_on_another() {
 }
 
 #[tokio::test]
-async fn a_follower_on_one_instance_gets_what_another_instance_appends() {
+#[ignore = "needs PostgreSQL: .ci/test runs it with LUNA_TEST_DATABASE_URL (.ci/postgres)"]
+async fn pg_only_a_follower_on_one_instance_gets_what_another_instance_appends() {
     let (a, owner, _, _) = engine_with_callers().await;
     if a.store.backend() != crate::base::store::Backend::Postgres {
-        eprintln!("skipped: run with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
-        return;
+        panic!("this test needs PostgreSQL: run it with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
     }
     let b = Sessions::new(Store::open(a.store.url()).await.unwrap());
     let listener = tokio::spawn(bus::listen(a.clone(), a.store.url().to_string()));

@@ -1,4 +1,4 @@
-//! Luna-only tools over the work session's board (SPEC §5 catalog): `selection_update`
+//! Luna-only tools over the work session's board (CONTRACT §5 catalog): `selection_update`
 //! (argued cards: every item needs a `why`) and `board_read`. The board lives in the
 //! session log: `selection_update` reads the current projection and appends the new
 //! selection as a `board.patched` event; its result is a summary for the model.

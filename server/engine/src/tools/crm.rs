@@ -21,7 +21,7 @@ use crate::crm::proposals::{self, BulkChange, ConflictPolicy};
 use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort, DEFAULT_LIMIT};
 use crate::crm::records::{self, NewRecord, Patch};
 
-/// The invariants every CRM description states (SPEC §5, seed 004 §4.4).
+/// The invariants every CRM description states (CONTRACT §5, seed 004 §4.4).
 const INVARIANTS: &str = "Reglas del CRM: entity_id va al nivel superior, nunca dentro de fields; \
 las etapas se validan por pertenencia, no por transición (cualquier etapa de la colección vale); \
 una colección archivada es de solo lectura (PROTECTED_RESOURCE); para contar usa op aggregate, \

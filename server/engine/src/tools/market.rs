@@ -1,4 +1,4 @@
-//! The Mercado family (SPEC §4, seed 000 §3): eight thin tools over [`crate::market`].
+//! The Mercado family (CONTRACT §4, seed 000 §3): eight thin tools over [`crate::market`].
 //!
 //! - `market_capabilities`: the client-safe coverage map (no stage: Luna gets coverage
 //!   in the compiled turn input).
@@ -117,7 +117,7 @@ pub fn register(reg: &mut Registry) {
                  (opportunities), Adjudicaciones (awards), Registros (permits) o marcas de riesgo \
                  (risks) con texto libre —acentos, ñ y mayúsculas no importan— y filtros. `filters` \
                  admite solo las claves de ese kind y una clave ajena se rechaza con la lista \
-                 permitida ({}). Un solo estado por filtro. Cada fila trae ref, ref_label y su \
+                 permitida ({}). Un solo estado por filtro; para varios (hasta 5) usa `states`. Cada fila trae ref, ref_label y su \
                  evidencia. Hasta 50 filas por página: si has_more es true, repite la misma consulta \
                  con el cursor. NO la uses para decir cuántos hay (usa market_count) ni para totales \
                  por comprador, estado o año (usa market_aggregate).",

@@ -1,4 +1,4 @@
-//! The `people_*` tools (Empresas y personas, SPEC §5): `people_search`,
+//! The `people_*` tools (Empresas y personas, CONTRACT §5): `people_search`,
 //! `people_quote`, `people_reveal` (level 2: Luna only previews it), `people_acquired`,
 //! `people_file` (level 0, with undo) and `people_status`. Thin wrappers over
 //! [`crate::people::People`].

@@ -1,4 +1,4 @@
-//! The Investigaciones family (SPEC §10): `research_start` (level 1, previews and
+//! The Investigaciones family (CONTRACT §10): `research_start` (level 1, previews and
 //! returns a `proposal_id` for the `investigar` card) and `research_status` (level 0,
 //! reads progress and result). Luna-only: not in the MCP `tools/list`.
 

@@ -1,4 +1,4 @@
-//! Luna's sequence tools (SPEC §5, §9): `sequence_draft`, `sequence_update_draft`,
+//! Luna's sequence tools (CONTRACT §5, §9): `sequence_draft`, `sequence_update_draft`,
 //! `sequence_list`, `sequence_get`, `sequence_preview`. All level 0 and inert: they
 //! write drafts only. Sending is the `revisar_secuencia` decision; there is no send tool.
 

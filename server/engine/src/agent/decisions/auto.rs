@@ -1,4 +1,4 @@
-//! Auto mode with a budget (SPEC §8). The person sets a credit cap and a contact cap
+//! Auto mode with a budget (CONTRACT §8). The person sets a credit cap and a contact cap
 //! for one session; inside it, allowed decision classes run without a card and are
 //! narrated with their cost. The locks are the server's, not the model's promises:
 //! the session's caps (checked and spent in one guarded update), ≤ 10 contacts per

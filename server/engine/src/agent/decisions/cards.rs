@@ -1,4 +1,4 @@
-//! Building a decision card from Luna's `DecisionDraft` (SPEC §7.2): the code looks
+//! Building a decision card from Luna's `DecisionDraft` (CONTRACT §7.2): the code looks
 //! up what the draft points at (a CRM proposal, a contact quote, a knowledge
 //! proposal), and the card carries what the person needs to decide — preview, price,
 //! balance, expiry and consequence. The model's draft never reaches the person as is.

@@ -1,4 +1,4 @@
-//! Decisions (SPEC §7.2, §8): where the person stays in charge. Luna's
+//! Decisions (CONTRACT §7.2, §8): where the person stays in charge. Luna's
 //! `DecisionDraft` becomes a typed card ([`cards::prepare`]) stored with a
 //! server-only target and an idempotency key the server mints; the card is offered
 //! in the session log (`decision.proposed`) and resolved by a person
@@ -591,7 +591,7 @@ async fn expire(
     ))
 }
 
-/// A changed selection re-quotes (SPEC §8): every pending `revelar_contactos` card of
+/// A changed selection re-quotes (CONTRACT §8): every pending `revelar_contactos` card of
 /// the session is quoted again over the people whose company is still selected —
 /// same card id, new price, balance and 10-minute expiry — or expires when none is.
 pub async fn requote_on_selection(

@@ -24,7 +24,12 @@
 
 use serde::{Deserialize, Serialize};
 
+use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
+
+use super::intent::{self, SmallTalk};
+use super::places::Places;
+use super::words::{self, Token};
 
 /// Catalogue lookups the grammar needs. Inputs are folded text.
 pub trait Vocabulary {
@@ -34,6 +39,27 @@ pub trait Vocabulary {
     fn find_giro(&self, text: &str) -> Option<(String, String)>;
     /// Government buyers named in `text` (display names).
     fn find_buyers(&self, text: &str) -> Vec<String>;
+    /// Every place named (states, cities, regions). By default the first state only.
+    fn find_places(&self, text: &str, _tokens: &[Token]) -> Places {
+        let states = self
+            .find_state(text)
+            .and_then(|(_, name)| State::normalize(&name, StateContext::Filter).ok())
+            .into_iter()
+            .collect();
+        Places {
+            states,
+            ..Places::default()
+        }
+    }
+    /// The giro named in the tokens outside the place spans. By default `find_giro`.
+    fn find_giro_in(
+        &self,
+        text: &str,
+        _tokens: &[Token],
+        _skip: &[(usize, usize)],
+    ) -> Option<(String, String)> {
+        self.find_giro(text)
+    }
 }
 
 /// Everything the director understood from one message.
@@ -63,8 +89,24 @@ pub struct Request {
     pub stage_move: Option<StageMove>,
     /// «compara…», «… contra …»: segments side by side.
     pub compare: bool,
-    /// Every state named, in order (the segments of a comparison).
+    /// Every state named, in order: by name, through a city or a region (at most 5;
+    /// also the segments of a comparison).
     pub states: Vec<(String, String)>,
+    /// The region named («sureste», «Bajío»…), folded.
+    #[serde(default)]
+    pub region: Option<String>,
+    /// A city in several states, none named: (city, candidate states).
+    #[serde(default)]
+    pub ambiguous_city: Option<(String, Vec<String>)>,
+    /// A kind of company that is no giro of the catalogue: searched as free text.
+    #[serde(default)]
+    pub query: Option<String>,
+    /// Greeting, thanks or a help question.
+    #[serde(default)]
+    pub small_talk: Option<SmallTalk>,
+    /// The message asks for companies or records (a search verb or noun).
+    #[serde(default)]
+    pub search_cue: bool,
 }
 
 /// Which companies of the selection go to which stage of the saved list.
@@ -129,6 +171,8 @@ impl Request {
     pub fn has_criterion(&self) -> bool {
         self.giro.is_some()
             || self.state.is_some()
+            || !self.states.is_empty()
+            || self.query.is_some()
             || !self.buyers.is_empty()
             || self.sold_to_government
     }
@@ -206,6 +250,15 @@ const CONNECTORS: &[(&str, &str)] = &[
 pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let text = fold(message);
     let words: Vec<&str> = text.split(' ').collect();
+    let tokens = words::tokens(message);
+    let places = vocab.find_places(&text, &tokens);
+    let giro = vocab.find_giro_in(&text, &tokens, &places.spans);
+    let query = if giro.is_none() {
+        super::lexicon::free_query(&tokens, &places.spans)
+    } else {
+        None
+    };
+    let named = |s: &State| (s.name().to_owned(), s.name().to_owned());
 
     let asks_usage = has_any(
         &text,
@@ -260,27 +313,20 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             " vs ",
         ],
     );
-    let mut states: Vec<(String, String)> = Vec::new();
-    if compare {
-        for part in text
-            .split([',', ';'])
-            .flat_map(|p| p.split(" contra "))
-            .flat_map(|p| p.split(" versus "))
-            .flat_map(|p| p.split(" vs "))
-            .flat_map(|p| p.split(" y "))
-        {
-            if let Some(state) = vocab.find_state(part.trim()) {
-                if !states.contains(&state) {
-                    states.push(state);
-                }
-            }
-        }
-    }
-
     Request {
         stage_move: stage_move(&text, &words),
         compare,
-        states,
+        states: places.states.iter().map(named).collect(),
+        region: places.region.clone(),
+        ambiguous_city: places.ambiguous.as_ref().map(|(city, states)| {
+            (
+                city.clone(),
+                states.iter().map(|s| s.name().to_owned()).collect(),
+            )
+        }),
+        query,
+        small_talk: intent::small_talk(&tokens),
+        search_cue: intent::search_cue(&tokens),
         quantity: number_before(
             &words,
             &[
@@ -294,8 +340,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "cliente",
             ],
         ),
-        giro: vocab.find_giro(&text),
-        state: vocab.find_state(&text),
+        giro,
+        state: places.states.first().map(named),
         sold_to_government: has_any(
             &text,
             &[
@@ -429,7 +475,7 @@ mod tests {
         );
         assert_eq!(r.quantity, Some(40));
         assert_eq!(r.giro.as_ref().map(|g| g.1.as_str()), Some("Empaque"));
-        assert_eq!(r.state.as_ref().map(|s| s.0.as_str()), Some("JAL"));
+        assert_eq!(r.state.as_ref().map(|s| s.0.as_str()), Some("Jalisco"));
         assert!(r.sold_to_government && r.save);
         assert_eq!(r.contacts_top, Some(10));
         assert_eq!(r.sequence_steps, Some(3));

@@ -1,6 +1,14 @@
 //! The local director: a deterministic, network-free stand-in for the model. It reads a
 //! Spanish commercial request with a documented grammar (`grammar`) and plans tool calls.
 
+pub mod criteria;
 pub mod grammar;
+pub mod intent;
+pub mod lexicon;
+pub mod places;
 pub mod planner;
 pub mod vocab;
+pub mod words;
+
+#[cfg(test)]
+mod tests;

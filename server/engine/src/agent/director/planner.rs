@@ -14,7 +14,9 @@ use crate::agent::turn::intent::{
     CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
 };
 
+use super::criteria::{count_args, describe, market_args, supplier_filters, why_for};
 use super::grammar::{parse, Request, StageMove};
+use super::intent;
 use super::vocab::CatalogVocabulary;
 use crate::base::catalog::text::fold;
 
@@ -55,54 +57,6 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .and_then(Value::as_array)
         .map(Vec::as_slice)
         .unwrap_or(&[])
-}
-
-fn supplier_filters(req: &Request) -> Value {
-    let mut f = Map::new();
-    if let Some((key, _)) = &req.giro {
-        f.insert("giro".into(), json!(key));
-    }
-    if let Some((name, _)) = &req.state {
-        f.insert("state".into(), json!(name));
-    }
-    if let Some(buyer) = req.buyers.first() {
-        f.insert("buyer".into(), json!(buyer));
-    } else if req.sold_to_government {
-        f.insert("has_awards".into(), json!(true));
-    }
-    Value::Object(f)
-}
-
-/// "proveedores de Empaque en Jalisco que ya le vendieron a gobierno" (no digits).
-fn describe(req: &Request) -> String {
-    let mut s = "proveedores".to_owned();
-    if let Some((_, label)) = &req.giro {
-        s.push_str(&format!(" de {}", label.to_lowercase()));
-    }
-    if let Some((_, name)) = &req.state {
-        s.push_str(&format!(" en {name}"));
-    }
-    if let Some(buyer) = req.buyers.first() {
-        s.push_str(&format!(" que ya le vendieron a {buyer}"));
-    } else if req.sold_to_government {
-        s.push_str(" que ya le vendieron a gobierno");
-    }
-    s
-}
-
-/// Why a company is in, from its own row: how often it sold to government and when
-/// it last did (the card shows those awards as its evidence).
-fn why_for(row: &Value) -> String {
-    let count = row.get("awards_count").and_then(Value::as_u64).unwrap_or(0);
-    let last = row.get("last_award").and_then(Value::as_str);
-    match (count, last) {
-        (0, _) => "Coincide con el giro y el estado que pediste.".to_owned(),
-        (1, Some(date)) => format!("Le vendió a gobierno una vez, el {date}."),
-        (n, Some(date)) => {
-            format!("Le ha vendido a gobierno {n} veces; la más reciente el {date}.")
-        }
-        (n, None) => format!("Le ha vendido a gobierno {n} veces."),
-    }
 }
 
 /// The director's sequence steps: (day, subject, body), personalised with variables.
@@ -784,6 +738,33 @@ impl LocalDirector {
                 return self.sequence(input, n);
             }
         }
+        // Never destroy: small talk and unclear messages change nothing.
+        // Decided at the turn's first step: later steps see the selection this turn made.
+        let has_selection = t.is_empty() && !input.turn.board.selection.is_empty();
+        let greets = matches!(
+            req.small_talk,
+            Some(intent::SmallTalk::Greeting | intent::SmallTalk::Help)
+        );
+        if let Some(kind) = req
+            .small_talk
+            .filter(|_| t.is_empty() && (has_selection || !greets))
+        {
+            return ModelStep::Final(intent::small_talk_answer(kind));
+        }
+        if !req.has_criterion() && has_selection {
+            return ModelStep::Final(intent::unclear_answer(&req, true));
+        }
+        if let Some((city, states)) = req
+            .ambiguous_city
+            .as_ref()
+            .filter(|_| t.is_empty() && req.states.is_empty())
+        {
+            let may_ask = input.turn.facts.is_missing(FactField::Estado);
+            return ModelStep::Final(intent::ambiguous_city_answer(&req, city, states, may_ask));
+        }
+        if req.has_criterion() && has_selection && !req.search_cue && !req.asks_count {
+            return ModelStep::Final(intent::unclear_answer(&req, true));
+        }
         if !req.has_criterion() && input.turn.board.selection.is_empty() {
             return final_(
                 TurnIntent::Encuadre {
@@ -798,7 +779,7 @@ impl LocalDirector {
             );
         }
 
-        let filters = supplier_filters(&req);
+        let args = market_args(&req);
         let wanted = req
             .quantity
             .unwrap_or(DEFAULT_SELECTION)
@@ -809,17 +790,13 @@ impl LocalDirector {
         // Step 1: count exactly and search the first page together.
         if counts.is_empty() && searches.is_empty() {
             let mut step = Vec::new();
-            if visible("market_count") {
-                step.push(call(
-                    "market_count",
-                    json!({"kind": "suppliers", "filters": filters}),
-                ));
+            if let Some(count) = count_args(&req).filter(|_| visible("market_count")) {
+                step.push(call("market_count", count));
             }
-            if !req.asks_count && visible("market_search") {
-                step.push(call(
-                    "market_search",
-                    json!({"kind": "suppliers", "filters": filters, "limit": wanted.min(50)}),
-                ));
+            if (!req.asks_count || req.query.is_some()) && visible("market_search") {
+                let mut search = args.clone();
+                search["limit"] = json!(wanted.min(50));
+                step.push(call("market_search", search));
             }
             // Where to save, looked up alongside the first search.
             if req.save && visible("crm_collections") {
@@ -869,10 +846,10 @@ impl LocalDirector {
             let cursor = last.result.get("cursor").and_then(Value::as_str);
             if found.len() < wanted && has_more && searches.len() < MAX_SEARCH_PAGES {
                 if let Some(cursor) = cursor {
-                    return ModelStep::Tools(vec![call(
-                        "market_search",
-                        json!({"kind": "suppliers", "filters": filters, "limit": (wanted - found.len()).min(50), "cursor": cursor}),
-                    )]);
+                    let mut next = args.clone();
+                    next["limit"] = json!((wanted - found.len()).min(50));
+                    next["cursor"] = json!(cursor);
+                    return ModelStep::Tools(vec![call("market_search", next)]);
                 }
             }
         }

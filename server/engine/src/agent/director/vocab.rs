@@ -6,6 +6,8 @@ use crate::base::catalog::states::{State, StateContext};
 use crate::market::generator::BUYERS;
 
 use super::grammar::Vocabulary;
+use super::places::{self, Places};
+use super::words::Token;
 
 /// Looks words up in the real catalogues.
 #[derive(Debug, Clone, Copy, Default)]
@@ -44,6 +46,19 @@ impl Vocabulary for CatalogVocabulary {
                 .any(|syn| contains_phrase(&words, syn))
                 .then(|| (giro.key().to_owned(), giro.label().to_owned()))
         })
+    }
+
+    fn find_places(&self, _text: &str, tokens: &[Token]) -> Places {
+        places::find(tokens)
+    }
+
+    fn find_giro_in(
+        &self,
+        _text: &str,
+        tokens: &[Token],
+        skip: &[(usize, usize)],
+    ) -> Option<(String, String)> {
+        super::lexicon::find_giro(tokens, skip).map(|g| (g.key().to_owned(), g.label().to_owned()))
     }
 
     fn find_buyers(&self, text: &str) -> Vec<String> {

@@ -5,9 +5,11 @@
 //!
 //! A brief marked `pending` (with its reason) is run and reported but does not block:
 //! its expectations describe behaviour another branch is building.
-
-use std::collections::BTreeMap;
-use std::path::Path;
+//!
+//! Three files: `briefs.json` (the regression set that keeps the eight evals green),
+//! `briefs_public.json` and `briefs_heldout.json` (issue 22: requests typed as people
+//! type, with expectations on meaning — see [`super::meaning`] — that measure the
+//! director and never block). The held-out file is reported in aggregate only.
 
 use luna_protocol::account::{Plan, Role};
 use serde::{Deserialize, Serialize};
@@ -23,13 +25,22 @@ use crate::base::store::Store;
 use crate::Engine;
 
 use super::checks::{cheap_route, Eval};
+use super::meaning::{call_failures, BoardDelta, ExpectedCall};
+pub use super::report::{markdown, summary_line, write};
 
 /// The bench's briefs, embedded so the test and the command read the same file.
 pub const BRIEFS_JSON: &str = include_str!("../../../evals/briefs.json");
+/// Issue 22's public briefs (two thirds, stratified by kind).
+pub const PUBLIC_JSON: &str = include_str!("../../../evals/briefs_public.json");
+/// Issue 22's held-out briefs (one third): reported in aggregate only.
+pub const HELDOUT_JSON: &str = include_str!("../../../evals/briefs_heldout.json");
 
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BriefFile {
+    /// How the file was made (authors, split method and seed).
+    #[serde(default)]
+    pub about: Option<String>,
     pub briefs: Vec<Brief>,
 }
 
@@ -39,6 +50,9 @@ pub struct Brief {
     pub id: String,
     /// What the brief covers (busqueda, conteo, comparacion, riesgo, …).
     pub topic: String,
+    /// The request kind (issue 22's list: search, count, …) for the per-kind table.
+    #[serde(default)]
+    pub kind: Option<String>,
     /// Set when the expected behaviour is not built yet: reported, not blocking.
     #[serde(default)]
     pub pending: Option<String>,
@@ -59,6 +73,9 @@ pub struct AutoBudget {
 #[serde(deny_unknown_fields)]
 pub struct BriefTurn {
     pub message: String,
+    /// This turn's request kind when it differs from the brief's (a follow-up).
+    #[serde(default)]
+    pub kind: Option<String>,
     #[serde(default)]
     pub expect: Expect,
     /// What the person does with the cards left pending after this turn.
@@ -106,12 +123,31 @@ pub struct Expect {
     /// Folded substrings the narration must contain.
     #[serde(default)]
     pub narration_has: Vec<String>,
+    /// Tool calls that must have succeeded with (at least) these arguments.
+    #[serde(default)]
+    pub calls: Vec<ExpectedCall>,
+    /// The board's selection after the turn equals the one before.
+    #[serde(default)]
+    pub selection_unchanged: bool,
+    /// The saved list on the board after the turn equals the one before.
+    #[serde(default)]
+    pub saved_unchanged: bool,
+    /// The sequence drafts on the board after the turn equal the ones before.
+    #[serde(default)]
+    pub drafts_unchanged: bool,
+    /// How many companies the selection holds after the turn.
+    #[serde(default)]
+    pub selection_size: Option<usize>,
 }
 
 pub fn briefs() -> EngineResult<Vec<Brief>> {
-    serde_json::from_str::<BriefFile>(BRIEFS_JSON)
-        .map(|f| f.briefs)
-        .map_err(|e| EngineError::Internal(format!("evals/briefs.json: {e}")))
+    load(BRIEFS_JSON, "briefs.json").map(|f| f.briefs)
+}
+
+/// Parses one brief file (`name` only labels the error).
+pub fn load(json: &str, name: &str) -> EngineResult<BriefFile> {
+    serde_json::from_str::<BriefFile>(json)
+        .map_err(|e| EngineError::Internal(format!("evals/{name}: {e}")))
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -125,6 +161,8 @@ pub enum Status {
 #[derive(Debug, Clone, Serialize)]
 pub struct TurnReport {
     pub turn_id: String,
+    /// The request kind (the turn's, else the brief's).
+    pub kind: Option<String>,
     pub message: String,
     pub intent: String,
     pub tools: Vec<String>,
@@ -133,12 +171,16 @@ pub struct TurnReport {
     pub narration: String,
     /// Expectations that did not hold.
     pub failures: Vec<String>,
+    /// What the turn changed although the brief says the person did not ask
+    /// (`selection`, `saved`, `drafts`).
+    pub unasked_changes: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize)]
 pub struct BriefReport {
     pub id: String,
     pub topic: String,
+    pub kind: Option<String>,
     pub status: Status,
     pub pending: Option<String>,
     pub turns: Vec<TurnReport>,
@@ -215,9 +257,38 @@ pub fn evaluate(set: &[&Trajectory]) -> Vec<EvalReport> {
         .collect()
 }
 
-/// Checks one turn's expectations against its trajectory.
-pub fn expectations(expect: &Expect, t: &Trajectory) -> Vec<String> {
-    let mut failures = Vec::new();
+/// What a turn changed on the board that its expectations say must stay.
+pub fn unasked_changes(expect: &Expect, delta: &BoardDelta) -> Vec<String> {
+    [
+        (
+            expect.selection_unchanged && delta.selection_changed,
+            "selection",
+        ),
+        (expect.saved_unchanged && delta.saved_changed, "saved"),
+        (expect.drafts_unchanged && delta.drafts_changed, "drafts"),
+    ]
+    .into_iter()
+    .filter(|(hit, _)| *hit)
+    .map(|(_, what)| what.to_owned())
+    .collect()
+}
+
+/// Checks one turn's expectations against its trajectory and what it did to the board.
+pub fn expectations(expect: &Expect, t: &Trajectory, delta: &BoardDelta) -> Vec<String> {
+    let mut failures = call_failures(&expect.calls, t);
+    for what in unasked_changes(expect, delta) {
+        failures.push(format!(
+            "changed the {what} although the person did not ask"
+        ));
+    }
+    if let Some(n) = expect.selection_size {
+        if delta.selection_len != n {
+            failures.push(format!(
+                "the selection holds {}, expected {n}",
+                delta.selection_len
+            ));
+        }
+    }
     let intent = intent_name(t);
     if !expect.intent.is_empty() && !expect.intent.contains(&intent) {
         failures.push(format!(
@@ -367,6 +438,20 @@ pub async fn demo_engine() -> EngineResult<Engine> {
     Ok(engine)
 }
 
+/// The session's board as the person sees it now.
+async fn board(
+    engine: &Engine,
+    caller: &Caller,
+    session: &str,
+) -> EngineResult<luna_protocol::board::Board> {
+    Ok(engine
+        .sessions
+        .snapshot_at_latest(caller, session)
+        .await?
+        .view
+        .board)
+}
+
 /// Runs every brief end to end through the local director, one workspace and
 /// session each, then evaluates the persisted trajectories.
 pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
@@ -391,6 +476,7 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
             .add_member(&workspace_id, &user_id, Role::Member)
             .await?;
         crate::crm::demo::seed_workspace(&engine.store, &workspace_id).await?;
+        crate::knowledge::demo::seed(&engine.knowledge, &workspace_id, &user_id).await?;
         let caller = Caller {
             user_id: user_id.clone(),
             email: "banco@evals.luna.mx".into(),
@@ -417,8 +503,10 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
             .await?;
         }
         let mut turn_ids = Vec::new();
+        let mut deltas = Vec::new();
         for (i, turn) in brief.turns.iter().enumerate() {
             let turn_id = format!("{}-t{}", brief.id, i + 1);
+            let before = board(engine, &caller, &session).await?;
             run_turn(
                 engine,
                 &LocalDirector,
@@ -428,6 +516,10 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                 &turn.message,
             )
             .await?;
+            deltas.push(BoardDelta::between(
+                &before,
+                &board(engine, &caller, &session).await?,
+            ));
             if let Some(then) = turn.then {
                 let pending = engine
                     .sessions
@@ -448,14 +540,15 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         }
         let mut turns = Vec::new();
         let mut failed = false;
-        for (turn, turn_id) in brief.turns.iter().zip(&turn_ids) {
+        for ((turn, turn_id), delta) in brief.turns.iter().zip(&turn_ids).zip(&deltas) {
             let t = trajectory::load(engine.store.pool(), &session, turn_id)
                 .await?
                 .ok_or_else(|| EngineError::Internal(format!("no trajectory for {turn_id}")))?;
-            let failures = expectations(&turn.expect, &t);
+            let failures = expectations(&turn.expect, &t, delta);
             failed |= !failures.is_empty();
             turns.push(TurnReport {
                 turn_id: turn_id.clone(),
+                kind: turn.kind.clone().or_else(|| brief.kind.clone()),
                 message: turn.message.clone(),
                 intent: intent_name(&t),
                 tools: t.tool_names().iter().map(|s| (*s).to_owned()).collect(),
@@ -466,12 +559,14 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                     .collect(),
                 narration: t.narration().map(|(n, _)| n.to_owned()).unwrap_or_default(),
                 failures,
+                unasked_changes: unasked_changes(&turn.expect, delta),
             });
             all.push(t);
         }
         reports.push(BriefReport {
             id: brief.id.clone(),
             topic: brief.topic.clone(),
+            kind: brief.kind.clone(),
             status: match (&brief.pending, failed) {
                 (Some(_), _) => Status::Pending,
                 (None, true) => Status::Fail,
@@ -500,125 +595,4 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         evals,
         briefs: reports,
     })
-}
-
-fn status_word(s: &Status) -> &'static str {
-    match s {
-        Status::Pass => "pass",
-        Status::Fail => "**FAIL**",
-        Status::Pending => "pending",
-    }
-}
-
-/// The report as Markdown (no timestamps: two runs give the same text).
-pub fn markdown(report: &Report) -> String {
-    let s = &report.summary;
-    let mut md = String::from("# Luna blocking evals and brief bench\n\n");
-    md.push_str(
-        "Generated by `cargo run -p luna-engine --bin evals` (local director, generated demo data).\n\n",
-    );
-    md.push_str(&format!(
-        "**{}** — briefs: {} pass, {} fail, {} pending (of {}); turns: {}; evals: {} of {} pass.\n\n",
-        if s.green { "GREEN" } else { "RED" },
-        s.passed,
-        s.failed,
-        s.pending,
-        s.briefs,
-        s.turns,
-        s.evals_passed,
-        s.evals_passed + s.evals_failed
-    ));
-    md.push_str("## Evals\n\n| # | eval | result | turns | reason |\n|---|---|---|---|---|\n");
-    for e in &report.evals {
-        let reason = if e.failures.is_empty() {
-            e.detail.clone()
-        } else {
-            e.failures.join("; ")
-        };
-        md.push_str(&format!(
-            "| {} | {} | {} | {} | {} |\n",
-            e.number,
-            e.title,
-            status_word(&e.status),
-            e.turns_checked,
-            reason.replace('|', "\\|")
-        ));
-    }
-    md.push_str("\n## Briefs\n\n| brief | topic | result | turn | intent | cards | tools | narration | reason |\n|---|---|---|---|---|---|---|---|---|\n");
-    for b in &report.briefs {
-        for (i, t) in b.turns.iter().enumerate() {
-            let mut reason = t.failures.join("; ");
-            if i == 0 {
-                if let Some(p) = &b.pending {
-                    reason = format!("pending: {p}. {reason}");
-                }
-            }
-            md.push_str(&format!(
-                "| {} | {} | {} | {} «{}» | {} | {} | {} | {} | {} |\n",
-                if i == 0 { b.id.as_str() } else { "" },
-                if i == 0 { b.topic.as_str() } else { "" },
-                if i == 0 { status_word(&b.status) } else { "" },
-                t.turn_id,
-                t.message.replace('|', "\\|"),
-                t.intent,
-                if t.cards.is_empty() {
-                    "—".to_owned()
-                } else {
-                    t.cards.join(", ")
-                },
-                t.tools.join(", "),
-                t.narration.replace('|', "\\|").replace('\n', " "),
-                reason.replace('|', "\\|").trim()
-            ));
-        }
-    }
-    md
-}
-
-/// A short summary for the terminal.
-pub fn summary_line(report: &Report) -> String {
-    let s = &report.summary;
-    let mut out = format!(
-        "evals: {} — {} briefs ({} pass, {} fail, {} pending), {} turns, {}/8 evals pass\n",
-        if s.green { "GREEN" } else { "RED" },
-        s.briefs,
-        s.passed,
-        s.failed,
-        s.pending,
-        s.turns,
-        s.evals_passed
-    );
-    for e in &report.evals {
-        out.push_str(&format!(
-            "  {} {:<62} {}\n",
-            e.number,
-            e.title,
-            if e.status == Status::Pass {
-                "pass"
-            } else {
-                "FAIL"
-            }
-        ));
-    }
-    let mut by_status: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
-    for b in &report.briefs {
-        let key = match b.status {
-            Status::Pass => continue,
-            Status::Fail => "failed",
-            Status::Pending => "pending",
-        };
-        by_status.entry(key).or_default().push(&b.id);
-    }
-    for (k, ids) in by_status {
-        out.push_str(&format!("  {k}: {}\n", ids.join(", ")));
-    }
-    out
-}
-
-/// Writes `report.md` and `report.json` into `dir`.
-pub fn write(report: &Report, dir: &Path) -> std::io::Result<()> {
-    std::fs::create_dir_all(dir)?;
-    std::fs::write(dir.join("report.md"), markdown(report))?;
-    let json = serde_json::to_string_pretty(report).map_err(std::io::Error::other)?;
-    std::fs::write(dir.join("report.json"), json + "\n")
 }

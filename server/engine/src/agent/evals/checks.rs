@@ -1,4 +1,4 @@
-//! The eight blocking evals of SPEC §14 (seed 004 §9) as code over trajectories.
+//! The eight blocking evals of CONTRACT §14 (seed 004 §9) as code over trajectories.
 //! Each per-turn check returns `Err(reason)` naming the step that broke it; the cheap
 //! route (7) is a property of a set of turns ([`cheap_route`]).
 
@@ -13,7 +13,7 @@ use crate::agent::turn::narration::REF_KINDS;
 use crate::agent::turn::trajectory::{Step, Trajectory};
 use crate::base::catalog::text::fold;
 
-/// The eight evals, in the order of SPEC §14.
+/// The eight evals, in the order of CONTRACT §14.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum Eval {
@@ -84,7 +84,7 @@ pub const BOUNDARY_TOOLS: &[&str] = &[
     "integrations_invoke",
 ];
 
-/// Decision kinds the auto policy may never resolve (SPEC §8).
+/// Decision kinds the auto policy may never resolve (CONTRACT §8).
 const NEVER_AUTO: &[&str] = &["revisar_secuencia", "fusionar_conocimiento"];
 
 /// Eval 1: No credit is charged unless a person (or the auto policy, inside the budget the

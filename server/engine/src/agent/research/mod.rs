@@ -1,4 +1,4 @@
-//! Long research runs (SPEC §10, seed 004 §4.8).
+//! Long research runs (CONTRACT §10, seed 004 §4.8).
 //!
 //! `research_start` (level 1) only previews: it frames the brief, stores a proposal
 //! and returns its `proposal_id`; the `investigar` card starts the run when a person

@@ -457,3 +457,16 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
     let err = move_record(&engine, &other, Some(&session), &card.record_ref, 1, &first).await;
     assert!(matches!(err, Err(EngineError::Typed(b)) if b.code == ErrorCode::NotFound));
 }
+
+/// A tool output whose field drifted from what the screen reads is an error naming the
+/// field, not an empty drawer; an absent field is the type's default.
+#[test]
+fn a_drifted_field_is_an_error_not_an_empty_drawer() {
+    let row = ResultRow::new("company:x", "X")
+        .with("awards", "no es una lista")
+        .with("awards_count", 3);
+    let e = field::<Vec<AwardRow>>(&row, "awards").unwrap_err();
+    assert!(format!("{e:?}").contains("awards"), "{e:?}");
+    assert_eq!(field::<i64>(&row, "awards_count").unwrap(), 3);
+    assert!(field::<Vec<RiskRow>>(&row, "marks").unwrap().is_empty());
+}

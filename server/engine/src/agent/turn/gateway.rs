@@ -113,7 +113,7 @@ pub enum GatewayError {
     Unavailable(String),
     #[error("the model answered something that is not a valid step: {0}")]
     Invalid(String),
-    /// The gates refused the turn (SPEC §7.5, §12): the runner ends it with
+    /// The gates refused the turn (CONTRACT §7.5, §12): the runner ends it with
     /// `turn.refused {code}`.
     #[error("the model gates refused the turn: {0:?}")]
     Refused(luna_protocol::event::RefusalCode),

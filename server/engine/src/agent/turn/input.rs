@@ -1,4 +1,4 @@
-//! The compiled turn input (SPEC §7.1): what the model may know, and nothing internal.
+//! The compiled turn input (CONTRACT §7.1): what the model may know, and nothing internal.
 
 use serde::{Deserialize, Serialize};
 
@@ -59,7 +59,7 @@ pub struct TurnInput {
     #[serde(default)]
     pub steering: Vec<String>,
     /// Set when the step belongs to a long research run rather than a chat turn:
-    /// what the step is for and what the run follows (SPEC §10).
+    /// what the step is for and what the run follows (CONTRACT §10).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<ResearchStep>,
 }

@@ -1,5 +1,5 @@
 //! What the model may answer at the end of a turn: exactly one `TurnIntent` plus one
-//! narration (SPEC §7.2), and the fact ledger the question governor checks.
+//! narration (CONTRACT §7.2), and the fact ledger the question governor checks.
 
 use std::collections::BTreeMap;
 
@@ -84,7 +84,7 @@ pub enum FaltaTipo {
     Credito,
 }
 
-/// A decision Luna proposes; the person resolves it (SPEC §7.2, §8).
+/// A decision Luna proposes; the person resolves it (CONTRACT §7.2, §8).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, schemars::JsonSchema)]
 #[serde(tag = "clase", rename_all = "snake_case", deny_unknown_fields)]
 pub enum DecisionDraft {
@@ -157,7 +157,7 @@ pub enum FactField {
     Oferta,
 }
 
-/// Where Luna knows a criterion from (SPEC §7.1).
+/// Where Luna knows a criterion from (CONTRACT §7.1).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(tag = "fuente", rename_all = "snake_case")]
 pub enum FactStatus {

@@ -9,7 +9,7 @@ use std::collections::HashMap;
 
 use serde::{Deserialize, Serialize};
 
-/// The kinds of object a narration may cite (SPEC §7.2).
+/// The kinds of object a narration may cite (CONTRACT §7.2).
 pub const REF_KINDS: &[&str] = &[
     "company", "record", "topic", "decision", "sequence", "evidence", "run",
 ];
@@ -187,7 +187,7 @@ pub fn trim_to_anchored(text: &str, known: &KnownRefs) -> ResolvedNarration {
     })
 }
 
-/// What the narration policy (SPEC §7.2) makes of one answer.
+/// What the narration policy (CONTRACT §7.2) makes of one answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
     /// Every marker resolved and no figure is bare.

@@ -1,4 +1,4 @@
-//! The turn loop (SPEC §7.3): up to `MAX_STEPS` model steps against the registry, every
+//! The turn loop (CONTRACT §7.3): up to `MAX_STEPS` model steps against the registry, every
 //! step written to the session log as events; the final intent checked by the question
 //! governor and the narration resolver, with exactly one repair before falling back to
 //! a `responder` trimmed to what is anchored.
@@ -57,7 +57,7 @@ pub struct TurnOutcome {
     pub trajectory: Trajectory,
 }
 
-/// The stage of a turn, derived from the board and the message (SPEC §7.4). A message
+/// The stage of a turn, derived from the board and the message (CONTRACT §7.4). A message
 /// with a new criterion starts a new search even when a list was saved before, so the
 /// search and selection tools are in view again.
 pub fn derive_stage(board: &Board, request: &Request, has_history: bool) -> Stage {

@@ -1,4 +1,4 @@
-//! The turn API (SPEC §7): submit a message to a session. The same Idempotency-Key
+//! The turn API (CONTRACT §7): submit a message to a session. The same Idempotency-Key
 //! returns the same turn; a message while a turn runs is steering, not a second turn,
 //! and so is a message while a research run runs (the run picks it up at its next phase).
 //! A session runs one turn at a time, held by the database (a unique index over its

@@ -1,7 +1,7 @@
 //! The 32 federal entities as a closed enum, with INEGI codes and names, ISO 3166-2,
 //! CompraNet abbreviations, and the single normaliser every input goes through.
 //!
-//! Rules (SPEC §4, data/mx README): `"CDMX"`/`"Distrito Federal"` → Ciudad de México,
+//! Rules (CONTRACT §4, data/mx README): `"CDMX"`/`"Distrito Federal"` → Ciudad de México,
 //! `"Edomex"` → México; a bare `"México"` is the State of Mexico only when the field is
 //! known to be a state field coming from a registry (importers); in a user or model
 //! filter it is ambiguous with the country and is rejected with a hint. Two states in

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::registry::{budget, Stage, Surface, ToolRequest, TOOL_RESULT_CAP};
+use crate::testkit::{err, ok};
 use crate::{testkit, Engine};
 
 async fn demo() -> (Engine, Caller) {
@@ -32,20 +33,6 @@ async fn call_on(
         .call_tool(caller, ToolRequest::new(name, args, surface))
         .await
         .outcome
-}
-
-async fn ok(engine: &Engine, caller: &Caller, name: &str, args: Value) -> Envelope {
-    match call_on(engine, caller, name, args.clone(), Surface::Mcp).await {
-        Ok(env) => env,
-        Err(e) => panic!("{name}({args}) failed: {e:?}"),
-    }
-}
-
-async fn err(engine: &Engine, caller: &Caller, name: &str, args: Value) -> ErrorBody {
-    match call_on(engine, caller, name, args.clone(), Surface::Mcp).await {
-        Ok(env) => panic!("{name}({args}) should fail, got {env:?}"),
-        Err(e) => e,
-    }
 }
 
 async fn receipts(engine: &Engine, caller: &Caller) -> Vec<(String, String, i64)> {

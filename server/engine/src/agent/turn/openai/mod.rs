@@ -1,4 +1,4 @@
-//! The OpenAI-compatible model gateway (SPEC §7.5): any chat-completions endpoint with
+//! The OpenAI-compatible model gateway (CONTRACT §7.5): any chat-completions endpoint with
 //! tools (DeepSeek, OpenAI, Ollama, vLLM, llama.cpp server, LiteLLM) plays Luna
 //! through the same `ModelGateway` trait as the local director.
 //!

@@ -1,4 +1,4 @@
-//! Usage per model attempt (SPEC §7.5) and the workspace's model spend this month,
+//! Usage per model attempt (CONTRACT §7.5) and the workspace's model spend this month,
 //! which the spend-cap gate reads. Unmeasured tokens and cost stay NULL.
 
 use chrono::{Datelike, TimeZone, Utc};

@@ -1,0 +1,479 @@
+//! Stage 3a of the director's interpreter: the place gazetteers. A message's tokens are
+//! scanned left to right, longest phrase first, against
+//! - the regions below (documented sets of states),
+//! - the 32 states and their variants (through the one normaliser,
+//!   `State::normalize`), with a typo allowed on names of seven letters or more,
+//! - every municipality of INEGI's catalogue (`data/municipios.csv`: name, state code)
+//!   plus a few city names that are not municipality names (Cancún, Ciudad Juárez…).
+//!
+//! A city resolves to its state only when its name is unambiguous across states (or
+//! one of its states is also named); otherwise it is reported as ambiguous and Luna
+//! asks which state. A municipality needs a place cue before it («en», «de», «zona»…)
+//! and never matches a common Spanish word (`COMMON_WORDS`), so «proveedores de madera»
+//! is not Madera, Chihuahua.
+//!
+//! To add a place: a region goes into `REGIONS` (keep it at five states at most, the
+//! tools' limit); a city known by a name that is not its municipality's goes into
+//! `CITY_ALIASES`.
+
+use std::collections::HashMap;
+use std::sync::OnceLock;
+
+use crate::base::catalog::states::{State, StateContext};
+use crate::base::catalog::text::fold;
+
+use super::words::{near, Token};
+
+/// The most states one request carries (`states[]` in the market tools).
+pub const MAX_STATES: usize = 5;
+
+/// Regions as documented sets of states (folded names → states). Sources: the usual
+/// commercial regions of Mexico; where a region has more than five states the five
+/// with the most economic activity are kept.
+/// - península (de Yucatán): Yucatán, Quintana Roo, Campeche.
+/// - sureste: the península plus Tabasco and Chiapas.
+/// - Bajío: Guanajuato, Querétaro, Aguascalientes, San Luis Potosí (the industrial
+///   Bajío corridor).
+/// - norte: Nuevo León, Chihuahua, Coahuila, Sonora, Tamaulipas.
+/// - frontera (norte): Baja California, Sonora, Chihuahua, Coahuila, Tamaulipas
+///   (Nuevo León's short border is left out to stay within five).
+/// - occidente: Jalisco, Colima, Nayarit, Michoacán. golfo: Veracruz, Tamaulipas,
+///   Tabasco. valle de México: Ciudad de México, Estado de México.
+const REGIONS: &[(&str, &[State])] = {
+    use State::*;
+    &[
+        ("peninsula", &[Yucatan, QuintanaRoo, Campeche]),
+        ("peninsula de yucatan", &[Yucatan, QuintanaRoo, Campeche]),
+        ("peninsula yucateca", &[Yucatan, QuintanaRoo, Campeche]),
+        (
+            "peninsula de baja california",
+            &[BajaCalifornia, BajaCaliforniaSur],
+        ),
+        (
+            "sureste",
+            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
+        ),
+        (
+            "sudeste",
+            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
+        ),
+        (
+            "sur este",
+            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
+        ),
+        (
+            "bajio",
+            &[Guanajuato, Queretaro, Aguascalientes, SanLuisPotosi],
+        ),
+        (
+            "norte",
+            &[NuevoLeon, Chihuahua, Coahuila, Sonora, Tamaulipas],
+        ),
+        (
+            "nortenos",
+            &[NuevoLeon, Chihuahua, Coahuila, Sonora, Tamaulipas],
+        ),
+        (
+            "frontera",
+            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
+        ),
+        (
+            "frontera norte",
+            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
+        ),
+        (
+            "fronterizos",
+            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
+        ),
+        (
+            "fronterizas",
+            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
+        ),
+        ("occidente", &[Jalisco, Colima, Nayarit, Michoacan]),
+        ("golfo", &[Veracruz, Tamaulipas, Tabasco]),
+        ("valle de mexico", &[CiudadDeMexico, Mexico]),
+    ]
+};
+
+/// Cities people name by a name that is not their municipality's.
+const CITY_ALIASES: &[(&str, State)] = {
+    use State::*;
+    &[
+        ("cancun", QuintanaRoo),
+        ("playa del carmen", QuintanaRoo),
+        ("chetumal", QuintanaRoo),
+        ("ciudad juarez", Chihuahua),
+        ("cd juarez", Chihuahua),
+        ("juarez chihuahua", Chihuahua),
+        ("villahermosa", Tabasco),
+        ("ciudad obregon", Sonora),
+        ("cd obregon", Sonora),
+        ("los cabos", BajaCaliforniaSur),
+        ("cabo san lucas", BajaCaliforniaSur),
+        ("ciudad victoria", Tamaulipas),
+        ("cd victoria", Tamaulipas),
+        ("tuxtla", Chiapas),
+        ("tlaquepaque", Jalisco),
+        ("ciudad del carmen", Campeche),
+        ("gdl", Jalisco),
+        ("mty", NuevoLeon),
+        ("san pedro garza garcia", NuevoLeon),
+        ("guadalajara", Jalisco),
+        ("monterrey", NuevoLeon),
+    ]
+};
+
+/// Municipality names that are also ordinary words in a sales chat.
+const COMMON_WORDS: &[&str] = &[
+    "centro",
+    "frontera",
+    "fronteras",
+    "esperanza",
+    "isla",
+    "libres",
+    "madera",
+    "mama",
+    "china",
+    "colon",
+    "concordia",
+    "carmen",
+    "progreso",
+    "reforma",
+    "soledad",
+    "victoria",
+    "union",
+    "honey",
+    "mina",
+    "altar",
+    "candela",
+    "casas",
+    "empalme",
+    "natividad",
+    "magdalena",
+    "higueras",
+    "lagunillas",
+    "buenavista",
+    "angostura",
+    "ascension",
+    "paraiso",
+    "rosario",
+    "rodeo",
+    "sacramento",
+    "salinas",
+    "santiago",
+    "suma",
+    "tequila",
+    "tula",
+    "venado",
+    "pinos",
+    "palmillas",
+    "oriental",
+    "nogales",
+    "solidaridad",
+    "general",
+    "garcia",
+    "gonzalez",
+    "lopez",
+    "jimenez",
+    "mendez",
+    "ruiz",
+    "rosales",
+    "guerrero",
+    "hidalgo",
+    "morelos",
+    "madero",
+    "juarez",
+    "allende",
+    "zaragoza",
+    "obregon",
+    "galeana",
+    "escobedo",
+    "aldama",
+    "ocampo",
+    "bustamante",
+    "iturbide",
+    "lerdo",
+    "rayon",
+    "cardenas",
+    "mier",
+    "granados",
+    "coronado",
+    "padilla",
+    "naranjal",
+    "sabanilla",
+    "acula",
+    "ario",
+    "chila",
+    "jala",
+    "tala",
+    "mama",
+    "tila",
+    "ucu",
+    "dzan",
+    "peto",
+    "naco",
+    "china",
+    "inde",
+    "la paz",
+    "el oro",
+    "tres valles",
+    "san juan",
+    "san pedro",
+    "santa maria",
+    "el salto",
+];
+
+/// Words before a municipality that mark it as a place.
+const CUES: &[&str] = &[
+    "en",
+    "de",
+    "del",
+    "por",
+    "desde",
+    "para",
+    "zona",
+    "area",
+    "cerca",
+    "rumbo",
+    "hacia",
+    "alrededor",
+    "alrededores",
+    "y",
+    "o",
+    "contra",
+    "vs",
+    "ciudad",
+    "cd",
+];
+
+/// Short state abbreviations people type (the normaliser knows them; in a sentence only
+/// these, which are not Spanish words, count).
+const ABBREVIATIONS: &[&str] = &[
+    "nl", "qro", "gto", "slp", "bcs", "ags", "chih", "coah", "tamps", "yuc", "qroo", "jal", "mich",
+    "zac", "dgo", "hgo", "tlax", "oax", "chis", "df", "bc", "edomex", "cdmx",
+];
+
+/// What the place gazetteers found in one message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Places {
+    /// Every state named, in order, without repeats (at most `MAX_STATES`).
+    pub states: Vec<State>,
+    /// The region named, if any (its folded name).
+    pub region: Option<String>,
+    /// A city that exists in several states, none of them named: (city, its states).
+    pub ambiguous: Option<(String, Vec<State>)>,
+    /// Token ranges consumed by places (so they are not read as a giro or a query).
+    pub spans: Vec<(usize, usize)>,
+}
+
+fn municipalities() -> &'static HashMap<String, Vec<State>> {
+    static MAP: OnceLock<HashMap<String, Vec<State>>> = OnceLock::new();
+    MAP.get_or_init(|| {
+        let mut map: HashMap<String, Vec<State>> = HashMap::new();
+        let mut heads: HashMap<String, Vec<State>> = HashMap::new();
+        let put = |m: &mut HashMap<String, Vec<State>>, key: String, s: State| {
+            let e = m.entry(key).or_default();
+            if !e.contains(&s) {
+                e.push(s);
+            }
+        };
+        for line in include_str!("../../../data/municipios.csv").lines() {
+            let Some((name, code)) = line.rsplit_once(',') else {
+                continue;
+            };
+            let Some(state) = code.trim().parse().ok().and_then(State::from_code) else {
+                continue;
+            };
+            let name = fold(name);
+            // «Naucalpan de Juárez» is said «Naucalpan».
+            if let Some((head, _)) = name.split_once(" de ") {
+                if head.len() >= 5 {
+                    put(&mut heads, head.to_owned(), state);
+                }
+            }
+            put(&mut map, name, state);
+        }
+        for (head, states) in heads {
+            map.entry(head).or_insert(states);
+        }
+        for (alias, state) in CITY_ALIASES {
+            map.insert((*alias).to_owned(), vec![*state]);
+        }
+        for word in COMMON_WORDS {
+            map.remove(*word);
+        }
+        map
+    })
+}
+
+fn region(phrase: &str) -> Option<&'static [State]> {
+    REGIONS
+        .iter()
+        .find(|(name, _)| *name == phrase)
+        .map(|(_, states)| *states)
+}
+
+fn state(phrase: &str, words: usize) -> Option<State> {
+    if phrase.len() < 4 && !(words == 1 && ABBREVIATIONS.contains(&phrase)) {
+        return None;
+    }
+    if words == 1 && phrase.len() <= 5 && !ABBREVIATIONS.contains(&phrase) {
+        // Short single words that are abbreviations in the catalogue («mor», «son»,
+        // «ver») but words in a sentence.
+        if State::ALL.iter().all(|s| fold(s.name()) != phrase) {
+            return None;
+        }
+    }
+    State::normalize(phrase, StateContext::Filter).ok()
+}
+
+/// A state name written with a typo («Jalsico», «Guanajuto»): names of seven letters
+/// or more only.
+fn state_with_typo(phrase: &str) -> Option<State> {
+    if phrase.len() < 7 {
+        return None;
+    }
+    State::ALL
+        .iter()
+        .copied()
+        .find(|s| near(phrase, &fold(s.name())))
+}
+
+/// Reads the places of a message.
+pub fn find(tokens: &[Token]) -> Places {
+    let words: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
+    let mut out = Places::default();
+    let mut cities: Vec<(String, Vec<State>)> = Vec::new();
+    let push = |out: &mut Places, s: State| {
+        if !out.states.contains(&s) && out.states.len() < MAX_STATES {
+            out.states.push(s);
+        }
+    };
+    let mut i = 0;
+    while i < words.len() {
+        let mut matched = 0;
+        for len in (1..=5.min(words.len() - i)).rev() {
+            let phrase = words[i..i + len].join(" ");
+            if let Some(states) = region(&phrase) {
+                states.iter().for_each(|s| push(&mut out, *s));
+                out.region = Some(phrase);
+                matched = len;
+                break;
+            }
+            if let Some(s) = state(&phrase, len) {
+                push(&mut out, s);
+                matched = len;
+                break;
+            }
+            let cued = i > 0 && CUES.contains(&words[i - 1]);
+            if let Some(states) = municipalities().get(&phrase).filter(|_| cued) {
+                cities.push((phrase, states.clone()));
+                matched = len;
+                break;
+            }
+        }
+        if matched == 0 {
+            if let Some(s) = state_with_typo(words[i]) {
+                push(&mut out, s);
+                matched = 1;
+            }
+        }
+        if matched > 0 {
+            out.spans.push((i, i + matched));
+            i += matched;
+        } else {
+            i += 1;
+        }
+    }
+    let named = out.states.clone();
+    for (city, states) in cities {
+        match states.as_slice() {
+            [one] => push(&mut out, *one),
+            many if many.iter().any(|s| named.contains(s)) => {}
+            _ => {
+                if out.ambiguous.is_none() {
+                    out.ambiguous = Some((city, states));
+                }
+            }
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::director::words::tokens;
+
+    fn states(text: &str) -> Vec<&'static str> {
+        find(&tokens(text))
+            .states
+            .iter()
+            .map(|s| s.name())
+            .collect()
+    }
+
+    #[test]
+    fn a_city_resolves_to_its_state() {
+        assert_eq!(
+            states("proveedores de limpieza en Monterrey"),
+            ["Nuevo León"]
+        );
+        assert_eq!(states("empaque en Zapopan"), ["Jalisco"]);
+        assert_eq!(states("algo en Mérida porfa"), ["Yucatán"]);
+        assert_eq!(states("constructoras de Cancún"), ["Quintana Roo"]);
+        assert_eq!(states("en naucalpan"), ["Estado de México"]);
+        // A common word is not a municipality: «madera» is not Madera, Chihuahua.
+        assert!(states("proveedores de madera").is_empty());
+    }
+
+    #[test]
+    fn an_ambiguous_city_is_reported_not_guessed() {
+        let p = find(&tokens("proveedores de limpieza en Guadalupe"));
+        assert!(p.states.is_empty());
+        let (city, candidates) = p.ambiguous.expect("ambiguous");
+        assert_eq!(city, "guadalupe");
+        assert!(candidates.contains(&State::NuevoLeon) && candidates.contains(&State::Zacatecas));
+        // Naming the state settles it.
+        let p = find(&tokens("en Guadalupe, Nuevo León"));
+        assert_eq!(p.states, vec![State::NuevoLeon]);
+        assert!(p.ambiguous.is_none());
+    }
+
+    #[test]
+    fn regions_are_sets_of_states() {
+        assert_eq!(
+            states("eventos en la península"),
+            ["Yucatán", "Quintana Roo", "Campeche"]
+        );
+        let sureste = states("transporte en el sureste");
+        assert!(["Yucatán", "Quintana Roo", "Campeche"]
+            .iter()
+            .all(|s| sureste.contains(s)));
+        let bajio = states("empaque en el Bajío");
+        assert!(bajio.contains(&"Guanajuato") && bajio.contains(&"Querétaro"));
+        let norte = states("constructoras del norte");
+        assert!(["Nuevo León", "Chihuahua", "Coahuila"]
+            .iter()
+            .all(|s| norte.contains(s)));
+        let frontera = states("fletes en la frontera");
+        assert!(["Baja California", "Chihuahua", "Tamaulipas"]
+            .iter()
+            .all(|s| frontera.contains(s)));
+    }
+
+    #[test]
+    fn two_states_and_typos_in_state_names() {
+        assert_eq!(
+            states("limpieza en Jalisco y Michoacán"),
+            ["Jalisco", "Michoacán"]
+        );
+        assert_eq!(states("limpieza en jalsico"), ["Jalisco"]);
+        assert_eq!(
+            states("empaque en NL o en qro"),
+            ["Nuevo León", "Querétaro"]
+        );
+        // Ordinary short words are not abbreviations.
+        assert!(states("son las que ver").is_empty());
+    }
+}

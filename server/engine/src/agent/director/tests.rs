@@ -1,0 +1,106 @@
+//! The director through real turns: what it must never do to the board.
+
+use luna_protocol::account::{Plan, Role};
+
+use super::planner::LocalDirector;
+use crate::agent::turn::intent::TurnIntent;
+use crate::agent::turn::runner::run_turn;
+use crate::testkit;
+
+/// «no entiendo → nada cambia»: with a selection on the board, messages that are not a
+/// clear request (thanks, a follow-up about «todos», a merge of «esa nota», criteria
+/// with no action) answer without touching the selection, the saved list or drafts.
+#[tokio::test]
+async fn an_unclear_message_changes_nothing() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t0",
+        "Busca 12 proveedores de limpieza en Jalisco",
+    )
+    .await
+    .unwrap();
+    let board = |engine: &crate::Engine| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            engine
+                .sessions
+                .snapshot_at_latest(&caller, &session)
+                .await
+                .unwrap()
+                .view
+                .board
+        }
+    };
+    let before = board(&engine).await;
+    assert_eq!(before.selection.len(), 12);
+    for (i, message) in [
+        "¡gracias!",
+        "¿y qué pasó con todos los demás?",
+        "fusiona esa nota con la de ayer",
+        "empaque, Jalisco",
+        "hmm no sé",
+    ]
+    .iter()
+    .enumerate()
+    {
+        let out = run_turn(
+            &engine,
+            &director,
+            &caller,
+            &session,
+            &format!("t{}", i + 1),
+            message,
+        )
+        .await
+        .unwrap();
+        let tools: Vec<&str> = out
+            .transcript
+            .iter()
+            .map(|e| e.tool.name.as_str())
+            .collect();
+        assert!(
+            !tools
+                .iter()
+                .any(|t| t.starts_with("market_") || *t == "selection_update"),
+            "{message}: {tools:?}"
+        );
+        assert!(
+            matches!(
+                out.intent,
+                TurnIntent::Encuadre { .. } | TurnIntent::Responder {}
+            ),
+            "{message}: {:?}",
+            out.intent
+        );
+        let after = board(&engine).await;
+        assert_eq!(after.selection, before.selection, "{message}");
+        assert_eq!(after.saved, before.saved, "{message}");
+        assert_eq!(after.sequences, before.sequences, "{message}");
+    }
+    // What was understood is repeated.
+    let out = run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t9",
+        "empaque, Jalisco",
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.narration.text.contains("Entendí: empaque") && out.narration.text.contains("Jalisco"),
+        "{}",
+        out.narration.text
+    );
+}

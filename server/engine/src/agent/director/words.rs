@@ -1,0 +1,93 @@
+//! Stage 1 and 2 of the director's interpreter: normalise a message (fold accents and
+//! case with the one shared `fold`) and cut it into tokens, each with its Spanish
+//! Snowball stem (`rust-stemmers`), so «empaques», «empaque» and «empacadoras» meet on
+//! one form. Typos are matched with Damerau–Levenshtein (`strsim`), the distance
+//! allowed scaled to the word's length and never on words shorter than five letters.
+
+use rust_stemmers::{Algorithm, Stemmer};
+use std::sync::OnceLock;
+
+use crate::base::catalog::text::fold;
+
+/// One word of a message: folded, and its stem.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Token {
+    pub word: String,
+    pub stem: String,
+}
+
+fn stemmer() -> &'static Stemmer {
+    static STEMMER: OnceLock<Stemmer> = OnceLock::new();
+    STEMMER.get_or_init(|| Stemmer::create(Algorithm::Spanish))
+}
+
+/// The Snowball stem of one folded word («empaques» → «empaqu»).
+pub fn stem(word: &str) -> String {
+    stemmer().stem(word).into_owned()
+}
+
+/// Folds `message` and cuts it into tokens.
+pub fn tokens(message: &str) -> Vec<Token> {
+    fold(message)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(|w| Token {
+            word: w.to_owned(),
+            stem: stem(w),
+        })
+        .collect()
+}
+
+/// Edits allowed between a written word and a catalogue word of `len` letters: none
+/// under five letters (too many short words are one edit apart), one up to eight,
+/// two from nine.
+pub fn allowed_edits(len: usize) -> usize {
+    match len {
+        0..=4 => 0,
+        5..=8 => 1,
+        _ => 2,
+    }
+}
+
+/// Whether `written` is `known` with a typo: a Damerau–Levenshtein distance within
+/// what the shorter word's length allows (0 edits = equal).
+pub fn near(written: &str, known: &str) -> bool {
+    if written == known {
+        return true;
+    }
+    let len = written.chars().count().min(known.chars().count());
+    let allowed = allowed_edits(len);
+    allowed > 0 && strsim::damerau_levenshtein(written, known) <= allowed
+}
+
+/// Whether a written token is the catalogue word `known` in another form (same stem)
+/// or with a typo.
+pub fn matches_word(token: &Token, known: &str) -> bool {
+    token.word == known || token.stem == stem(known) || near(&token.word, known)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn plural_and_feminine_forms_share_a_stem() {
+        let t = tokens("Empaques, CONSTRUCTORAS y Constructora");
+        assert_eq!(t[0].stem, stem("empaque"));
+        assert_eq!(t[1].stem, t[3].stem);
+        assert!(matches_word(&t[0], "empaque"));
+        assert!(matches_word(&tokens("uniforme")[0], "uniformes"));
+    }
+
+    #[test]
+    fn typos_match_long_words_only() {
+        assert!(near("limpiesa", "limpieza"));
+        assert!(near("construcion", "construccion"));
+        assert!(near("trasnporte", "transporte"));
+        // Short words never match fuzzily: «ropa» is not «rosa».
+        assert!(!near("rosa", "ropa"));
+        assert!(!near("obra", "ora"));
+        // Too many edits for the length.
+        assert!(!near("limpio", "limpieza"));
+    }
+}
