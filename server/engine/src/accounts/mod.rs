@@ -17,7 +17,7 @@ use sqlx::Row;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::{new_id, random_token, sha256_hex};
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 
 /// How long a browser session lives without a new login.
 pub const SESSION_TTL_MS: i64 = 14 * 24 * 3600 * 1000;
@@ -383,7 +383,10 @@ impl Accounts {
         if user_id == caller.user_id {
             return Err(EngineError::forbidden("No puedes cambiar tu propio rol."));
         }
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let current: Option<String> = sqlx::query_scalar(
             "select role from memberships where workspace_id = $1 and user_id = $2",
         )

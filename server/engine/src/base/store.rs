@@ -25,10 +25,43 @@ pub type DbRow = sqlx::any::AnyRow;
 static SQLITE: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/sqlite");
 static POSTGRES: sqlx::migrate::Migrator = sqlx::migrate!("../../migrations/postgres");
 
-/// The advisory lock key of `Store::begin_write` on PostgreSQL ("luna" in ASCII).
-const WRITE_LOCK: i64 = 0x6c75_6e61;
 /// The advisory lock key of `Store::startup_lock` on PostgreSQL ("lunb").
 const STARTUP_LOCK: i64 = 0x6c75_6e62;
+
+/// What a write transaction changes, named so that PostgreSQL locks only that: the
+/// aggregate whose check-then-write invariants the transaction protects. Two write
+/// transactions wait for each other only when they name the same scope.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Scope<'a> {
+    /// Everything a workspace owns and checks across rows: its CRM (a company saved
+    /// once per collection, record versions, undo), people revealed once, Cerebro
+    /// topics and proposals, memberships, sequences, the auto policy, the plan's limit
+    /// of concurrent research runs.
+    Workspace(&'a str),
+    /// One work session: its gap-free event log, its turns (one running at a time),
+    /// its decision cards (each resolved once) and its auto-mode counter.
+    Session(&'a str),
+    /// One research run: its status, checkpoints and steering (a run stopped once, no
+    /// event after it stopped).
+    Research(&'a str),
+}
+
+impl Scope<'_> {
+    /// The 64-bit advisory lock key of the scope: the first 8 bytes of the SHA-256 of
+    /// `ws:<id>`, `ses:<id>` or `run:<id>`. Stable across instances and releases.
+    pub fn lock_key(&self) -> i64 {
+        use sha2::{Digest, Sha256};
+        let name = match self {
+            Scope::Workspace(id) => format!("ws:{id}"),
+            Scope::Session(id) => format!("ses:{id}"),
+            Scope::Research(id) => format!("run:{id}"),
+        };
+        let digest = Sha256::digest(name.as_bytes());
+        let mut first = [0u8; 8];
+        first.copy_from_slice(&digest[..8]);
+        i64::from_be_bytes(first)
+    }
+}
 
 /// Which engine a store runs on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -166,20 +199,24 @@ impl Store {
         &self.url
     }
 
-    /// Begins a write transaction that runs alone among write transactions: the
-    /// check-then-write aggregates (a company saved once, a person revealed once, a
-    /// decision resolved once) rely on it. On SQLite that is the database's write lock,
-    /// taken up front (`BEGIN IMMEDIATE`) so writers queue on the busy timeout instead
-    /// of failing with `SQLITE_BUSY`. On PostgreSQL it is a transaction-scoped advisory
-    /// lock, so the same holds across every app instance on the database; reads and
-    /// plain single-statement writes never wait for it.
-    pub async fn begin_write(&self) -> EngineResult<Tx<'static>> {
+    /// Begins a write transaction that runs alone among the write transactions of the
+    /// same [`Scope`]: the check-then-write aggregates (a company saved once, a person
+    /// revealed once, a decision resolved once, a gap-free session log) rely on it. On
+    /// SQLite that is the database's write lock, taken up front (`BEGIN IMMEDIATE`) so
+    /// writers queue on the busy timeout instead of failing with `SQLITE_BUSY`: one
+    /// writer at a time is SQLite's nature. On PostgreSQL it is a transaction-scoped
+    /// advisory lock on the scope's key, so the same holds across every app instance on
+    /// the database while other workspaces and sessions write in parallel; reads and
+    /// plain single-statement writes never wait for it. Take it first, before reading
+    /// what the transaction checks, and name one scope per transaction (two scopes
+    /// taken in two orders could deadlock).
+    pub async fn begin_write_in(&self, scope: Scope<'_>) -> EngineResult<Tx<'static>> {
         match self.backend {
             Backend::Sqlite => Ok(self.pool.begin_with("BEGIN IMMEDIATE").await?),
             Backend::Postgres => {
                 let mut tx = self.pool.begin().await?;
                 sqlx::query("select cast(pg_advisory_xact_lock($1) as text)")
-                    .bind(WRITE_LOCK)
+                    .bind(scope.lock_key())
                     .execute(&mut *tx)
                     .await?;
                 Ok(tx)
@@ -519,6 +556,21 @@ mod tests {
         assert_eq!(like_contains("100%_a\\b"), "%100\\%\\_a\\\\b%");
         assert_eq!(like_prefix("43"), "43%");
         assert_eq!(LIKE_ESCAPE, " escape '\\'");
+    }
+
+    #[test]
+    fn scopes_have_stable_distinct_lock_keys() {
+        // The key is part of the protocol between instances (and releases): it must
+        // not change. sha256("ws:ws_1")[..8], big-endian.
+        let ws = Scope::Workspace("ws_1").lock_key();
+        assert_eq!(ws, Scope::Workspace("ws_1").lock_key());
+        assert_ne!(ws, Scope::Session("ws_1").lock_key());
+        assert_ne!(ws, Scope::Workspace("ws_2").lock_key());
+        assert_ne!(
+            Scope::Session("x").lock_key(),
+            Scope::Research("x").lock_key()
+        );
+        assert_ne!(ws, STARTUP_LOCK);
     }
 
     #[test]

@@ -15,7 +15,7 @@ use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 use crate::base::surface::Surface;
 
 use super::collections;
@@ -293,7 +293,9 @@ pub async fn execute_save(
     caller: &Caller,
     proposal_id: &str,
 ) -> EngineResult<SaveExecution> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let p = load_proposal(&mut tx, &caller.workspace_id, SAVE_KIND, proposal_id).await?;
     if let Some(done) = p.result {
         let mut out: SaveExecution = serde_json::from_str(&done).map_err(internal)?;
@@ -536,7 +538,9 @@ pub async fn execute_bulk(
     caller: &Caller,
     proposal_id: &str,
 ) -> EngineResult<BulkExecution> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let p = load_proposal(&mut tx, &caller.workspace_id, BULK_KIND, proposal_id).await?;
     if let Some(done) = p.result {
         let mut out: BulkExecution = serde_json::from_str(&done).map_err(internal)?;

@@ -14,7 +14,7 @@ use crate::base::catalog::text::fold;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 
 use super::collections;
 use super::errors::{invalid, record_not_found, version_conflict};
@@ -365,7 +365,9 @@ pub async fn add(
     new: NewRecord,
     allow_locked: bool,
 ) -> EngineResult<WriteOutcome> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, &new.collection_id).await?;
     collection.ensure_writable()?;
     let (fields, dropped) = collection.check_fields(&new.fields, allow_locked)?;
@@ -401,7 +403,9 @@ pub async fn add(
 
 /// Updates one record at the version the caller read.
 pub async fn update(store: &Store, actor: &Actor, patch: Patch) -> EngineResult<WriteOutcome> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let record = load(&mut tx, &actor.workspace_id, &patch.record_id).await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, &record.collection_id).await?;
     collection.ensure_writable()?;
@@ -479,7 +483,9 @@ pub async fn bulk(
             "Junta los cambios de cada registro en uno solo.",
         ));
     }
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, collection_id).await?;
     collection.ensure_writable()?;
     let token = undo::new_token();
@@ -567,7 +573,9 @@ pub async fn schedule_activity(
             "Di en una frase para qué es el seguimiento.",
         ));
     }
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let record = load(&mut tx, &actor.workspace_id, record_ref).await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, &record.collection_id).await?;
     collection.ensure_writable()?;
@@ -629,7 +637,9 @@ pub async fn file_person(
     record_ref: &str,
     person: Map<String, Value>,
 ) -> EngineResult<WriteOutcome> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let record = load(&mut tx, &actor.workspace_id, record_ref).await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, &record.collection_id).await?;
     collection.ensure_writable()?;

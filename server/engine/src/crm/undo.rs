@@ -13,7 +13,7 @@ use crate::base::store::Conn;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 
 use super::collections;
 use super::errors::undo_conflict;
@@ -68,7 +68,9 @@ pub struct UndoOutcome {
 }
 
 pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<UndoOutcome> {
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let steps = sqlx::query(
         "select seq, kind, target_id, version_after, snapshot, used_at from crm_undo
          where token = $1 and workspace_id = $2 order by seq",

@@ -6,6 +6,7 @@
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::EngineResult;
+use crate::base::store::Scope;
 
 use super::{Knowledge, NewTopic, TopicChanges, TopicStatus};
 
@@ -90,7 +91,10 @@ pub async fn seed(knowledge: &Knowledge, workspace_id: &str, user_id: &str) -> E
             continue;
         }
         let at = now - age_days * super::DAY_MS;
-        let mut tx = knowledge.store().begin_write().await?;
+        let mut tx = knowledge
+            .store()
+            .begin_write_in(Scope::Workspace(workspace_id))
+            .await?;
         let t = NewTopic {
             title: (*title).to_owned(),
             area: (*area).to_owned(),

@@ -34,7 +34,7 @@ use crate::base::catalog::text::fold_letters;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 
 pub use retrieve::{Hit, RetrieveQuery};
 
@@ -397,7 +397,10 @@ impl Knowledge {
     ) -> EngineResult<(Topic, Proposal)> {
         let t = check_new(topic)?;
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let slug = self
             .insert_topic(
                 &mut tx,
@@ -446,7 +449,10 @@ impl Knowledge {
     ) -> EngineResult<Proposal> {
         let t = check_new(topic)?;
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let summary = format!("Nota nueva: {}", t.title);
         let pid = self
             .insert_proposal(
@@ -591,7 +597,10 @@ impl Knowledge {
             None => None,
         };
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let status = if draft {
             ProposalStatus::Borrador
         } else {
@@ -625,7 +634,10 @@ impl Knowledge {
             return Ok(p);
         }
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let still: Option<String> = sqlx::query_scalar(
             "select status from kn_proposals where workspace_id = $1 and id = $2",
         )
@@ -738,7 +750,10 @@ impl Knowledge {
                 "Solo el dueño o un administrador puede borrar un tema de Knowledge.",
             ));
         }
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         sqlx::query("delete from kn_proposals where workspace_id = $1 and topic_id = $2")
             .bind(&caller.workspace_id)
             .bind(&current.id)
@@ -814,7 +829,10 @@ impl Knowledge {
             None => self.proposal(caller, id).await?,
         };
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         if !self
             .claim(&mut tx, caller, &p, ProposalStatus::Fusionada, now)
             .await?
@@ -897,7 +915,10 @@ impl Knowledge {
             None => self.proposal(caller, id).await?,
         };
         let now = now_ms();
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         if !self
             .claim(&mut tx, caller, &p, ProposalStatus::Rechazada, now)
             .await?

@@ -34,7 +34,7 @@ use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 use crate::billing::{Billing, ChargeContext, ChargeSpec, Ledger, CONTACT_REVEAL_COST};
 
 pub use provider::{Contact, EmbeddedProvider, PeopleProvider, PersonCard, Seniority};
@@ -536,7 +536,10 @@ impl People {
             .map(|c| (c.handle.clone(), c))
             .collect();
 
-        let mut tx = self.store.begin_write().await?;
+        let mut tx = self
+            .store
+            .begin_write_in(Scope::Workspace(&caller.workspace_id))
+            .await?;
         let ran: Option<i64> = sqlx::query_scalar(
             "select 1 from people_reveal_runs where workspace_id = $1 and idempotency_key = $2",
         )

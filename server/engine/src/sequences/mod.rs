@@ -29,6 +29,7 @@ use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
+use crate::base::store::Scope;
 
 pub use model::{Audience, Recipient, Sequence, Status, Step};
 pub use transport::{Mailer, Outbox, Smtp};
@@ -166,7 +167,10 @@ pub async fn draft(
     check_steps(steps)?;
     let audience = check_audience(engine, caller, audience).await?;
     let id = new_id("seq");
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     rows::insert(
         &mut tx,
         &rows::NewSequence {
@@ -252,7 +256,10 @@ pub async fn update(
         check_steps(steps)?;
         next.steps = steps.clone();
     }
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     if !rows::update_content(&mut tx, &next, current.version).await? {
         return Err(EngineError::typed(
             ErrorCode::VersionConflict,
@@ -525,7 +532,10 @@ pub async fn authorize(
         ));
     }
     let now = now_ms();
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     if !rows::activate(&mut tx, &s.id, s.version, now).await? {
         return Err(EngineError::typed(
             ErrorCode::VersionConflict,

@@ -10,7 +10,7 @@
 //! [`Sessions::publish`] what was appended so live subscribers see it:
 //!
 //! ```ignore
-//! let mut tx = engine.sessions.begin().await?;
+//! let mut tx = engine.sessions.begin(session_id).await?;
 //! let a = engine.sessions.append(&mut tx, &session_id, &event).await?;
 //! /* …update derived rows with `&mut *tx`… */
 //! tx.commit().await?;
@@ -33,7 +33,7 @@ use tokio::sync::broadcast;
 use crate::accounts::Caller;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 
 pub use hub::Hub;
 pub use rows::Tx;
@@ -103,9 +103,13 @@ impl Sessions {
             .into_info()
     }
 
-    /// Begins the write transaction that `append` takes (SQLite write lock up front).
-    pub async fn begin(&self) -> EngineResult<Tx<'static>> {
-        self.store.begin_write().await
+    /// Begins the write transaction of `session_id` that `append` takes: on PostgreSQL
+    /// it waits only for other writes to this session ([`Scope::Session`]), on SQLite
+    /// it is the database's write lock taken up front. A transaction begun in another
+    /// scope (e.g. a workspace's) may append too: `seq` is claimed with a row-locking
+    /// update of the session, so it stays gap-free and unique either way.
+    pub async fn begin(&self, session_id: &str) -> EngineResult<Tx<'static>> {
+        self.store.begin_write_in(Scope::Session(session_id)).await
     }
 
     /// Appends `event` to the session's log inside `tx` and returns it with its seq.
@@ -157,7 +161,7 @@ impl Sessions {
         session_id: &str,
         events: &[SessionEvent],
     ) -> EngineResult<Vec<StoredEvent>> {
-        let mut tx = self.begin().await?;
+        let mut tx = self.begin(session_id).await?;
         let mut appended = Vec::with_capacity(events.len());
         for event in events {
             appended.push(self.append(&mut tx, session_id, event).await?);

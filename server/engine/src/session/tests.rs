@@ -137,7 +137,7 @@ async fn a_rolled_back_append_leaves_no_gap_and_publishes_nothing() {
     let id = sessions.create(&owner).await.unwrap().id;
     let mut live = sessions.subscribe(&owner, &id).await.unwrap();
 
-    let mut tx = sessions.begin().await.unwrap();
+    let mut tx = sessions.begin(&id).await.unwrap();
     let dropped = sessions.append(&mut tx, &id, &message(1)).await.unwrap();
     assert_eq!(dropped.event.seq, 1);
     tx.rollback().await.unwrap();

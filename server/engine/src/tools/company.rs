@@ -10,7 +10,7 @@ use serde_json::json;
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::store::Store;
+use crate::base::store::{Scope, Store};
 use crate::market::cursor;
 use crate::registry::{
     CostClass, Family, Registry, SideEffect, Stage, ToolCtx, ToolDef, ToolOutput,
@@ -190,7 +190,9 @@ pub async fn save_company(
             "Usa el claim_token de la misma fila de company_search, u omítelo.",
         ));
     }
-    let mut tx = store.begin_write().await?;
+    let mut tx = store
+        .begin_write_in(Scope::Workspace(&actor.workspace_id))
+        .await?;
     let collection = collections::get(&mut tx, &actor.workspace_id, collection_id).await?;
     collection.ensure_writable()?;
     let stage = match stage {

@@ -16,6 +16,7 @@ use serde_json::json;
 use crate::accounts::{audit_in, Caller};
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Scope;
 use crate::billing::limits;
 use crate::Engine;
 
@@ -87,7 +88,10 @@ pub async fn set_policy(
         classes,
         ..p.clone()
     };
-    let mut tx = engine.store.begin_write().await?;
+    let mut tx = engine
+        .store
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     rows::set_workspace_policy(&mut tx, &caller.workspace_id, &clean, &caller.user_id).await?;
     audit_in(&mut tx, caller, "auto.policy", &json!(clean)).await?;
     tx.commit().await?;
@@ -200,7 +204,7 @@ pub async fn set_mode(
             policy.default_contact_cap,
             Vec::new(),
         ));
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(session_id).await?;
     let before = rows::session_auto(&mut tx, &caller.workspace_id, session_id).await?;
     let counter = counter.map(|c| AutoCounter {
         credits_spent: before.credits_spent,
@@ -312,7 +316,7 @@ pub async fn reserve(
     if !limits(caller.plan).auto {
         return Ok(Err(Held::Off));
     }
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(session_id).await?;
     match check_and_spend(&mut tx, caller, session_id, turn_id, prepared, list_saved).await? {
         Ok(counter) => {
             tx.commit().await?;
@@ -382,7 +386,7 @@ async fn check_and_spend(
 /// reserved, the card (if still pending) waits for the person, and every tab's
 /// counter follows in the same transaction.
 pub async fn release(engine: &Engine, r: &Reservation) -> EngineResult<()> {
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(&r.session_id).await?;
     rows::unspend(&mut tx, &r.session_id, r.credits, r.contacts).await?;
     rows::unreserve(&mut tx, &r.decision_id).await?;
     let s = rows::session_auto(&mut tx, &r.workspace_id, &r.session_id).await?;

@@ -140,7 +140,7 @@ pub async fn offer(
     prepared: Prepared,
 ) -> EngineResult<Offered> {
     let key = format!("decision:{}", random_token(24));
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(session_id).await?;
     rows::insert(
         &mut tx,
         &rows::NewDecision {
@@ -453,7 +453,7 @@ async fn finish_as(
         "expired" => DecisionOutcome::Expired,
         _ => DecisionOutcome::Declined,
     };
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(&row.session_id).await?;
     let mut decorated = None;
     if let (Some(r), DecisionOutcome::Accepted) = (reserved, outcome) {
         let fits = if f.credits <= r.credits && f.contacts <= r.contacts {
@@ -655,7 +655,7 @@ pub async fn requote_on_selection(
         let fresh = engine.people.quote(caller, &keep).await?;
         let mut next = cards::reveal_card(engine, caller, &fresh.id).await?;
         next.card.id = row.id.clone();
-        let mut tx = engine.sessions.begin().await?;
+        let mut tx = engine.sessions.begin(session_id).await?;
         if !rows::update_card(&mut tx, &row.id, &next.target, &next.card).await? {
             tx.rollback().await?;
             continue;

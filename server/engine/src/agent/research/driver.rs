@@ -11,6 +11,7 @@ use sqlx::Row;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::{Conn, Scope};
 use crate::billing::limits;
 use crate::Engine;
 
@@ -239,6 +240,18 @@ async fn announce(engine: &Engine, run: &Run) -> EngineResult<()> {
     Ok(())
 }
 
+/// Whether the run is still running, read inside a write transaction of
+/// [`Scope::Research`] (which every status change of the run takes), so the answer
+/// holds until that transaction ends.
+pub(super) async fn still_running(conn: &mut Conn, run_id: &str) -> EngineResult<bool> {
+    let status: Option<String> =
+        sqlx::query_scalar("select status from research_runs where id = $1")
+            .bind(run_id)
+            .fetch_optional(conn)
+            .await?;
+    Ok(status.as_deref() == Some("running"))
+}
+
 /// Appends `events` to the run's session in one transaction, only while the run is
 /// still running (a cancelled run shows nothing more). False when it did not.
 pub(super) async fn append_while_running(
@@ -249,13 +262,11 @@ pub(super) async fn append_while_running(
     let Some(session_id) = &run.session_id else {
         return Ok(false);
     };
-    let mut tx = engine.sessions.begin().await?;
-    let status: Option<String> =
-        sqlx::query_scalar("select status from research_runs where id = $1")
-            .bind(&run.id)
-            .fetch_optional(&mut *tx)
-            .await?;
-    if status.as_deref() != Some("running") {
+    let mut tx = engine
+        .store
+        .begin_write_in(Scope::Research(&run.id))
+        .await?;
+    if !still_running(&mut tx, &run.id).await? {
         tx.rollback().await?;
         return Ok(false);
     }
@@ -287,7 +298,10 @@ async fn commit_phase(
         next.result = outcome.result;
         next.status = "finished".to_owned();
     }
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine
+        .store
+        .begin_write_in(Scope::Research(&run.id))
+        .await?;
     let now = now_ms();
     let moved = sqlx::query(
         "update research_runs set next_phase = $1, checkpoints = $2, inference_used = $3,

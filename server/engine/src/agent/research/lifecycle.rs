@@ -12,6 +12,7 @@ use crate::agent::turn::narration;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
+use crate::base::store::Scope;
 use crate::billing::limits;
 use crate::Engine;
 
@@ -134,7 +135,11 @@ pub struct Started {
 /// call returns the same run and starts nothing.
 pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> EngineResult<Started> {
     let (max_runs, cap) = plan_limits(caller)?;
-    let mut tx = engine.sessions.begin().await?;
+    // The plan's limit of concurrent runs is counted over the workspace.
+    let mut tx = engine
+        .store
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let run = match load(&mut tx, "proposal_id", proposal_id.trim()).await? {
         Some(r) if r.workspace_id == caller.workspace_id => r,
         _ => return Err(EngineError::not_found("esa propuesta de investigación")),
@@ -200,7 +205,7 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
 // ---------------------------------------------------------------- cancel / fail / steer
 
 async fn stop(engine: &Engine, run_id: &str, status: &str, why: &str) -> EngineResult<Option<Run>> {
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.store.begin_write_in(Scope::Research(run_id)).await?;
     let moved = sqlx::query(
         "update research_runs set status = $1, error = $2, finished_at = $3, updated_at = $4
          where id = $5 and status = 'running'",
@@ -261,7 +266,6 @@ pub async fn steer(
     session_id: &str,
     text: &str,
 ) -> EngineResult<Option<String>> {
-    let mut tx = engine.sessions.begin().await?;
     let run_id: Option<String> = sqlx::query_scalar(
         "select id from research_runs
          where workspace_id = $1 and session_id = $2 and status = 'running'
@@ -269,12 +273,20 @@ pub async fn steer(
     )
     .bind(&caller.workspace_id)
     .bind(session_id)
-    .fetch_optional(&mut *tx)
+    .fetch_optional(engine.store.pool())
     .await?;
     let Some(run_id) = run_id else {
-        tx.rollback().await?;
         return Ok(None);
     };
+    // Stored only while the run still runs: a run stopped meanwhile takes no steering.
+    let mut tx = engine
+        .store
+        .begin_write_in(Scope::Research(&run_id))
+        .await?;
+    if !super::driver::still_running(&mut tx, &run_id).await? {
+        tx.rollback().await?;
+        return Ok(None);
+    }
     sqlx::query("insert into research_steering (run_id, text, created_at) values ($1, $2, $3)")
         .bind(&run_id)
         .bind(text.trim())

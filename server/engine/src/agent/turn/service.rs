@@ -340,7 +340,7 @@ pub(crate) async fn close_turn(
     events: Vec<SessionEvent>,
     status: &str,
 ) -> EngineResult<()> {
-    let mut tx = engine.sessions.begin().await?;
+    let mut tx = engine.sessions.begin(session_id).await?;
     let mut appended = Vec::with_capacity(events.len());
     for event in &events {
         appended.push(engine.sessions.append(&mut tx, session_id, event).await?);
@@ -391,7 +391,7 @@ pub async fn close_interrupted(engine: &Engine, silent_ms: i64) -> EngineResult<
     .await?;
     let mut closed = 0;
     for (turn_id, session_id) in stale {
-        let mut tx = engine.sessions.begin().await?;
+        let mut tx = engine.sessions.begin(&session_id).await?;
         let won = sqlx::query(
             "update turns set status = 'failed', finished_at = $1
               where id = $2 and status = 'running' and coalesce(heartbeat_at, created_at) <= $3",
