@@ -135,7 +135,11 @@ pub async fn run(
                 .map(|m| {
                     println!(
                         "{}: {} pasos pendientes cancelados",
-                        if m.new { "Respuesta registrada" } else { "La respuesta ya estaba registrada" },
+                        if m.new {
+                            "Respuesta registrada"
+                        } else {
+                            "La respuesta ya estaba registrada"
+                        },
                         m.cancelled
                     )
                 })
@@ -395,12 +399,19 @@ mod tests {
         };
         let e = engine.clone();
         assert_eq!(run(&args(&emails[0]), async move { Ok(e) }).await, Some(0));
-        let r = dispatch::run_once(&engine, "cli", luna_engine::clock::now_ms() + 10 * 86_400_000)
-            .await
-            .unwrap();
+        let r = dispatch::run_once(
+            &engine,
+            "cli",
+            luna_engine::clock::now_ms() + 10 * 86_400_000,
+        )
+        .await
+        .unwrap();
         assert_eq!(r.sent, 0, "{r:?}");
         let e = engine.clone();
-        assert_eq!(run(&args("nadie@empresa.mx"), async move { Ok(e) }).await, Some(1));
+        assert_eq!(
+            run(&args("nadie@empresa.mx"), async move { Ok(e) }).await,
+            Some(1)
+        );
         let e = engine.clone();
         assert_eq!(
             run(

@@ -125,8 +125,7 @@ pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Resp
     // HMAC-signed token in the path — no cookie rides on it, so a forged cross-site
     // request can do nothing but unsubscribe the holder of a valid link.
     let exempt = is_unsubscribe(&path);
-    if !exempt && (changes_state || upgrade || is_mcp(&path)) && cross_site(req.headers(), &guard)
-    {
+    if !exempt && (changes_state || upgrade || is_mcp(&path)) && cross_site(req.headers(), &guard) {
         return with_headers(forbidden_origin());
     }
     let limit = body_limit(&path);

@@ -203,7 +203,11 @@ pub async fn revealed_audience(
         record_ids: None,
         stage: None,
     };
-    let emails = revealed.people.iter().map(|p| p.email.to_lowercase()).collect();
+    let emails = revealed
+        .people
+        .iter()
+        .map(|p| p.email.to_lowercase())
+        .collect();
     (audience, emails)
 }
 
@@ -232,5 +236,8 @@ pub async fn authorized_sequence(
     steps: &[crate::sequences::Step],
 ) -> (crate::sequences::Sequence, Vec<String>) {
     let (audience, emails) = revealed_audience(engine, caller, rfcs).await;
-    (authorize_all(engine, caller, &audience, steps).await, emails)
+    (
+        authorize_all(engine, caller, &audience, steps).await,
+        emails,
+    )
 }

@@ -269,7 +269,9 @@ async fn a_550_suppresses_and_cancels_later_steps_a_451_retries_and_headers_are_
     ];
     let s = testkit::authorize_all(&engine, &caller, &audience, &steps).await;
     let now = luna_engine::clock::now_ms() + 1000;
-    let r = dispatch::run_once(&engine, "smtp-refusals", now).await.unwrap();
+    let r = dispatch::run_once(&engine, "smtp-refusals", now)
+        .await
+        .unwrap();
     assert_eq!((r.sent, r.bounced, r.retried), (1, 1, 1), "{r:?}");
 
     // Headers present and well-formed on what the server received.
@@ -292,7 +294,9 @@ async fn a_550_suppresses_and_cancels_later_steps_a_451_retries_and_headers_are_
         Some("List-Unsubscribe=One-Click")
     );
     assert!(
-        body(m).contains(&format!("date de baja con un clic: https://luna.example.mx/baja/{link}")),
+        body(m).contains(&format!(
+            "date de baja con un clic: https://luna.example.mx/baja/{link}"
+        )),
         "{}",
         body(m)
     );
@@ -342,7 +346,9 @@ async fn a_550_suppresses_and_cancels_later_steps_a_451_retries_and_headers_are_
     // Days later: the good address gets step 2, the bounced one nothing, the deferred
     // one is tried again.
     let later = now + 30 * 86_400_000;
-    let r = dispatch::run_once(&engine, "smtp-refusals", later).await.unwrap();
+    let r = dispatch::run_once(&engine, "smtp-refusals", later)
+        .await
+        .unwrap();
     assert_eq!((r.sent, r.bounced), (1, 0), "{r:?}");
     assert!(r.retried >= 1, "{r:?}");
     let _ = s;

@@ -12,7 +12,9 @@ use luna_protocol::account::{Plan, Role};
 use tower::ServiceExt;
 
 async fn text(res: axum::response::Response) -> String {
-    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20).await.unwrap();
+    let bytes = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
     String::from_utf8(bytes.to_vec()).unwrap()
 }
 
@@ -56,17 +58,19 @@ async fn the_link_confirms_in_one_click_without_login_and_tampered_tokens_are_re
     let (_, emails) =
         testkit::authorized_sequence(&engine, &caller, &["EBA010101AB1", "CJA050505XY2"], &steps)
             .await;
-    let (send_id, email): (String, String) = sqlx::query_as(
-        "select id, email from sequence_sends where step = 0 and email = $1",
-    )
-    .bind(&emails[0])
-    .fetch_one(engine.store.pool())
-    .await
-    .unwrap();
+    let (send_id, email): (String, String) =
+        sqlx::query_as("select id, email from sequence_sends where step = 0 and email = $1")
+            .bind(&emails[0])
+            .fetch_one(engine.store.pool())
+            .await
+            .unwrap();
     let link = unsubscribe::link(&engine, &send_id, &caller.workspace_id, &email)
         .await
         .unwrap();
-    let path = link.split_once("/baja/").map(|(_, t)| format!("/baja/{t}")).unwrap();
+    let path = link
+        .split_once("/baja/")
+        .map(|(_, t)| format!("/baja/{t}"))
+        .unwrap();
 
     // The page: no session needed, nothing changes, one button.
     let res = app
@@ -76,16 +80,32 @@ async fn the_link_confirms_in_one_click_without_login_and_tampered_tokens_are_re
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     let html = text(res).await;
-    assert!(html.contains("¿Darte de baja?") && html.contains("<form method=\"post\""), "{html}");
+    assert!(
+        html.contains("¿Darte de baja?") && html.contains("<form method=\"post\""),
+        "{html}"
+    );
     assert!(!html.contains(&email), "the address is masked");
-    assert_eq!(count(&engine, "select count(*) from email_suppressions").await, 0);
+    assert_eq!(
+        count(&engine, "select count(*) from email_suppressions").await,
+        0
+    );
 
     // Tampered signature, other send's id, garbage: 404 pages, nothing suppressed.
     let (id, mac) = path.trim_start_matches("/baja/").split_once('.').unwrap();
     let flipped: String = mac
         .chars()
         .enumerate()
-        .map(|(i, c)| if i == 5 { if c == 'x' { 'y' } else { 'x' } } else { c })
+        .map(|(i, c)| {
+            if i == 5 {
+                if c == 'x' {
+                    'y'
+                } else {
+                    'x'
+                }
+            } else {
+                c
+            }
+        })
         .collect();
     for bad in [
         format!("/baja/{id}.{flipped}"),
@@ -102,14 +122,21 @@ async fn the_link_confirms_in_one_click_without_login_and_tampered_tokens_are_re
             .unwrap();
         assert_eq!(res.status(), StatusCode::NOT_FOUND, "{bad}");
     }
-    assert_eq!(count(&engine, "select count(*) from email_suppressions").await, 0);
+    assert_eq!(
+        count(&engine, "select count(*) from email_suppressions").await,
+        0
+    );
 
     // The one-click POST as a mail provider sends it: no Origin, no cookie.
     let res = app.clone().oneshot(one_click(&path, None)).await.unwrap();
     assert_eq!(res.status(), StatusCode::OK);
     assert!(text(res).await.contains("te diste de baja"));
     assert_eq!(
-        count(&engine, "select count(*) from email_suppressions where reason = 'unsubscribed'").await,
+        count(
+            &engine,
+            "select count(*) from email_suppressions where reason = 'unsubscribed'"
+        )
+        .await,
         1
     );
     // Both of that recipient's steps are cancelled with the reason; the other's wait.
@@ -127,7 +154,11 @@ async fn the_link_confirms_in_one_click_without_login_and_tampered_tokens_are_re
         ]
     );
     assert_eq!(
-        count(&engine, "select count(*) from sequence_sends where status = 'pending'").await,
+        count(
+            &engine,
+            "select count(*) from sequence_sends where status = 'pending'"
+        )
+        .await,
         2
     );
 
@@ -138,12 +169,18 @@ async fn the_link_confirms_in_one_click_without_login_and_tampered_tokens_are_re
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
-    assert_eq!(count(&engine, "select count(*) from email_suppressions").await, 1);
+    assert_eq!(
+        count(&engine, "select count(*) from email_suppressions").await,
+        1
+    );
     // The page now says it is done, with no button.
     let res = app
         .oneshot(Request::get(&path).body(Body::empty()).unwrap())
         .await
         .unwrap();
     let html = text(res).await;
-    assert!(html.contains("te diste de baja") && !html.contains("<form"), "{html}");
+    assert!(
+        html.contains("te diste de baja") && !html.contains("<form"),
+        "{html}"
+    );
 }

@@ -22,7 +22,10 @@ fn sent(fx: &Fx) -> Vec<Outgoing> {
 
 fn token_of(msg: &Outgoing) -> String {
     let url = msg.unsubscribe.clone().expect("an unsubscribe link");
-    url.rsplit_once("/baja/").expect("a /baja/ link").1.to_owned()
+    url.rsplit_once("/baja/")
+        .expect("a /baja/ link")
+        .1
+        .to_owned()
 }
 
 async fn status_of(fx: &Fx, email: &str, step: i64) -> (String, Option<String>) {
@@ -65,7 +68,8 @@ async fn every_message_carries_a_signed_unsubscribe_link_and_the_one_click_heade
             "{wire}"
         );
         assert!(
-            m.text().ends_with(&format!("date de baja con un clic: {url}")),
+            m.text()
+                .ends_with(&format!("date de baja con un clic: {url}")),
             "{}",
             m.text()
         );
@@ -86,7 +90,11 @@ async fn unsubscribing_suppresses_at_once_cancels_pending_steps_and_is_idempoten
     // Again: the same answer, nothing new.
     assert!(unsubscribe::confirm(&fx.engine, &token).await.unwrap().done);
     assert_eq!(
-        scalar(&fx, "select count(*) from email_suppressions where reason = 'unsubscribed'").await,
+        scalar(
+            &fx,
+            "select count(*) from email_suppressions where reason = 'unsubscribed'"
+        )
+        .await,
         1
     );
     for step in [1, 2] {
@@ -95,9 +103,12 @@ async fn unsubscribing_suppresses_at_once_cancels_pending_steps_and_is_idempoten
             ("cancelled".into(), Some("se dio de baja".into()))
         );
     }
-    let card = card(&fx.engine, &get(&fx.engine, &fx.caller, &s.id).await.unwrap())
-        .await
-        .unwrap();
+    let card = card(
+        &fx.engine,
+        &get(&fx.engine, &fx.caller, &s.id).await.unwrap(),
+    )
+    .await
+    .unwrap();
     let mine = card.progress.iter().find(|p| p.email == first.to).unwrap();
     assert_eq!(
         (mine.sent, mine.pending, mine.stopped.as_deref()),
@@ -139,9 +150,16 @@ async fn a_tampered_or_unknown_unsubscribe_token_is_refused_and_changes_nothing(
             ErrorCode::NotFound
         );
     }
-    assert_eq!(scalar(&fx, "select count(*) from email_suppressions").await, 0);
     assert_eq!(
-        scalar(&fx, "select count(*) from sequence_sends where status = 'cancelled'").await,
+        scalar(&fx, "select count(*) from email_suppressions").await,
+        0
+    );
+    assert_eq!(
+        scalar(
+            &fx,
+            "select count(*) from sequence_sends where status = 'cancelled'"
+        )
+        .await,
         0
     );
 }
@@ -151,16 +169,18 @@ async fn a_bounce_suppresses_the_address_and_cancels_its_later_steps() {
     // The local outbox bounces recipients at rebote.invalid.
     let dir = std::env::temp_dir().join(format!("luna-bounce-{}", crate::ids::random_token(6)));
     let fx = fx().await;
-    let engine = fx
-        .engine
-        .clone()
-        .with_mailer(Arc::new(Outbox::new(&dir)));
+    let engine = fx.engine.clone().with_mailer(Arc::new(Outbox::new(&dir)));
     let s = drafted(&fx).await;
-    let gone: String = sqlx::query_scalar("select email from people_reveals order by email limit 1")
-        .fetch_one(engine.store.pool())
-        .await
-        .unwrap();
-    let bouncing = format!("{}@{}", gone.split('@').next().unwrap(), transport::SIMULATED_BOUNCE_DOMAIN);
+    let gone: String =
+        sqlx::query_scalar("select email from people_reveals order by email limit 1")
+            .fetch_one(engine.store.pool())
+            .await
+            .unwrap();
+    let bouncing = format!(
+        "{}@{}",
+        gone.split('@').next().unwrap(),
+        transport::SIMULATED_BOUNCE_DOMAIN
+    );
     sqlx::query("update people_reveals set email = $1 where email = $2")
         .bind(&bouncing)
         .bind(&gone)
@@ -224,10 +244,16 @@ async fn a_deferred_address_retries_then_gives_up_with_a_clear_state() {
             .unwrap();
     for (status, error) in errors {
         assert_eq!(status, "failed");
-        assert!(error.starts_with("sin entregar tras 5 intentos: "), "{error}");
+        assert!(
+            error.starts_with("sin entregar tras 5 intentos: "),
+            "{error}"
+        );
     }
     // Deferred is not bounced: nobody is suppressed.
-    assert_eq!(scalar(&fx, "select count(*) from email_suppressions").await, 0);
+    assert_eq!(
+        scalar(&fx, "select count(*) from email_suppressions").await,
+        0
+    );
 }
 
 #[tokio::test]
@@ -239,7 +265,9 @@ async fn a_recipient_who_replied_gets_no_more_steps() {
         .await
         .unwrap();
     assert_eq!((m.new, m.cancelled), (true, 2));
-    let again = replies::mark(&fx.engine, &fx.caller, &s.id, &who).await.unwrap();
+    let again = replies::mark(&fx.engine, &fx.caller, &s.id, &who)
+        .await
+        .unwrap();
     assert_eq!((again.new, again.cancelled), (false, 0));
     assert_eq!(
         status_of(&fx, &who, 2).await,
@@ -291,7 +319,11 @@ async fn the_review_names_who_is_skipped_and_why_and_authorizing_schedules_nothi
         .unwrap();
     assert_eq!((a.recipients, a.scheduled, a.skipped), (2, 2, 1));
     assert_eq!(
-        scalar(&fx, &format!("select count(*) from sequence_sends where email = '{gone}'")).await,
+        scalar(
+            &fx,
+            &format!("select count(*) from sequence_sends where email = '{gone}'")
+        )
+        .await,
         0
     );
 }
@@ -312,17 +344,26 @@ async fn admins_keep_the_list_removing_is_audited_and_members_are_refused() {
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden, "a member");
     let adm = admin(&fx).await;
+    assert!(suppressions::add(
+        &fx.engine,
+        &adm,
+        &who,
+        Reason::Complained,
+        Some("pidió no más correos")
+    )
+    .await
+    .unwrap());
     assert!(
-        suppressions::add(&fx.engine, &adm, &who, Reason::Complained, Some("pidió no más correos"))
+        !suppressions::add(&fx.engine, &adm, &who, Reason::Manual, None)
             .await
             .unwrap()
     );
-    assert!(!suppressions::add(&fx.engine, &adm, &who, Reason::Manual, None)
-        .await
-        .unwrap());
     assert_eq!(
         status_of(&fx, &who, 1).await,
-        ("cancelled".into(), Some("marcó los correos como spam".into()))
+        (
+            "cancelled".into(),
+            Some("marcó los correos como spam".into())
+        )
     );
     let list = suppressions::list(&fx.engine, &adm).await.unwrap();
     assert_eq!(list.len(), 1);
@@ -335,9 +376,16 @@ async fn admins_keep_the_list_removing_is_audited_and_members_are_refused() {
         ErrorCode::InvalidArgument
     );
     suppressions::remove(&fx.engine, &adm, &who).await.unwrap();
-    assert!(suppressions::list(&fx.engine, &adm).await.unwrap().is_empty());
+    assert!(suppressions::list(&fx.engine, &adm)
+        .await
+        .unwrap()
+        .is_empty());
     assert_eq!(
-        scalar(&fx, "select count(*) from audit_log where action = 'suppression.remove'").await,
+        scalar(
+            &fx,
+            "select count(*) from audit_log where action = 'suppression.remove'"
+        )
+        .await,
         1
     );
     assert_eq!(
@@ -355,7 +403,9 @@ async fn a_csv_import_adds_good_rows_reports_bad_ones_and_is_bounded() {
     let fx = fx().await;
     let adm = admin(&fx).await;
     let csv = "correo,motivo,nota\nuno@empresa.mx,baja,\n\"dos@empresa.mx\",rebote,\"550, buzón lleno\"\nno-es-correo,manual\ntres@empresa.mx,inventado\nCUATRO@Empresa.mx\nuno@empresa.mx,manual\n";
-    let r = suppressions::import_csv(&fx.engine, &adm, csv).await.unwrap();
+    let r = suppressions::import_csv(&fx.engine, &adm, csv)
+        .await
+        .unwrap();
     assert_eq!((r.added, r.already, r.rejected_count), (3, 1, 2), "{r:?}");
     assert!(r.rejected[0].starts_with("Línea 4:"), "{r:?}");
     let list = suppressions::list(&fx.engine, &adm).await.unwrap();

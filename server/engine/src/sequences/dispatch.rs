@@ -304,7 +304,10 @@ pub fn spawn(engine: impl Deps + Clone + 'static, every: Duration) -> tokio::tas
                 tracing::warn!(error = %e, "dispatcher recovery failed");
             }
             match run_once(&engine, &worker, now).await {
-                Ok(r) if r.sent + r.failed + r.bounced + r.blocked + r.suppressed + r.cancelled > 0 => {
+                Ok(r)
+                    if r.sent + r.failed + r.bounced + r.blocked + r.suppressed + r.cancelled
+                        > 0 =>
+                {
                     tracing::info!(?r, "dispatcher pass");
                 }
                 Ok(_) => {}

@@ -9,6 +9,8 @@
 //! The dispatcher (`dispatch`) sends due steps after re-checking the fingerprint and
 //! the suppressions. Luna has no send tool.
 
+#[cfg(test)]
+mod delivery_tests;
 pub mod dispatch;
 pub mod model;
 pub mod replies;
@@ -17,8 +19,6 @@ pub mod suppressions;
 pub mod template;
 #[cfg(test)]
 mod tests;
-#[cfg(test)]
-mod delivery_tests;
 pub mod transport;
 pub mod unsubscribe;
 
@@ -417,7 +417,7 @@ pub struct Preview {
 /// Capabilities that do not exist, stated on every preview and card.
 pub const GAPS: [&str; 3] = [
     "No hay envío de prueba.",
-    "No se detectan respuestas: si alguien contesta, los pasos siguientes se envían igual.",
+    "No se detectan respuestas solas: si alguien contesta, hay que marcarlo como respondido para detener sus pasos siguientes.",
     "No se miden aperturas ni clics.",
 ];
 

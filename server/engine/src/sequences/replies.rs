@@ -83,5 +83,12 @@ pub async fn mark(
     sequence_id: &str,
     email: &str,
 ) -> EngineResult<Marked> {
-    mark_in_workspace(engine, &caller.workspace_id, sequence_id, email, &caller.user_id).await
+    mark_in_workspace(
+        engine,
+        &caller.workspace_id,
+        sequence_id,
+        email,
+        &caller.user_id,
+    )
+    .await
 }

@@ -290,7 +290,9 @@ pub async fn remove(engine: &impl Deps, caller: &Caller, email: &str) -> EngineR
     let email = email.trim().to_lowercase();
     let mut tx = engine.store().begin_write().await?;
     let Some(was) = find(&mut tx, &caller.workspace_id, &email).await? else {
-        return Err(EngineError::not_found("ese correo en la lista de supresión"));
+        return Err(EngineError::not_found(
+            "ese correo en la lista de supresión",
+        ));
     };
     sqlx::query("delete from email_suppressions where workspace_id = $1 and email = $2")
         .bind(&caller.workspace_id)
@@ -325,10 +327,7 @@ pub async fn import_csv(engine: &impl Deps, caller: &Caller, text: &str) -> Engi
     caller.require_admin()?;
     if text.len() > IMPORT_MAX_BYTES {
         return Err(invalid(
-            format!(
-                "El archivo pasa de {} KB.",
-                IMPORT_MAX_BYTES / 1024
-            ),
+            format!("El archivo pasa de {} KB.", IMPORT_MAX_BYTES / 1024),
             "Divídelo en partes más pequeñas.",
         ));
     }
@@ -391,7 +390,11 @@ pub async fn import_csv(engine: &impl Deps, caller: &Caller, text: &str) -> Engi
         let note = match check_note(record.get(2)) {
             Ok(n) => n,
             Err(_) => {
-                reject(&mut out, line, format!("la nota pasa de {NOTE_MAX} caracteres"));
+                reject(
+                    &mut out,
+                    line,
+                    format!("la nota pasa de {NOTE_MAX} caracteres"),
+                );
                 continue;
             }
         };

@@ -399,7 +399,11 @@ async fn suppressed_recipients_receive_nothing() {
     // Suppressing cancelled the pending step at once: the dispatcher never sees it.
     assert_eq!((r.sent, r.suppressed), (1, 0));
     assert_eq!(
-        scalar(&fx, "select count(*) from sequence_sends where status = 'cancelled'").await,
+        scalar(
+            &fx,
+            "select count(*) from sequence_sends where status = 'cancelled'"
+        )
+        .await,
         1
     );
     assert!(fx.mailer.sent.lock().unwrap().iter().all(|m| m.to != gone));

@@ -134,9 +134,14 @@ async fn resolve(engine: &impl Deps, token: &str) -> EngineResult<Named> {
         sender: row.try_get("sender")?,
     };
     let key = key(engine).await?;
-    mac(&key, send_id, &named.workspace_id, &named.email.to_lowercase())?
-        .verify_slice(&tag)
-        .map_err(|_| invalid_link())?;
+    mac(
+        &key,
+        send_id,
+        &named.workspace_id,
+        &named.email.to_lowercase(),
+    )?
+    .verify_slice(&tag)
+    .map_err(|_| invalid_link())?;
     Ok(named)
 }
 
