@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
-# Sends a real sequence step through SMTP to an aiosmtpd server started here (PyPI,
-# pinned), then checks what the server received: headers and bodies.
+# Sends real sequence steps through SMTP to an aiosmtpd server started here (PyPI,
+# pinned), then checks what the server received (headers, bodies, the unsubscribe
+# headers) and how refusals are handled: the handler in refusing.py answers 550 for
+# recipients whose address starts with «rebota» and 451 for «demora».
 #
 #   end2end/smtp/run.sh
 set -euo pipefail
@@ -24,7 +26,7 @@ cleanup() {
 trap cleanup EXIT
 
 # A real SMTP server that stores every message it accepts in a maildir.
-"$venv/bin/python" -m aiosmtpd -n -l "127.0.0.1:$port" -c aiosmtpd.handlers.Mailbox "$work/maildir" \
+PYTHONPATH="$here" "$venv/bin/python" -m aiosmtpd -n -l "127.0.0.1:$port" -c refusing.Refusing "$work/maildir" \
   >"$work/smtp.log" 2>&1 &
 smtp_pid=$!
 for _ in $(seq 1 100); do

@@ -12,6 +12,9 @@
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
 //! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
 //!   pins the workspace to one model route (the pin gate, CONTRACT §7.5).
+//! - `luna-server mark-replied --email <member email> --sequence <id> --recipient <correo>`
+//!   records that the recipient answered the sequence: their remaining steps of it are
+//!   cancelled and never sent (there is no mailbox integration in this version).
 //!
 //! Imports are idempotent: re-running one reports nothing inserted. Each prints what
 //! it inserted and what it skipped, and why.
@@ -80,7 +83,10 @@ pub async fn run(
     if matches!(command, "import-ocds" | "import-sat69b") {
         return Some(import(command, &args[1..], engine).await);
     }
-    if !matches!(command, "create-api-key" | "revoke-api-key" | "model-pin") {
+    if !matches!(
+        command,
+        "create-api-key" | "revoke-api-key" | "model-pin" | "mark-replied"
+    ) {
         return None;
     }
     let Some(email) = flag(args, "--email") else {
@@ -117,6 +123,27 @@ pub async fn run(
                 return Some(2);
             }
         },
+        "mark-replied" => {
+            let (Some(sequence), Some(recipient)) =
+                (flag(args, "--sequence"), flag(args, "--recipient"))
+            else {
+                eprintln!("uso: luna-server mark-replied --email <correo> --sequence <secuencia> --recipient <correo>");
+                return Some(2);
+            };
+            luna_engine::sequences::replies::mark(&engine, &caller, sequence, recipient)
+                .await
+                .map(|m| {
+                    println!(
+                        "{}: {} pasos pendientes cancelados",
+                        if m.new {
+                            "Respuesta registrada"
+                        } else {
+                            "La respuesta ya estaba registrada"
+                        },
+                        m.cancelled
+                    )
+                })
+        }
         "model-pin" => {
             let Some(pin) = flag(args, "--pin").and_then(Pin::parse) else {
                 eprintln!(
@@ -339,5 +366,60 @@ mod tests {
         let missing = vec!["import-ocds".to_string(), "/no/existe.json".to_string()];
         assert_eq!(run(&missing, open()).await, Some(1));
         assert_eq!(run(&["serve".to_string()], open()).await, None);
+    }
+
+    #[tokio::test]
+    async fn mark_replied_stops_the_recipients_remaining_steps() {
+        use luna_engine::sequences::{dispatch, Step};
+        use luna_protocol::account::Plan;
+        let engine = luna_engine::testkit::engine().await.unwrap();
+        let caller = luna_engine::testkit::caller(&engine, Plan::Founder, Role::Member)
+            .await
+            .unwrap();
+        let steps = [
+            Step {
+                delay_days: 0,
+                subject: "Hola".into(),
+                body: "¿Platicamos?".into(),
+            },
+            Step {
+                delay_days: 2,
+                subject: "Seguimiento".into(),
+                body: "Sigo aquí.".into(),
+            },
+        ];
+        let (s, emails) =
+            luna_engine::testkit::authorized_sequence(&engine, &caller, &["EBA010101AB1"], &steps)
+                .await;
+        let args = |recipient: &str| -> Vec<String> {
+            words(&format!(
+                "mark-replied --email {} --sequence {} --recipient {recipient}",
+                caller.email, s.id
+            ))
+        };
+        let e = engine.clone();
+        assert_eq!(run(&args(&emails[0]), async move { Ok(e) }).await, Some(0));
+        let r = dispatch::run_once(
+            &engine,
+            "cli",
+            luna_engine::clock::now_ms() + 10 * 86_400_000,
+        )
+        .await
+        .unwrap();
+        assert_eq!(r.sent, 0, "{r:?}");
+        let e = engine.clone();
+        assert_eq!(
+            run(&args("nadie@empresa.mx"), async move { Ok(e) }).await,
+            Some(1)
+        );
+        let e = engine.clone();
+        assert_eq!(
+            run(
+                &words(&format!("mark-replied --email {}", caller.email)),
+                async move { Ok(e) }
+            )
+            .await,
+            Some(2)
+        );
     }
 }

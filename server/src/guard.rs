@@ -4,6 +4,7 @@
 //!   (`Sec-Fetch-Site: cross-site|same-site`, or an `Origin` that is not this
 //!   server's). Clients that are not browsers send neither header and pass: they
 //!   authenticate with a bearer key, not with the cookie a forged form would ride on.
+//!   `/baja/{token}` (RFC 8058 one-click unsubscribe) is exempt: see [`guard`].
 //! - **Body limit and read time**: the body is read here, bounded per route
 //!   ([`body_limit`]) and in time ([`BODY_READ`]); over the limit is a typed 413, too
 //!   slow a typed 408, before any handler allocates for it.
@@ -42,6 +43,10 @@ pub struct Guard {
 
 fn is_mcp(path: &str) -> bool {
     path == "/mcp" || path.starts_with("/mcp/")
+}
+
+fn is_unsubscribe(path: &str) -> bool {
+    path.starts_with(luna_engine::sequences::unsubscribe::PATH)
 }
 
 /// The largest body a path accepts.
@@ -115,7 +120,12 @@ pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Resp
     let upgrade = is_upgrade(&req);
     let path = req.uri().path().to_owned();
     // MCP checks every request, reads included (DNS rebinding, MCP transport spec).
-    if (changes_state || upgrade || is_mcp(&path)) && cross_site(req.headers(), &guard) {
+    // The unsubscribe page is exempt on purpose: RFC 8058 one-click POSTs come from mail
+    // providers (some from a webmail tab, so cross-site), and its only credential is the
+    // HMAC-signed token in the path — no cookie rides on it, so a forged cross-site
+    // request can do nothing but unsubscribe the holder of a valid link.
+    let exempt = is_unsubscribe(&path);
+    if !exempt && (changes_state || upgrade || is_mcp(&path)) && cross_site(req.headers(), &guard) {
         return with_headers(forbidden_origin());
     }
     let limit = body_limit(&path);

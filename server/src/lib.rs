@@ -14,6 +14,7 @@ pub mod mcp;
 pub mod routes;
 pub mod session;
 pub mod sockets;
+pub mod unsubscribe;
 
 pub use config::Config;
 pub use routes::{app, AppState};

@@ -18,7 +18,7 @@ use tower_http::trace::TraceLayer;
 use crate::client_ip::{self, TrustedProxies};
 use crate::config::Config;
 use crate::guard::{self, Guard};
-use crate::{events_ws, health, mcp, session};
+use crate::{events_ws, health, mcp, session, unsubscribe};
 
 /// Shared state of every route. Cheap to clone.
 #[derive(Clone, FromRef)]
@@ -52,6 +52,7 @@ pub fn app(state: AppState) -> Router {
         .route("/healthz", get(health::healthz))
         .route("/readyz", get(health::readyz))
         .route("/api/sessions/{id}/events", get(events_ws::session_events))
+        .route("/baja/{token}", get(unsubscribe::page).post(unsubscribe::confirm))
         .nest_service("/mcp", mcp::router(state.engine.clone()))
         .leptos_routes_with_context(&state, routes, context, move || shell(shell_options.clone()))
         .fallback(leptos_axum::file_and_error_handler::<AppState, _>(shell))
@@ -180,8 +181,13 @@ pub async fn main_entry() -> i32 {
         }
     }
 
+    // Unsubscribe links point at the public URL, else at the address this serves on.
+    let public_url = config
+        .public_origin
+        .clone()
+        .unwrap_or_else(|| format!("http://{}", config.bind));
     let engine = match crate::mail::mailer(&config) {
-        Ok(m) => engine.with_mailer(m),
+        Ok(m) => engine.with_mailer(m).with_public_url(public_url),
         Err(e) => {
             eprintln!("configuración inválida: {e}");
             return 2;

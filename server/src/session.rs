@@ -19,6 +19,7 @@ fn is_public(path: &str) -> bool {
         || path.starts_with("/pkg/")
         || path.starts_with("/icons/")
         || path.starts_with("/mcp")
+        || path.starts_with(luna_engine::sequences::unsubscribe::PATH)
         || matches!(
             path,
             "/healthz"

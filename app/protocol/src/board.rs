@@ -185,4 +185,8 @@ pub struct RecipientProgress {
     pub email: String,
     pub sent: u32,
     pub pending: u32,
+    /// Why the remaining steps will not go out (es-MX: «se dio de baja», «su correo
+    /// rebotó», «respondió»), when they were cancelled.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub stopped: Option<String>,
 }

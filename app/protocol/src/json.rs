@@ -853,6 +853,14 @@ mod tests {
             "credit_cap": 50, "credits_spent": 3, "contact_cap": 10, "contacts_spent": 0,
             "classes": ["guardar_en_crm", "revelar_contactos"], "set_by": "Ana", "set_at": 1
         }}));
+        compared += check::<Board>(&json!({"sequences": [{
+            "sequence_id": "seq_1", "name": "Empaque", "steps": 3, "recipients": 2,
+            "status": "activa",
+            "progress": [
+                {"email": "a@b.mx", "sent": 1, "pending": 0, "stopped": "se dio de baja"},
+                {"email": "c@d.mx", "sent": 1, "pending": 2}
+            ]
+        }]}));
         compared += check::<AutoCounter>(&json!({
             "credit_cap": 1, "credits_spent": 0, "contact_cap": 2, "contacts_spent": 0,
             "classes": [], "set_by": "Ana", "set_at": -5

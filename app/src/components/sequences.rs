@@ -51,7 +51,10 @@ fn sequence_card(card: SequenceCard) -> impl IntoView {
             {(!card.progress.is_empty()).then(|| view! {
                 <ul class="mt-2 space-y-0.5 text-xs text-slate-600 dark:text-slate-400" aria-label="Avance por destinatario">
                     {card.progress.into_iter().map(|p| view! {
-                        <li class="break-all" data-testid="sequence-progress">{format!("{} · {} enviados · {} pendientes", p.email, p.sent, p.pending)}</li>
+                        <li class="break-all" data-testid="sequence-progress">{match &p.stopped {
+                            Some(why) => format!("{} · {} enviados · detenida: {why}", p.email, p.sent),
+                            None => format!("{} · {} enviados · {} pendientes", p.email, p.sent, p.pending),
+                        }}</li>
                     }).collect_view()}
                 </ul>
             })}

@@ -125,7 +125,13 @@ impl Engine {
 
     /// The same engine sending mail through `mailer` (SMTP or the data directory's outbox).
     pub fn with_mailer(mut self, mailer: Arc<dyn sequences::Mailer>) -> Engine {
-        self.sequences = sequences::Sequences::new(mailer);
+        self.sequences.mailer = mailer;
+        self
+    }
+
+    /// The same engine whose unsubscribe links start with `public_url`.
+    pub fn with_public_url(mut self, public_url: impl Into<String>) -> Engine {
+        self.sequences.public_url = public_url.into();
         self
     }
 

@@ -138,3 +138,106 @@ impl World {
         err(&self.engine, &self.caller, name, args).await
     }
 }
+
+/// A sequence audience of `caller`'s workspace: the suppliers `rfcs` (inserted here)
+/// saved in a new collection, the first person of each revealed. Returns the audience
+/// and the revealed addresses. Panics with the failing step (tests only).
+pub async fn revealed_audience(
+    engine: &Engine,
+    caller: &Caller,
+    rfcs: &[&str],
+) -> (crate::sequences::Audience, Vec<String>) {
+    for (i, rfc) in rfcs.iter().enumerate() {
+        insert_supplier(engine, rfc, &format!("Empaques {i} SA de CV"))
+            .await
+            .expect("supplier");
+    }
+    let c = crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .expect("collection");
+    let col = format!("collection:{}", c.id);
+    let refs: Vec<String> = rfcs.iter().map(|r| format!("company:{r}")).collect();
+    call(
+        engine,
+        caller,
+        "crm_save_companies",
+        serde_json::json!({"collection_id": col, "source": refs, "conflict_policy": "skip"}),
+        crate::base::surface::Surface::Ui,
+    )
+    .await
+    .expect("saved");
+    let mut handles = Vec::new();
+    for r in rfcs {
+        let people = engine
+            .people
+            .search(caller, &format!("company:{r}"))
+            .await
+            .expect("people");
+        handles.push(people[0].card.handle.clone());
+    }
+    let q = engine.people.quote(caller, &handles).await.expect("quote");
+    let revealed = engine
+        .people
+        .reveal(
+            caller,
+            &crate::people::RevealRequest {
+                quote_id: q.id,
+                confirm: true,
+                max_credits: q.price,
+                idempotency_key: crate::ids::random_token(8),
+            },
+            crate::people::RevealVia {
+                surface: "ui",
+                auto_policy: None,
+                call_ref: None,
+            },
+        )
+        .await
+        .expect("reveal");
+    let audience = crate::sequences::Audience {
+        collection_id: col,
+        record_ids: None,
+        stage: None,
+    };
+    let emails = revealed
+        .people
+        .iter()
+        .map(|p| p.email.to_lowercase())
+        .collect();
+    (audience, emails)
+}
+
+/// Drafts `steps` for `audience` and authorizes every step as `caller`.
+pub async fn authorize_all(
+    engine: &Engine,
+    caller: &Caller,
+    audience: &crate::sequences::Audience,
+    steps: &[crate::sequences::Step],
+) -> crate::sequences::Sequence {
+    let s = crate::sequences::draft(engine, caller, None, "Prueba", audience, steps)
+        .await
+        .expect("draft");
+    let all: Vec<usize> = (0..steps.len()).collect();
+    crate::sequences::authorize(engine, caller, &s.id, s.version, &all)
+        .await
+        .expect("authorize");
+    s
+}
+
+/// [`revealed_audience`] then [`authorize_all`].
+pub async fn authorized_sequence(
+    engine: &Engine,
+    caller: &Caller,
+    rfcs: &[&str],
+    steps: &[crate::sequences::Step],
+) -> (crate::sequences::Sequence, Vec<String>) {
+    let (audience, emails) = revealed_audience(engine, caller, rfcs).await;
+    (
+        authorize_all(engine, caller, &audience, steps).await,
+        emails,
+    )
+}

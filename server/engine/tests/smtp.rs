@@ -1,7 +1,9 @@
 //! Against a real SMTP server (started by `end2end/smtp/run.sh`, aiosmtpd from PyPI):
 //! a sequence step authorized by a person goes out through `lettre`, once, with the
 //! sender, the recipient, a UTF-8 subject, the Message-ID derived from the send and the
-//! personalised body. Ignored unless `LUNA_TEST_SMTP_URL` and `LUNA_TEST_MAILDIR` are set.
+//! personalised body, and the RFC 8058 unsubscribe headers. A 550 for a recipient
+//! suppresses the address (`bounced`) and cancels its later steps; a 451 retries.
+//! Ignored unless `LUNA_TEST_SMTP_URL` and `LUNA_TEST_MAILDIR` are set.
 
 use std::sync::Arc;
 
@@ -178,7 +180,11 @@ async fn a_step_goes_out_through_a_real_smtp_server_once() {
         0
     );
 
-    let messages = maildir_messages(std::path::Path::new(&maildir));
+    // The maildir is shared with the other test: only this recipient's messages.
+    let messages: Vec<String> = maildir_messages(std::path::Path::new(&maildir))
+        .into_iter()
+        .filter(|m| header(m, "To").is_some_and(|v| v.contains(&to)))
+        .collect();
     assert_eq!(messages.len(), 1, "the server received exactly one message");
     let m = &messages[0];
     assert!(header(m, "To").is_some_and(|v| v.contains(&to)), "{m}");
@@ -206,4 +212,144 @@ async fn a_step_goes_out_through_a_real_smtp_server_once() {
         "{text}"
     );
     assert!(!text.contains("{{"), "{text}");
+}
+
+fn env() -> (String, String) {
+    match (
+        std::env::var("LUNA_TEST_SMTP_URL"),
+        std::env::var("LUNA_TEST_MAILDIR"),
+    ) {
+        (Ok(url), Ok(maildir)) => (url, maildir),
+        _ => panic!("set LUNA_TEST_SMTP_URL and LUNA_TEST_MAILDIR (end2end/smtp/run.sh does)"),
+    }
+}
+
+#[tokio::test]
+#[ignore = "needs an SMTP server: run end2end/smtp/run.sh"]
+async fn a_550_suppresses_and_cancels_later_steps_a_451_retries_and_headers_are_one_click() {
+    let (url, maildir) = env();
+    let engine = testkit::engine()
+        .await
+        .unwrap()
+        .with_mailer(Arc::new(Smtp::from_url(&url).expect("smtp url")))
+        .with_public_url("https://luna.example.mx");
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let (audience, emails) = testkit::revealed_audience(
+        &engine,
+        &caller,
+        &["EBA010101AB1", "CJA050505XY2", "MAB020202CD3"],
+    )
+    .await;
+    // The test server refuses «rebota…» with 550 and «demora…» with 451.
+    let tag = luna_engine::ids::random_token(6).to_lowercase();
+    let ok = emails[0].clone();
+    let bounced = format!("rebota-{tag}@{}", emails[1].rsplit('@').next().unwrap());
+    let deferred = format!("demora-{tag}@{}", emails[2].rsplit('@').next().unwrap());
+    for (from, to) in [(&emails[1], &bounced), (&emails[2], &deferred)] {
+        sqlx::query("update people_reveals set email = $1 where lower(email) = $2")
+            .bind(to)
+            .bind(from)
+            .execute(engine.store.pool())
+            .await
+            .unwrap();
+    }
+    let steps = [
+        Step {
+            delay_days: 0,
+            subject: "Compras para {{empresa}}".into(),
+            body: "Hola {{nombre}}, ¿platicamos?".into(),
+        },
+        Step {
+            delay_days: 3,
+            subject: "Seguimiento".into(),
+            body: "Sigo al pendiente, {{nombre}}.".into(),
+        },
+    ];
+    let s = testkit::authorize_all(&engine, &caller, &audience, &steps).await;
+    let now = luna_engine::clock::now_ms() + 1000;
+    let r = dispatch::run_once(&engine, "smtp-refusals", now)
+        .await
+        .unwrap();
+    assert_eq!((r.sent, r.bounced, r.retried), (1, 1, 1), "{r:?}");
+
+    // Headers present and well-formed on what the server received.
+    let messages: Vec<String> = maildir_messages(std::path::Path::new(&maildir))
+        .into_iter()
+        .filter(|m| header(m, "To").is_some_and(|v| v.contains(&ok)))
+        .collect();
+    assert_eq!(messages.len(), 1);
+    let m = &messages[0];
+    let list = header(m, "List-Unsubscribe").expect("List-Unsubscribe");
+    let link = list
+        .strip_prefix("<https://luna.example.mx/baja/")
+        .and_then(|l| l.strip_suffix('>'))
+        .unwrap_or_else(|| panic!("one https link in angle brackets: {list}"));
+    let (send_id, mac) = link.split_once('.').expect("id.mac");
+    assert!(send_id.starts_with("snd_") && mac.len() == 43, "{link}");
+    assert!(!list.contains('@'), "no address in the link: {list}");
+    assert_eq!(
+        header(m, "List-Unsubscribe-Post"),
+        Some("List-Unsubscribe=One-Click")
+    );
+    assert!(
+        body(m).contains(&format!(
+            "date de baja con un clic: https://luna.example.mx/baja/{link}"
+        )),
+        "{}",
+        body(m)
+    );
+
+    // 550: the address is suppressed as bounced and its later step cancelled.
+    let status = |email: String, step: i64| {
+        let pool = engine.store.pool().clone();
+        async move {
+            sqlx::query_as::<_, (String, Option<String>, i64)>(
+                "select status, error, attempts from sequence_sends where email = $1 and step = $2",
+            )
+            .bind(email)
+            .bind(step)
+            .fetch_one(&pool)
+            .await
+            .unwrap()
+        }
+    };
+    let (st, err, _) = status(bounced.clone(), 0).await;
+    assert_eq!(st, "failed");
+    assert!(err.unwrap().contains("550"));
+    assert_eq!(
+        status(bounced.clone(), 1).await,
+        ("cancelled".into(), Some("su correo rebotó".into()), 0)
+    );
+    let reason: String = sqlx::query_scalar(
+        "select reason from email_suppressions where workspace_id = $1 and email = $2",
+    )
+    .bind(&caller.workspace_id)
+    .bind(&bounced)
+    .fetch_one(engine.store.pool())
+    .await
+    .unwrap();
+    assert_eq!(reason, "bounced");
+
+    // 451: back to pending with one attempt, nothing suppressed.
+    let (st, err, attempts) = status(deferred.clone(), 0).await;
+    assert_eq!((st.as_str(), attempts), ("pending", 1));
+    assert!(err.unwrap().contains("451"));
+    let n: i64 = sqlx::query_scalar("select count(*) from email_suppressions where email = $1")
+        .bind(&deferred)
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(n, 0);
+
+    // Days later: the good address gets step 2, the bounced one nothing, the deferred
+    // one is tried again.
+    let later = now + 30 * 86_400_000;
+    let r = dispatch::run_once(&engine, "smtp-refusals", later)
+        .await
+        .unwrap();
+    assert_eq!((r.sent, r.bounced), (1, 0), "{r:?}");
+    assert!(r.retried >= 1, "{r:?}");
+    let _ = s;
 }

@@ -7,3 +7,4 @@ mod http;
 mod scene;
 mod session_events;
 mod socket_lifetime;
+mod unsubscribe;

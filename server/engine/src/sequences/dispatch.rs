@@ -2,7 +2,12 @@
 //! dispatcher wins), re-checks that the sequence is still the authorized version and
 //! that the step's fingerprint still matches what the person authorized, honours
 //! suppressions and the workspace's sending rate, sends, and records the outcome.
-//! Transient failures go back to `pending` with backoff; permanent ones fail.
+//! Transient failures go back to `pending` with backoff and, after [`MAX_ATTEMPTS`],
+//! fail with «sin entregar tras N intentos»; permanent ones fail. A bounce (the
+//! mailbox refused for good) fails the send, puts the address on the suppression list
+//! (`bounced`) and cancels its later steps, in one transaction. A recipient suppressed
+//! or who replied (`replies`) is skipped with the reason the board shows. Every message
+//! carries the recipient's signed unsubscribe link (`unsubscribe`).
 //! A claim left by a crash is resolved with the transport's own record (the outbox
 //! knows whether the file exists); when the transport cannot know (SMTP) the send is
 //! marked `unknown` and never retried, so a person never gets a step twice.
@@ -15,6 +20,7 @@ use crate::base::error::EngineResult;
 
 use super::model::Status;
 use super::rows::{self, SendRow};
+use super::suppressions::{self, Reason};
 use super::template;
 use super::transport::{Outgoing, SendError};
 
@@ -31,6 +37,10 @@ pub struct Report {
     pub retried: usize,
     pub failed: usize,
     pub suppressed: usize,
+    /// Mailboxes refused for good: the send failed and the address is suppressed.
+    pub bounced: usize,
+    /// Skipped because the recipient replied.
+    pub cancelled: usize,
     pub blocked: usize,
     pub rate_limited: usize,
     pub lost_race: usize,
@@ -94,13 +104,14 @@ async fn settle(
 
 /// Sends one claimed row, after every check.
 async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> EngineResult<()> {
-    let (sequence, authorized, audience, suppressed) = {
+    let (sequence, authorized, audience, suppressed, replied) = {
         let mut conn = engine.store().pool().acquire().await?;
         let s = rows::find(&mut conn, &send.workspace_id, &send.sequence_id).await?;
         let a = rows::authorization(&mut conn, &send.sequence_id, send.version, send.step).await?;
         let aud = rows::audience(&mut conn, &send.sequence_id, send.version).await?;
-        let sup = rows::is_suppressed(&mut conn, &send.workspace_id, &send.email).await?;
-        (s, a, aud, sup)
+        let sup = suppressions::find(&mut conn, &send.workspace_id, &send.email).await?;
+        let rep = rows::replied(&mut conn, &send.sequence_id, &send.email).await?;
+        (s, a, aud, sup, rep)
     };
     let Some(s) = sequence.filter(|s| s.status == Status::Activa && s.version == send.version)
     else {
@@ -141,14 +152,26 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
         )
         .await;
     }
-    if suppressed {
+    if let Some(sup) = suppressed {
         report.suppressed += 1;
         return settle(
             engine,
             &send.id,
             "suppressed",
             None,
-            Some("destinatario dado de baja"),
+            Some(sup.reason.label()),
+            None,
+        )
+        .await;
+    }
+    if replied {
+        report.cancelled += 1;
+        return settle(
+            engine,
+            &send.id,
+            "cancelled",
+            None,
+            Some(super::replies::REPLIED),
             None,
         )
         .await;
@@ -166,12 +189,15 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
         .await;
     };
     let rendered = template::render(step, recipient);
+    let unsubscribe =
+        super::unsubscribe::link(engine, &send.id, &send.workspace_id, &send.email).await?;
     let msg = Outgoing {
         send_id: send.id.clone(),
         from: s.sender.clone(),
         to: recipient.email.clone(),
         subject: rendered.subject,
         body: rendered.body,
+        unsubscribe: Some(unsubscribe),
     };
     match engine.sequences().mailer.send(&msg).await {
         Ok(message_id) => {
@@ -182,6 +208,37 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             report.retried += 1;
             let next = now_ms() + backoff_ms(send.attempts);
             settle(engine, &send.id, "pending", None, Some(&e), Some(next)).await?;
+        }
+        Err(SendError::Bounced(answer)) => {
+            report.bounced += 1;
+            let mut tx = engine.store().begin_write().await?;
+            rows::settle(
+                &mut tx,
+                &send.id,
+                "failed",
+                None,
+                Some(&format!("rebotó: {answer}")),
+                None,
+            )
+            .await?;
+            suppressions::suppress_in(
+                &mut tx,
+                &send.workspace_id,
+                &send.email,
+                Reason::Bounced,
+                Some(&answer),
+                None,
+            )
+            .await?;
+            let touched =
+                suppressions::sequences_of(&mut tx, &send.workspace_id, &send.email).await?;
+            tx.commit().await?;
+            suppressions::republish(engine, &send.workspace_id, &touched).await;
+        }
+        Err(SendError::Transient(e)) => {
+            report.failed += 1;
+            let why = format!("sin entregar tras {MAX_ATTEMPTS} intentos: {e}");
+            settle(engine, &send.id, "failed", None, Some(&why), None).await?;
         }
         Err(e) => {
             report.failed += 1;
@@ -247,7 +304,10 @@ pub fn spawn(engine: impl Deps + Clone + 'static, every: Duration) -> tokio::tas
                 tracing::warn!(error = %e, "dispatcher recovery failed");
             }
             match run_once(&engine, &worker, now).await {
-                Ok(r) if r.sent + r.failed + r.blocked + r.suppressed > 0 => {
+                Ok(r)
+                    if r.sent + r.failed + r.bounced + r.blocked + r.suppressed + r.cancelled
+                        > 0 =>
+                {
                     tracing::info!(?r, "dispatcher pass");
                 }
                 Ok(_) => {}

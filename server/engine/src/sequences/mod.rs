@@ -9,13 +9,18 @@
 //! The dispatcher (`dispatch`) sends due steps after re-checking the fingerprint and
 //! the suppressions. Luna has no send tool.
 
+#[cfg(test)]
+mod delivery_tests;
 pub mod dispatch;
 pub mod model;
+pub mod replies;
 mod rows;
+pub mod suppressions;
 pub mod template;
 #[cfg(test)]
 mod tests;
 pub mod transport;
+pub mod unsubscribe;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -46,12 +51,29 @@ pub trait Deps: Send + Sync {
     fn sequences(&self) -> &Sequences;
 }
 
-/// The sequences service: where messages go and how fast.
-#[derive(Clone, Debug)]
+/// The sequences service: where messages go, how fast, and where unsubscribe links
+/// point.
+#[derive(Clone)]
 pub struct Sequences {
     pub mailer: Arc<dyn Mailer>,
     /// Most messages a workspace sends per minute.
     pub rate_per_minute: i64,
+    /// The server's public base URL (`LUNA_PUBLIC_URL`, else the bind address): the
+    /// unsubscribe links of every message start with it.
+    pub public_url: String,
+    /// The per-install key that signs unsubscribe links (`unsubscribe::key`).
+    pub(crate) unsubscribe_key: Arc<tokio::sync::OnceCell<Vec<u8>>>,
+}
+
+impl std::fmt::Debug for Sequences {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        // Never print the signing key.
+        f.debug_struct("Sequences")
+            .field("mailer", &self.mailer)
+            .field("rate_per_minute", &self.rate_per_minute)
+            .field("public_url", &self.public_url)
+            .finish_non_exhaustive()
+    }
 }
 
 impl Sequences {
@@ -59,6 +81,8 @@ impl Sequences {
         Sequences {
             mailer,
             rate_per_minute: 30,
+            public_url: "http://127.0.0.1:3000".into(),
+            unsubscribe_key: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
 }
@@ -383,6 +407,8 @@ async fn last_award(engine: &impl Deps, company_ref: &str) -> String {
 pub struct RecipientPreview {
     pub email: String,
     pub suppressed: bool,
+    /// Why this recipient will be skipped (es-MX), when suppressed.
+    pub skip_reason: Option<String>,
     pub steps: Vec<template::Rendered>,
 }
 
@@ -398,7 +424,7 @@ pub struct Preview {
 /// Capabilities that do not exist, stated on every preview and card.
 pub const GAPS: [&str; 3] = [
     "No hay envío de prueba.",
-    "No se detectan respuestas: si alguien contesta, los pasos siguientes se envían igual.",
+    "No se detectan respuestas solas: si alguien contesta, hay que marcarlo como respondido para detener sus pasos siguientes.",
     "No se miden aperturas ni clics.",
 ];
 
@@ -420,12 +446,12 @@ pub async fn preview(
         .iter()
         .filter(|r| only.is_none_or(|o| o.eq_ignore_ascii_case(&r.email)))
     {
-        let suppressed = rows::is_suppressed(&mut conn, &caller.workspace_id, &r.email).await?;
-        if suppressed {
-            warnings.push(format!(
-                "{} está dado de baja o rebotó: no recibirá nada.",
-                r.email
-            ));
+        let skip_reason = suppressions::find(&mut conn, &caller.workspace_id, &r.email)
+            .await?
+            .map(|s| s.reason.label().to_owned());
+        let suppressed = skip_reason.is_some();
+        if let Some(why) = &skip_reason {
+            warnings.push(format!("{} se omitirá: {why}.", r.email));
         }
         let steps: Vec<template::Rendered> =
             s.steps.iter().map(|st| template::render(st, r)).collect();
@@ -458,6 +484,7 @@ pub async fn preview(
         out.push(RecipientPreview {
             email: r.email.clone(),
             suppressed,
+            skip_reason,
             steps,
         });
     }
@@ -478,6 +505,8 @@ pub struct Authorized {
     pub steps: Vec<usize>,
     pub recipients: usize,
     pub scheduled: usize,
+    /// Recipients on the suppression list: nothing is scheduled for them.
+    pub skipped: usize,
 }
 
 /// Authorizes `steps` (0-based) of the sequence's current `version` and activates it.
@@ -543,8 +572,16 @@ pub async fn authorize(
             "Pídele a Luna la tarjeta de revisión otra vez.",
         ));
     }
+    let mut skipped = std::collections::HashSet::new();
     for r in &audience {
         rows::insert_audience(&mut tx, &s.id, s.version, r).await?;
+        if suppressions::find(&mut tx, &caller.workspace_id, &r.email)
+            .await?
+            .is_some()
+            || rows::replied(&mut tx, &s.id, &r.email).await?
+        {
+            skipped.insert(r.email.clone());
+        }
     }
     let mut scheduled = 0;
     for &i in &chosen {
@@ -552,7 +589,7 @@ pub async fn authorize(
         let fp = template::fingerprint(&s.sender, i, step, &audience);
         rows::insert_authorization(&mut tx, &s.id, s.version, i, &fp, &caller.user_id).await?;
         let due = now + i64::from(step.delay_days) * DAY_MS;
-        for r in &audience {
+        for r in audience.iter().filter(|r| !skipped.contains(&r.email)) {
             if rows::insert_send(
                 &mut tx,
                 &new_id("snd"),
@@ -573,7 +610,7 @@ pub async fn authorize(
         &mut tx,
         caller,
         "sequence.authorize",
-        &serde_json::json!({"sequence": s.id, "version": s.version, "steps": chosen, "recipients": audience.len()}),
+        &serde_json::json!({"sequence": s.id, "version": s.version, "steps": chosen, "recipients": audience.len(), "skipped": skipped.len()}),
     )
     .await?;
     tx.commit().await?;
@@ -583,24 +620,28 @@ pub async fn authorize(
         steps: chosen,
         recipients: audience.len(),
         scheduled,
+        skipped: skipped.len(),
     })
 }
 
-/// Stops all future sends to `email` in the workspace (baja, rebote or manual).
+/// Stops all future sends to `email` in the workspace and cancels its pending steps
+/// (the engine's own path: the unsubscribe link and bounces use `suppressions`).
 pub async fn suppress(
     engine: &impl Deps,
     caller: &Caller,
     email: &str,
     reason: &str,
 ) -> EngineResult<()> {
-    if !["baja", "rebote", "manual"].contains(&reason) {
+    let Some(reason) = suppressions::Reason::parse(reason) else {
         return Err(invalid(
             "Motivo de supresión desconocido.",
-            "Usa baja, rebote o manual.",
+            "Usa unsubscribed, bounced, complained o manual.",
         ));
-    }
-    let mut conn = engine.store().pool().acquire().await?;
-    rows::suppress(&mut conn, &caller.workspace_id, email, reason).await
+    };
+    let mut tx = engine.store().begin_write().await?;
+    suppressions::suppress_in(&mut tx, &caller.workspace_id, email, reason, None, None).await?;
+    tx.commit().await?;
+    Ok(())
 }
 
 /// The board card of a sequence, with per-recipient progress once authorized.
@@ -609,10 +650,11 @@ pub async fn card(engine: &impl Deps, s: &Sequence) -> EngineResult<SequenceCard
     let progress: Vec<RecipientProgress> = rows::progress(&mut conn, &s.id)
         .await?
         .into_iter()
-        .map(|(email, sent, pending)| RecipientProgress {
+        .map(|(email, sent, pending, stopped)| RecipientProgress {
             email,
             sent: sent.max(0) as u32,
             pending: pending.max(0) as u32,
+            stopped,
         })
         .collect();
     drop(conn);

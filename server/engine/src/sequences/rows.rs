@@ -1,5 +1,5 @@
 //! SQL for sequences: drafts, authorizations, the frozen audience, the send log and
-//! suppressions. Every query of this aggregate lives here.
+//! replies. Every query of this aggregate lives here (the suppression list: `suppressions`).
 
 use sqlx::Row;
 
@@ -329,7 +329,8 @@ pub async fn claim(conn: &mut Conn, id: &str, worker: &str, now: i64) -> EngineR
     Ok(done.rows_affected() == 1)
 }
 
-/// Where a claimed send ends: sent, failed, suppressed, blocked, or back to pending.
+/// Where a claimed send ends: sent, failed, suppressed, cancelled, blocked, or back to
+/// pending.
 pub async fn settle(
     conn: &mut Conn,
     id: &str,
@@ -378,11 +379,15 @@ pub async fn sent_since(conn: &mut Conn, workspace_id: &str, since: i64) -> Engi
     .await?)
 }
 
-/// Per-recipient progress: (email, steps sent, steps pending, last status).
-pub async fn progress(conn: &mut Conn, sequence_id: &str) -> EngineResult<Vec<(String, i64, i64)>> {
+/// Per-recipient progress: (email, steps sent, steps pending, why the rest stopped).
+pub async fn progress(
+    conn: &mut Conn,
+    sequence_id: &str,
+) -> EngineResult<Vec<(String, i64, i64, Option<String>)>> {
     let rows = sqlx::query(
         "select email, sum(case when status = 'sent' then 1 else 0 end) as sent,
-                sum(case when status in ('pending', 'sending') then 1 else 0 end) as waiting
+                sum(case when status in ('pending', 'sending') then 1 else 0 end) as waiting,
+                max(case when status in ('cancelled', 'suppressed') then error end) as stopped
            from sequence_sends where sequence_id = $1 group by email order by email",
     )
     .bind(sequence_id)
@@ -394,39 +399,22 @@ pub async fn progress(conn: &mut Conn, sequence_id: &str) -> EngineResult<Vec<(S
                 r.try_get("email")?,
                 r.try_get("sent")?,
                 r.try_get("waiting")?,
+                r.try_get("stopped")?,
             ))
         })
         .collect()
 }
 
-pub async fn is_suppressed(conn: &mut Conn, workspace_id: &str, email: &str) -> EngineResult<bool> {
+/// Whether the recipient answered this sequence (`replies`).
+pub async fn replied(conn: &mut Conn, sequence_id: &str, email: &str) -> EngineResult<bool> {
     let n: i64 = sqlx::query_scalar(
-        "select count(*) from email_suppressions where workspace_id = $1 and email = $2",
+        "select count(*) from sequence_replies where sequence_id = $1 and email = $2",
     )
-    .bind(workspace_id)
+    .bind(sequence_id)
     .bind(email.trim().to_lowercase())
     .fetch_one(conn)
     .await?;
     Ok(n > 0)
-}
-
-pub async fn suppress(
-    conn: &mut Conn,
-    workspace_id: &str,
-    email: &str,
-    reason: &str,
-) -> EngineResult<()> {
-    sqlx::query(
-        "insert into email_suppressions (workspace_id, email, reason, created_at) values ($1, $2, $3, $4)
-         on conflict (workspace_id, email) do nothing",
-    )
-    .bind(workspace_id)
-    .bind(email.trim().to_lowercase())
-    .bind(reason)
-    .bind(now_ms())
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 /// A contact the workspace revealed.

@@ -21,10 +21,10 @@ const SUPPLIERS: [&str; 2] = ["EBA010101AB1", "CJA050505XY2"];
 
 /// Records every message; can fail the first `fail_first` sends transiently.
 #[derive(Debug, Default)]
-struct TestMailer {
-    sent: Mutex<Vec<Outgoing>>,
-    fail_first: AtomicUsize,
-    permanent: bool,
+pub(super) struct TestMailer {
+    pub(super) sent: Mutex<Vec<Outgoing>>,
+    pub(super) fail_first: AtomicUsize,
+    pub(super) permanent: bool,
 }
 
 impl Mailer for TestMailer {
@@ -63,20 +63,20 @@ impl TestMailer {
     }
 }
 
-struct Fx {
-    engine: Engine,
-    caller: Caller,
-    session: String,
-    col: String,
-    mailer: Arc<TestMailer>,
+pub(super) struct Fx {
+    pub(super) engine: Engine,
+    pub(super) caller: Caller,
+    pub(super) session: String,
+    pub(super) col: String,
+    pub(super) mailer: Arc<TestMailer>,
 }
 
-async fn fx() -> Fx {
+pub(super) async fn fx() -> Fx {
     fx_with(Arc::new(TestMailer::default())).await
 }
 
 /// A workspace with two suppliers saved in a collection and their contacts revealed.
-async fn fx_with(mailer: Arc<TestMailer>) -> Fx {
+pub(super) async fn fx_with(mailer: Arc<TestMailer>) -> Fx {
     let engine = testkit::engine().await.unwrap().with_mailer(mailer.clone());
     for (i, id) in SUPPLIERS.iter().enumerate() {
         testkit::insert_supplier(&engine, id, &format!("Empaques {i} SA de CV"))
@@ -145,7 +145,7 @@ async fn fx_with(mailer: Arc<TestMailer>) -> Fx {
     }
 }
 
-fn steps() -> Vec<Step> {
+pub(super) fn steps() -> Vec<Step> {
     vec![
         Step {
             delay_days: 0,
@@ -165,7 +165,7 @@ fn steps() -> Vec<Step> {
     ]
 }
 
-async fn drafted(fx: &Fx) -> Sequence {
+pub(super) async fn drafted(fx: &Fx) -> Sequence {
     draft(
         &fx.engine,
         &fx.caller,
@@ -182,7 +182,7 @@ async fn drafted(fx: &Fx) -> Sequence {
     .unwrap()
 }
 
-async fn scalar(fx: &Fx, sql: &str) -> i64 {
+pub(super) async fn scalar(fx: &Fx, sql: &str) -> i64 {
     sqlx::query_scalar(sql)
         .fetch_one(fx.engine.store.pool())
         .await
@@ -396,7 +396,16 @@ async fn suppressed_recipients_receive_nothing() {
     let r = dispatch::run_once(&fx.engine, "w1", now_ms() + 1000)
         .await
         .unwrap();
-    assert_eq!((r.sent, r.suppressed), (1, 1));
+    // Suppressing cancelled the pending step at once: the dispatcher never sees it.
+    assert_eq!((r.sent, r.suppressed), (1, 0));
+    assert_eq!(
+        scalar(
+            &fx,
+            "select count(*) from sequence_sends where status = 'cancelled'"
+        )
+        .await,
+        1
+    );
     assert!(fx.mailer.sent.lock().unwrap().iter().all(|m| m.to != gone));
     let p = preview(&fx.engine, &fx.caller, &s.id, None).await.unwrap();
     assert!(p.warnings.iter().any(|w| w.contains(&gone)));
@@ -482,6 +491,7 @@ async fn a_crash_between_claim_and_send_never_duplicates() {
         to: "b@x.mx".into(),
         subject: "s".into(),
         body: "b".into(),
+        unsubscribe: None,
     };
     outbox.send(&one).await.unwrap();
     sqlx::query("update sequence_sends set status = 'sending', claimed_at = 1")

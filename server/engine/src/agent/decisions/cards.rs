@@ -445,8 +445,9 @@ async fn sequence_card(
         .map(|r| {
             line(
                 r.email.clone(),
-                r.suppressed
-                    .then(|| "dado de baja: no recibirá nada".to_owned()),
+                r.skip_reason
+                    .as_ref()
+                    .map(|why| format!("se omitirá: {why}")),
                 None,
             )
         })
