@@ -17,6 +17,7 @@ use std::time::Duration;
 use super::Deps;
 use crate::base::clock::now_ms;
 use crate::base::error::EngineResult;
+use crate::base::store::Scope;
 
 use super::model::Status;
 use super::rows::{self, SendRow};
@@ -211,7 +212,10 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
         }
         Err(SendError::Bounced(answer)) => {
             report.bounced += 1;
-            let mut tx = engine.store().begin_write().await?;
+            let mut tx = engine
+                .store()
+                .begin_write_in(Scope::Workspace(&send.workspace_id))
+                .await?;
             rows::settle(
                 &mut tx,
                 &send.id,

@@ -638,7 +638,10 @@ pub async fn suppress(
             "Usa unsubscribed, bounced, complained o manual.",
         ));
     };
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     suppressions::suppress_in(&mut tx, &caller.workspace_id, email, reason, None, None).await?;
     tx.commit().await?;
     Ok(())

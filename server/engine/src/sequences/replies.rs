@@ -11,6 +11,7 @@ use super::Deps;
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Scope;
 
 /// What the board says of a recipient who answered.
 pub const REPLIED: &str = "respondió";
@@ -40,7 +41,10 @@ pub async fn mark_in_workspace(
             .await?
             .ok_or_else(|| EngineError::not_found("esa secuencia"))?
     };
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&workspace_id))
+        .await?;
     let known: i64 = sqlx::query_scalar(
         "select count(*) from sequence_sends where sequence_id = $1 and email = $2",
     )

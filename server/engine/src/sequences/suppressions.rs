@@ -19,6 +19,7 @@ use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Conn;
+use crate::base::store::Scope;
 
 /// Largest CSV an admin may import.
 pub const IMPORT_MAX_BYTES: usize = 200 * 1024;
@@ -260,7 +261,10 @@ pub async fn add(
     caller.require_admin()?;
     let email = normalize_email(email)?;
     let note = check_note(note)?;
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let (added, cancelled) = suppress_in(
         &mut tx,
         &caller.workspace_id,
@@ -288,7 +292,10 @@ pub async fn add(
 pub async fn remove(engine: &impl Deps, caller: &Caller, email: &str) -> EngineResult<()> {
     caller.require_admin()?;
     let email = email.trim().to_lowercase();
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let Some(was) = find(&mut tx, &caller.workspace_id, &email).await? else {
         return Err(EngineError::not_found(
             "ese correo en la lista de supresión",
@@ -400,7 +407,10 @@ pub async fn import_csv(engine: &impl Deps, caller: &Caller, text: &str) -> Engi
         };
         good.push((email, reason, note));
     }
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&caller.workspace_id))
+        .await?;
     let mut touched = Vec::new();
     for (email, reason, note) in &good {
         let (added, _) = suppress_in(

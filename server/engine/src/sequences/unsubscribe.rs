@@ -18,6 +18,7 @@ use sqlx::Row;
 use super::suppressions::{self, Reason};
 use super::Deps;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Scope;
 
 type HmacSha256 = Hmac<Sha256>;
 
@@ -194,7 +195,10 @@ pub async fn page(engine: &impl Deps, token: &str) -> EngineResult<Page> {
 /// address for the workspace and cancels its pending steps, at once and idempotently.
 pub async fn confirm(engine: &impl Deps, token: &str) -> EngineResult<Page> {
     let n = resolve(engine, token).await?;
-    let mut tx = engine.store().begin_write().await?;
+    let mut tx = engine
+        .store()
+        .begin_write_in(Scope::Workspace(&n.workspace_id))
+        .await?;
     let (added, cancelled) = suppressions::suppress_in(
         &mut tx,
         &n.workspace_id,

@@ -15,7 +15,10 @@ const EXCEPTIONS: &[(&str, &str)] = &[
     ("column crm_records.ord: only on postgres", INSERTION_ORDER),
     ("column kn_proposals.ord: only on postgres", INSERTION_ORDER),
     ("column receipts.ord: only on postgres", INSERTION_ORDER),
-    ("column work_sessions.ord: only on postgres", INSERTION_ORDER),
+    (
+        "column work_sessions.ord: only on postgres",
+        INSERTION_ORDER,
+    ),
     // Full text: SQLite keeps an FTS5 virtual table per searchable table, PostgreSQL a
     // generated tsvector column with a GIN index.
     ("table kn_topics_fts: only on sqlite", FULL_TEXT),
@@ -40,7 +43,10 @@ const EXCEPTIONS: &[(&str, &str)] = &[
     // SQLite's FTS5 index over awards is keyed by a virtual generated column (date order,
     // migration sqlite/0020) that pragma_table_info does not list; only its unique index
     // shows. PostgreSQL orders awards with a plain (date, id) index.
-    ("unique mk_awards(ord): only on sqlite", "FTS5 reads awards in date order by `ord`"),
+    (
+        "unique mk_awards(ord): only on sqlite",
+        "FTS5 reads awards in date order by `ord`",
+    ),
 ];
 
 const INSERTION_ORDER: &str = "insertion order: SQLite's rowid, PostgreSQL's identity column";
