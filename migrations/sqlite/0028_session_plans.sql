@@ -1,4 +1,4 @@
--- A request that asked for several things in one message (issue 21, CONTRACT §7.5):
+-- A request that asked for several things in one message (issue 21, CONTRACT §7.6):
 -- after Luna offers the card for one part, the rest waits here until the person
 -- resolves that card. Accepted: the next turn continues the plan on its own; declined
 -- or expired: the plan ends. One plan per session; `done` is the JSON list of the card

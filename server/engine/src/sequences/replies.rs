@@ -43,7 +43,7 @@ pub async fn mark_in_workspace(
     };
     let mut tx = engine
         .store()
-        .begin_write_in(Scope::Workspace(&workspace_id))
+        .begin_write_in(Scope::Workspace(workspace_id))
         .await?;
     let known: i64 = sqlx::query_scalar(
         "select count(*) from sequence_sends where sequence_id = $1 and email = $2",

@@ -107,7 +107,7 @@ pub struct TurnInput {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub research: Option<ResearchStep>,
     /// Set when this turn continues a chained request after its card was accepted:
-    /// the request and the parts already done (CONTRACT §7.5).
+    /// the request and the parts already done (CONTRACT §7.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub plan: Option<super::plan::PlanBrief>,
 }

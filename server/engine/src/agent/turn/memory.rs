@@ -1,4 +1,4 @@
-//! Session memory (CONTRACT §7.1, §7.4): the fact ledger accumulated over a session's
+//! Session memory (CONTRACT §7.4, §7.6): the fact ledger accumulated over a session's
 //! turns and the stage derived from the session's state.
 //!
 //! The ledger of a turn starts from the ledger the previous turn of the session ended

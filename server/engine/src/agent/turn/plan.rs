@@ -1,4 +1,4 @@
-//! Chained requests (CONTRACT §7.5): one message that asks for several things
+//! Chained requests (CONTRACT §7.6): one message that asks for several things
 //! («guárdalos, consígueme el correo de los 10 mejores y arma una secuencia de tres
 //! correos») leaves a pending plan in the session's memory when Luna offers the card
 //! for one part. When the person (or the auto policy) accepts that card, Luna continues

@@ -245,7 +245,7 @@ async fn start(
 }
 
 /// After a person resolved a card of the session: continues its chained request in
-/// the background if one waits on that card (CONTRACT §7.5). The server functions
+/// the background if one waits on that card (CONTRACT §7.6). The server functions
 /// that resolve cards call it; the resolution itself never waits for the next turn.
 pub fn continue_after(engine: &Engine, caller: &Caller, session_id: &str) {
     let (engine, caller, session_id) = (engine.clone(), caller.clone(), session_id.to_owned());
@@ -258,7 +258,7 @@ pub fn continue_after(engine: &Engine, caller: &Caller, session_id: &str) {
 }
 
 /// Continues the session's chained request once the card it waits on is resolved
-/// (CONTRACT §7.5): accepted, the next part runs as a new turn (its key is the card's,
+/// (CONTRACT §7.6): accepted, the next part runs as a new turn (its key is the card's,
 /// so two resolutions start it once); declined or expired, the plan ends with a short
 /// note in the chat. Called after every resolution and after every turn.
 pub fn resume(

@@ -1,4 +1,4 @@
-//! The director's side of a chained request (CONTRACT §7.5): a turn that continues a
+//! The director's side of a chained request (CONTRACT §7.6): a turn that continues a
 //! plan after its card was accepted does the next part of the original request —
 //! save the selection, reveal the contacts, draft the sequence — and never searches
 //! again. Which parts are done comes from the board (a saved list) and from the plan
