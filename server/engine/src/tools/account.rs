@@ -44,7 +44,7 @@ pub fn register(reg: &mut Registry) {
             ])
             .stage(Stage::SinCriterio, 120)
             .stage(Stage::Buscando, 120)
-            .stage(Stage::ConSeleccion, 130)
+            .stage(Stage::ConSeleccion, 140)
             .stage(Stage::ConListaGuardada, 140)
             .stage(Stage::ConBorrador, 160)
             .stage(Stage::DecisionPendiente, 110)

@@ -108,7 +108,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "why"])
             .stage(Stage::SinCriterio, 130)
             .stage(Stage::Buscando, 130)
-            .stage(Stage::ConSeleccion, 120)
+            .stage(Stage::ConSeleccion, 130)
             .stage(Stage::ConListaGuardada, 130)
             .stage(Stage::ConBorrador, 100)
             .stage(Stage::DecisionPendiente, 10)

@@ -90,7 +90,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "rfc", "supplier_ref", "state", "sector"])
             .stage(Stage::SinCriterio, 140)
             .stage(Stage::Buscando, 140)
-            .stage(Stage::ConSeleccion, 150)
+            .stage(Stage::ConSeleccion, 160)
             .cues(&["directorio"])
             .handler(company_search),
     );
@@ -114,7 +114,7 @@ pub fn register(reg: &mut Registry) {
             .idempotent(true)
             .budget(2_000)
             .citations(&["ref", "entity_id", "undo_token", "already_saved"])
-            .stage(Stage::ConSeleccion, 140)
+            .stage(Stage::ConSeleccion, 150)
             .stage(Stage::ConListaGuardada, 160)
             .cues(&["directorio"])
             .handler(company_save),

@@ -159,7 +159,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "freshness", "updated_at"])
             .stage(Stage::SinCriterio, 90)
             .stage(Stage::Buscando, 90)
-            .stage(Stage::ConSeleccion, 160)
+            .stage(Stage::ConSeleccion, 170)
             .stage(Stage::ConListaGuardada, 200)
             .stage(Stage::DecisionPendiente, 70)
             .handler(retrieve),

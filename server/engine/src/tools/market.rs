@@ -229,11 +229,12 @@ pub fn register(reg: &mut Registry) {
             )
             .cost(CostClass::Read)
             .budget(6_000)
-            .citations(&["ref", "awards", "amount_mxn", "suppliers"])
+            .citations(&["ref", "key", "awards", "amount_mxn", "suppliers"])
             .stage(Stage::SinCriterio, 60)
             .stage(Stage::Buscando, 60)
-            .stage(Stage::ConSeleccion, 180)
+            .stage(Stage::ConSeleccion, 120)
             .stage(Stage::DecisionPendiente, 120)
+            .cues(&["mas", "most", "ranking", "monto"])
             .handler(aggregate),
     );
     add(
@@ -255,7 +256,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "by_year", "amount", "date", "mark_kind"])
             .stage(Stage::SinCriterio, 110)
             .stage(Stage::Buscando, 110)
-            .stage(Stage::ConSeleccion, 170)
+            .stage(Stage::ConSeleccion, 180)
             .stage(Stage::DecisionPendiente, 100)
             .handler(history),
     );

@@ -87,7 +87,7 @@ pub fn register(reg: &mut Registry) {
             .budget(4_000)
             .surfaces(&[Surface::Luna, Surface::Ui])
             .citations(&["ref", "status", "summary"])
-            .stage(Stage::ConSeleccion, 190)
+            .stage(Stage::ConSeleccion, 200)
             .stage(Stage::ConListaGuardada, 220)
             .cues(&["investigacion", "avance", "progreso"])
             .handler(status),

@@ -4,6 +4,7 @@
 pub mod criteria;
 pub mod grammar;
 pub mod intent;
+pub mod kinds;
 pub mod lexicon;
 pub mod memory;
 pub mod places;

@@ -30,6 +30,7 @@ pub const PREFERRED_COLLECTION: &str = "Prospección";
 pub const DEFAULT_SELECTION: u32 = 20;
 
 mod chain;
+mod records;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalDirector;
@@ -39,6 +40,13 @@ fn final_(intent: TurnIntent, narracion: impl Into<String>) -> ModelStep {
         intent,
         narracion: narracion.into(),
     })
+}
+
+/// The current year and month (Mexico City), for «este año», «el año pasado».
+fn today() -> (i32, u32) {
+    use chrono::Datelike;
+    let now = chrono::Utc::now() - chrono::Duration::hours(6);
+    (now.year(), now.month())
 }
 
 fn call(name: &str, args: Value) -> ToolCall {
@@ -669,8 +677,13 @@ impl LocalDirector {
         let req = parse(&input.turn.message, &CatalogVocabulary);
         // A follow-up refines the session's request: the fields it does not name come
         // from the ledger.
-        let req =
-            super::memory::recall(&req, &input.turn.facts, &input.turn.message).unwrap_or(req);
+        let ask = super::kinds::read(&input.turn.message, today());
+        // A ranking or a question about records is its own request, never a refinement.
+        let req = if ask.rank.is_none() && ask.kind == super::kinds::RecordKind::Suppliers {
+            super::memory::recall(&req, &input.turn.facts, &input.turn.message).unwrap_or(req)
+        } else {
+            req
+        };
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
 
@@ -723,6 +736,24 @@ impl LocalDirector {
         }
         if req.research {
             return self.research(input);
+        }
+        // Rankings and Licitaciones/Adjudicaciones are answered with records; the board
+        // stays as it is.
+        let acts = req.note.is_some()
+            || req.compare
+            || req.save
+            || req.contacts_top.is_some()
+            || req.sequence_steps.is_some()
+            || req.stage_move.is_some()
+            || fold(&input.turn.message).split(' ').any(|w| {
+                ["correo", "contacto", "mail", "telefono"]
+                    .iter()
+                    .any(|k| w.starts_with(k))
+            });
+        if !acts {
+            if let Some(step) = self.records(input, &req, &ask) {
+                return step;
+            }
         }
         if !req.has_criterion() && !input.turn.board.selection.is_empty() {
             if req.risk_screen {
@@ -791,9 +822,10 @@ impl LocalDirector {
             );
         }
 
-        let args = market_args(&req);
+        let args = records::with_ask(market_args(&req), &ask);
         let wanted = req
             .quantity
+            .or(ask.top)
             .unwrap_or(DEFAULT_SELECTION)
             .min(crate::tools::board::MAX_SELECTION as u32) as usize;
         let counts = calls_of(t, "market_count");
@@ -802,7 +834,10 @@ impl LocalDirector {
         // Step 1: count exactly and search the first page together.
         if counts.is_empty() && searches.is_empty() {
             let mut step = Vec::new();
-            if let Some(count) = count_args(&req).filter(|_| visible("market_count")) {
+            if let Some(count) = count_args(&req)
+                .map(|c| records::with_ask(c, &ask))
+                .filter(|_| visible("market_count"))
+            {
                 step.push(call("market_count", count));
             }
             if (!req.asks_count || req.query.is_some()) && visible("market_search") {

@@ -104,3 +104,103 @@ async fn an_unclear_message_changes_nothing() {
         out.narration.text
     );
 }
+
+/// Rankings and Licitaciones/Adjudicaciones are answered with records over real turns:
+/// the right tool and filters, an anchored narration, and the board untouched.
+#[tokio::test]
+async fn rankings_and_records_answer_without_touching_the_board() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "t0",
+        "Busca 12 proveedores de limpieza en Jalisco",
+    )
+    .await
+    .unwrap();
+    let selection = || {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            engine
+                .sessions
+                .snapshot_at_latest(&caller, &session)
+                .await
+                .unwrap()
+                .view
+                .board
+                .selection
+        }
+    };
+    let before = selection().await;
+    let cases: [(&str, &str, serde_json::Value); 4] = [
+        (
+            "¿quién le vende más al IMSS?",
+            "market_aggregate",
+            serde_json::json!({"group_by": "supplier", "filters": {"buyer": "IMSS"}}),
+        ),
+        (
+            "¿qué licitaciones abiertas hay de limpieza?",
+            "market_search",
+            serde_json::json!({"kind": "opportunities", "filters": {"giro": "limpieza", "status": "active"}}),
+        ),
+        (
+            "adjudicaciones del IMSS de más de 10 millones",
+            "market_search",
+            serde_json::json!({"kind": "awards", "filters": {"buyer": "IMSS", "amount_min": 10_000_000.0}}),
+        ),
+        (
+            "en qué estados se adjudica más limpieza",
+            "market_aggregate",
+            serde_json::json!({"group_by": "state", "filters": {"giro": "limpieza"}}),
+        ),
+    ];
+    for (i, (message, tool, expected)) in cases.iter().enumerate() {
+        let out = run_turn(
+            &engine,
+            &director,
+            &caller,
+            &session,
+            &format!("r{i}"),
+            message,
+        )
+        .await
+        .unwrap();
+        let made = out
+            .transcript
+            .iter()
+            .find(|e| e.tool.name == *tool)
+            .unwrap_or_else(|| panic!("{message}: {:?}", out.transcript));
+        for (key, value) in expected.as_object().unwrap() {
+            match value {
+                serde_json::Value::Object(map) => {
+                    for (k, v) in map {
+                        assert_eq!(&made.tool.args[key][k], v, "{message}: {}", made.tool.args);
+                    }
+                }
+                v => assert_eq!(&made.tool.args[key], v, "{message}: {}", made.tool.args),
+            }
+        }
+        assert!(
+            !out.transcript
+                .iter()
+                .any(|e| e.tool.name == "selection_update"),
+            "{message}"
+        );
+        assert_eq!(
+            out.intent,
+            TurnIntent::Responder {},
+            "{message}: {}",
+            out.narration.text
+        );
+        assert!(!out.repaired, "{message}: {}", out.narration.text);
+        assert_eq!(selection().await, before, "{message} changed the selection");
+    }
+}

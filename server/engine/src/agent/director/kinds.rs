@@ -1,0 +1,407 @@
+//! Stage 4b of the director's interpreter: which kind of answer a request wants and the
+//! constraints on it, read from the folded message.
+//!
+//! - **Kind of record.** Licitaciones (tenders: «licitaciones», «convocatorias»,
+//!   «concursos», «oportunidades») and Adjudicaciones («adjudicaciones», «contratos»,
+//!   «le compró», «le adjudicó») are answered with those records, never with a
+//!   selection of companies; a message that names companies («proveedores que ganaron
+//!   licitaciones») stays a supplier search.
+//! - **Rankings.** «¿quién le vende más…?», «¿qué dependencias compran más…?», «¿en
+//!   qué estados se adjudica más…?», «año con año» group Adjudicaciones by supplier,
+//!   buyer, state or year (`market_aggregate`).
+//! - **Constraints.** Amounts («de más de 10 millones», «10 mdp para arriba», «entre 1
+//!   y 3 millones», «medio millón o menos»), time windows («en 2024», «desde 2023»,
+//!   «este año», «el año pasado», «este mes»), company size («medianas», «micro»),
+//!   open tenders («abiertas», «vigentes», «puedo entrar»), the procedure («licitación
+//!   pública», «adjudicación directa») and «top N» / «los N mejores».
+//!
+//! To add a word: put it in the list of its kind below; everything reads whole folded
+//! words or word stems, so forms and accents follow.
+
+use crate::base::catalog::text::fold;
+
+/// The kind of record a request asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum RecordKind {
+    #[default]
+    Suppliers,
+    Awards,
+    Opportunities,
+}
+
+impl RecordKind {
+    pub fn key(self) -> &'static str {
+        match self {
+            RecordKind::Suppliers => "suppliers",
+            RecordKind::Awards => "awards",
+            RecordKind::Opportunities => "opportunities",
+        }
+    }
+}
+
+/// What the message asks for beyond the giro, the place and the buyer.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct Ask {
+    pub kind: RecordKind,
+    /// A ranking of Adjudicaciones grouped by `supplier`, `buyer`, `state` or `year`.
+    pub rank: Option<&'static str>,
+    /// Tenders still open.
+    pub active: bool,
+    /// `open`, `limited` or `direct`.
+    pub procedure: Option<&'static str>,
+    pub amount_min: Option<f64>,
+    pub amount_max: Option<f64>,
+    /// `YYYY` or `YYYY-MM`, inclusive.
+    pub date_from: Option<String>,
+    pub date_to: Option<String>,
+    /// `micro`, `pequena`, `mediana` or `grande`.
+    pub size_band: Option<&'static str>,
+    /// «top 10», «los 5 mejores».
+    pub top: Option<u32>,
+}
+
+const COMPANY_NOUNS: &[&str] = &[
+    "proveedor",
+    "empresa",
+    "fabricante",
+    "distribuidor",
+    "compania",
+    "constructora",
+    "despacho",
+    "negocio",
+    "supplier",
+    "compan",
+];
+const TENDER_WORDS: &[&str] = &["licitacion", "convocatoria", "concurso", "oportunidad"];
+const AWARD_WORDS: &[&str] = &["adjudicacion", "contrato", "compro", "adjudico", "compras"];
+/// Verbs of selling, buying or winning, as whole words (not «adjudicaciones»).
+const SELL_VERBS: &[&str] = &[
+    "vende",
+    "venden",
+    "vendio",
+    "vendieron",
+    "vendido",
+    "vendan",
+    "compra",
+    "compran",
+    "compro",
+    "compraron",
+    "adjudica",
+    "adjudican",
+    "adjudico",
+    "gana",
+    "ganan",
+    "gano",
+    "ganaron",
+    "sell",
+    "sells",
+    "sold",
+    "buy",
+    "buys",
+    "wins",
+    "win",
+];
+const MORE_WORDS: &[&str] = &["mas", "most", "mayor", "mayores"];
+
+fn starts(words: &[&str], stems: &[&str]) -> bool {
+    words.iter().any(|w| stems.iter().any(|s| w.starts_with(s)))
+}
+
+fn has(words: &[&str], list: &[&str]) -> bool {
+    words.iter().any(|w| list.contains(w))
+}
+
+fn phrase(folded: &str, p: &str) -> bool {
+    format!(" {folded} ").contains(&format!(" {p} "))
+}
+
+/// Reads the message (`today`: the current year and month, for «este año»…).
+pub fn read(message: &str, today: (i32, u32)) -> Ask {
+    let folded = fold(message);
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    let names_companies = starts(&words, COMPANY_NOUNS);
+    let mut ask = Ask {
+        kind: if names_companies {
+            RecordKind::Suppliers
+        } else if starts(&words, TENDER_WORDS) {
+            RecordKind::Opportunities
+        } else if starts(&words, AWARD_WORDS) {
+            RecordKind::Awards
+        } else {
+            RecordKind::Suppliers
+        },
+        ..Ask::default()
+    };
+    ask.rank = rank(&folded, &words);
+    ask.active = ask.kind == RecordKind::Opportunities
+        && (starts(&words, &["abierta", "vigente", "activa", "particip"])
+            || phrase(&folded, "puedo entrar")
+            || phrase(&folded, "en curso")
+            || has(&words, &["ahorita", "open"]));
+    ask.procedure =
+        if phrase(&folded, "licitaciones publicas") || phrase(&folded, "licitacion publica") {
+            Some("open")
+        } else if starts(&words, &["invitacion"]) {
+            Some("limited")
+        } else if (phrase(&folded, "adjudicacion directa")
+            || phrase(&folded, "adjudicaciones directas"))
+            && !phrase(&folded, "no adjudicacion directa")
+            && !phrase(&folded, "no adjudicaciones directas")
+        {
+            Some("direct")
+        } else {
+            None
+        };
+    (ask.amount_min, ask.amount_max) = amounts(&words);
+    (ask.date_from, ask.date_to) = window(&folded, &words, today);
+    ask.size_band = size(&words);
+    ask.top = top(&words);
+    ask
+}
+
+fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
+    if phrase(folded, "ano con ano") || phrase(folded, "por ano") || phrase(folded, "cada ano") {
+        return Some("year");
+    }
+    let more = has(words, MORE_WORDS) || phrase(folded, "top proveedores");
+    if !more || !has(words, SELL_VERBS) {
+        return None;
+    }
+    if starts(words, &["dependencia", "comprador", "institucion", "buyer"]) {
+        Some("buyer")
+    } else if starts(words, &["estado", "entidad", "state"]) {
+        Some("state")
+    } else {
+        Some("supplier")
+    }
+}
+
+/// A number word: digits («10», «1.5», «1,5») or «medio» / «un» / «una».
+fn number(w: &str) -> Option<f64> {
+    match w {
+        "medio" => Some(0.5),
+        "un" | "una" => Some(1.0),
+        _ => w.replace(',', ".").parse::<f64>().ok(),
+    }
+}
+
+/// The multiplier a money word gives, if it is one.
+fn money(w: &str) -> Option<f64> {
+    if w.starts_with("millon") || w == "mdp" || w == "mdd" || w == "m" || w == "mill" {
+        Some(1_000_000.0)
+    } else if w == "mil" {
+        Some(1_000.0)
+    } else if w.starts_with("peso") {
+        Some(1.0)
+    } else {
+        None
+    }
+}
+
+/// Amount bounds: a number followed by a money word, bounded by the words around it.
+fn amounts(words: &[&str]) -> (Option<f64>, Option<f64>) {
+    let mut found: Vec<(usize, f64)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if let Some(n) = number(words[i]) {
+            // «10 millones», «10 mdp», «1 y 3 millones» (the multiplier of the second).
+            let next = words.get(i + 1).copied().unwrap_or("");
+            let mult = money(next).or_else(|| {
+                (next == "y" || next == "a")
+                    .then(|| {
+                        words
+                            .get(i + 2)
+                            .and_then(|w| number(w))
+                            .and(words.get(i + 3).and_then(|w| money(w)))
+                    })
+                    .flatten()
+            });
+            if let Some(m) = mult {
+                found.push((i, n * m));
+            }
+        }
+        i += 1;
+    }
+    let Some(&(at, first)) = found.first() else {
+        return (None, None);
+    };
+    let before = |k: usize| -> String { words[at.saturating_sub(k)..at].join(" ") };
+    let after: String = words[(at + 2).min(words.len())..(at + 5).min(words.len())].join(" ");
+    if let Some(&(_, second)) = found.get(1).filter(|_| before(1) == "entre") {
+        return (Some(first.min(second)), Some(first.max(second)));
+    }
+    let b = before(3);
+    let is_max = [
+        "menos de",
+        "hasta",
+        "maximo",
+        "menor a",
+        "menores a",
+        "menor de",
+        "no mas de",
+    ]
+    .iter()
+    .any(|p| b.ends_with(p))
+        || after.starts_with("o menos")
+        || after.starts_with("para abajo");
+    if is_max {
+        (None, Some(first))
+    } else {
+        (Some(first), None)
+    }
+}
+
+fn year(w: &str) -> Option<i32> {
+    w.parse::<i32>().ok().filter(|y| (2000..=2100).contains(y))
+}
+
+/// A time window: years named, «este año», «el año pasado», «este mes».
+fn window(folded: &str, words: &[&str], today: (i32, u32)) -> (Option<String>, Option<String>) {
+    let (y, m) = today;
+    if phrase(folded, "este ano") || phrase(folded, "en lo que va del ano") {
+        return (Some(y.to_string()), None);
+    }
+    if phrase(folded, "el ano pasado") || phrase(folded, "ano pasado") {
+        let last = (y - 1).to_string();
+        return (Some(last.clone()), Some(last));
+    }
+    if phrase(folded, "este mes") {
+        return (Some(format!("{y:04}-{m:02}")), None);
+    }
+    for (i, w) in words.iter().enumerate() {
+        let Some(found) = year(w) else { continue };
+        let prev = if i > 0 { words[i - 1] } else { "" };
+        let prev2 = if i > 1 { words[i - 2] } else { "" };
+        return match (prev2, prev) {
+            (_, "desde") | ("partir", "de") | (_, "since") => (Some(found.to_string()), None),
+            (_, "hasta") | (_, "antes") => (None, Some(found.to_string())),
+            _ => (Some(found.to_string()), Some(found.to_string())),
+        };
+    }
+    (None, None)
+}
+
+fn size(words: &[&str]) -> Option<&'static str> {
+    if starts(words, &["micro"]) {
+        Some("micro")
+    } else if starts(words, &["pequen", "chica", "chico", "small"]) {
+        Some("pequena")
+    } else if starts(words, &["median", "medium"]) {
+        Some("mediana")
+    } else if starts(words, &["grande", "large", "big"]) {
+        Some("grande")
+    } else {
+        None
+    }
+}
+
+fn top(words: &[&str]) -> Option<u32> {
+    let n = |w: &str| w.parse::<u32>().ok().filter(|n| (1..=50).contains(n));
+    for (i, w) in words.iter().enumerate() {
+        if *w == "top" {
+            if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
+                return Some(v);
+            }
+        }
+        if w.starts_with("mejor") && i > 0 {
+            if let Some(v) = n(words[i - 1]) {
+                return Some(v);
+            }
+        }
+    }
+    None
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const TODAY: (i32, u32) = (2026, 12);
+
+    #[test]
+    fn tenders_and_awards_are_their_own_kinds_unless_companies_are_named() {
+        let a = read("¿Qué licitaciones abiertas hay de limpieza?", TODAY);
+        assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true));
+        assert_eq!(
+            read("contratos de limpieza entre 1 y 3 millones", TODAY).kind,
+            RecordKind::Awards
+        );
+        assert_eq!(
+            read("proveedores que ganaron licitaciones en Jalisco", TODAY).kind,
+            RecordKind::Suppliers
+        );
+        let p = read(
+            "licitaciones públicas de TI, no adjudicaciones directas",
+            TODAY,
+        );
+        assert_eq!(
+            (p.kind, p.procedure),
+            (RecordKind::Opportunities, Some("open"))
+        );
+    }
+
+    #[test]
+    fn rankings_group_by_what_is_asked() {
+        assert_eq!(
+            read("¿quién le vende más al IMSS?", TODAY).rank,
+            Some("supplier")
+        );
+        assert_eq!(
+            read("qué dependencias compran más limpieza", TODAY).rank,
+            Some("buyer")
+        );
+        assert_eq!(
+            read("en qué estados se adjudica más seguridad", TODAY).rank,
+            Some("state")
+        );
+        assert_eq!(
+            read("cómo ha ido año con año lo de uniformes", TODAY).rank,
+            Some("year")
+        );
+        assert_eq!(read("proveedores de limpieza en Jalisco", TODAY).rank, None);
+        assert_eq!(
+            read("adjudicaciones del IMSS de más de 10 millones", TODAY).rank,
+            None
+        );
+    }
+
+    #[test]
+    fn amounts_windows_sizes_and_tops() {
+        let a = read("adjudicaciones del IMSS de más de 10 millones", TODAY);
+        assert_eq!((a.amount_min, a.amount_max), (Some(10_000_000.0), None));
+        let a = read("licitaciones de 10 mdp para arriba", TODAY);
+        assert_eq!(a.amount_min, Some(10_000_000.0));
+        let a = read("contratos entre 1 y 3 millones", TODAY);
+        assert_eq!(
+            (a.amount_min, a.amount_max),
+            (Some(1_000_000.0), Some(3_000_000.0))
+        );
+        let a = read("adjudicaciones de medio millón o menos", TODAY);
+        assert_eq!((a.amount_min, a.amount_max), (None, Some(500_000.0)));
+        assert_eq!(read("40 fabricantes de empaque", TODAY).amount_min, None);
+
+        let w = read("lo que compró PEMEX el año pasado", TODAY);
+        assert_eq!(
+            (w.date_from.as_deref(), w.date_to.as_deref()),
+            (Some("2025"), Some("2025"))
+        );
+        let w = read("adjudicaciones desde 2023", TODAY);
+        assert_eq!((w.date_from.as_deref(), w.date_to), (Some("2023"), None));
+        assert_eq!(read("en 2024", TODAY).date_to.as_deref(), Some("2024"));
+        assert_eq!(
+            read("este mes", TODAY).date_from.as_deref(),
+            Some("2026-12")
+        );
+
+        assert_eq!(
+            read("proveedores medianos de empaque", TODAY).size_band,
+            Some("mediana")
+        );
+        assert_eq!(
+            read("empresas chicas de limpieza", TODAY).size_band,
+            Some("pequena")
+        );
+        assert_eq!(read("top 10 constructoras", TODAY).top, Some(10));
+        assert_eq!(read("los 5 mejores proveedores", TODAY).top, Some(5));
+    }
+}
