@@ -84,15 +84,17 @@ test('a member runs the scene in auto mode and sees the counter move', async ({ 
   const counter = page.getByTestId('auto-counter');
   await expect(counter).toContainText('llevas 0 de 50 créditos');
 
+  // Earlier tests may have saved in this conversation: count this save's receipt only.
+  const saved = page.getByTestId('decision-result').filter({ hasText: 'Guardé' });
+  const savedBefore = await saved.count();
   await page
     .getByLabel('Mensaje para Luna')
     .fill('Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.');
   await page.getByRole('button', { name: 'Enviar' }).click();
   // Saving is level 1 and free: in auto it runs without a card and says so. (The
   // contacts follow at once, so the save's receipt need not be the last one.)
-  const saved = page.getByTestId('decision-result').filter({ hasText: 'Guardé' });
-  await expect(saved).toHaveCount(1, { timeout: 30_000 });
-  await expect(saved).toContainText('automático por la política que');
+  await expect(saved).toHaveCount(savedBefore + 1, { timeout: 30_000 });
+  await expect(saved.last()).toContainText('automático por la política que');
   await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('40 empresas');
 
   // The same message asked for the contacts: Luna goes on by herself, inside the budget.
