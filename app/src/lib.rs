@@ -17,6 +17,7 @@ pub mod pages;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;
+pub mod suppressions_api;
 pub mod tools_api;
 
 use leptos::prelude::*;

@@ -12,6 +12,7 @@ mod mode;
 mod research;
 mod sequences;
 mod split;
+pub mod suppressions;
 mod top_bar;
 
 pub use split::SplitView;

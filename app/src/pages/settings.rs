@@ -1,4 +1,5 @@
-//! The admin settings page: auto-mode policy, members and MCP API keys.
+//! The admin settings page: auto-mode policy, excluded email addresses, members and
+//! MCP API keys.
 //! Owners and admins only: anyone else gets a 403 page.
 
 use leptos::prelude::*;
@@ -9,6 +10,7 @@ use luna_protocol::evidence::date_from_ms;
 
 use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::kind_checks::KindChecks;
+use crate::components::suppressions::SuppressionsSection;
 use crate::components::{Forbidden, TopBar};
 
 #[component]
@@ -40,6 +42,7 @@ pub fn SettingsPage() -> impl IntoView {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
                             Ok(view) => view! {
                                 <AutoPolicySection />
+                                <SuppressionsSection />
                                 <section aria-labelledby="members-title" class="space-y-2">
                                     <h2 id="members-title" class="text-lg font-medium">"Miembros de " {view.workspace_name.clone()}</h2>
                                     <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">

@@ -1,0 +1,40 @@
+// Ajustes › «Correos excluidos» (issue 23): an admin excludes an address by hand,
+// imports a CSV with one bad row, and takes an address off the list again.
+import { expect, test } from '@playwright/test';
+import { ADMIN, hydrated, login } from './helpers';
+
+test('an admin excludes, imports and removes addresses in Ajustes', async ({ page }) => {
+  await login(page, ADMIN);
+  await page.goto('/ajustes');
+  await hydrated(page);
+  const section = page.getByTestId('suppressions');
+  await expect(section).toBeVisible();
+  const stamp = Date.now();
+  const manual = `excluido-${stamp}@ejemplo.mx`;
+
+  await section.getByTestId('suppression-email').fill(manual);
+  await section.getByTestId('suppression-note').fill('pidió no recibir correos por teléfono');
+  await section.getByTestId('suppression-add').click();
+  await expect(section.getByRole('status')).toContainText('Correo excluido');
+  const row = section.getByTestId('suppression-row').filter({ hasText: manual });
+  await expect(row).toContainText('un administrador lo excluyó');
+
+  await section
+    .getByTestId('suppression-csv')
+    .fill(`correo,motivo\nbaja-${stamp}@ejemplo.mx,baja\nesto-no-es-un-correo,manual\n`);
+  await section.getByTestId('suppression-import').click();
+  await expect(section.getByRole('status')).toContainText('Importados: 1');
+  await expect(section.getByRole('status')).toContainText('Línea 3: no es un correo válido');
+  await expect(section.getByTestId('suppression-row').filter({ hasText: `baja-${stamp}@ejemplo.mx` })).toContainText(
+    'se dio de baja',
+  );
+
+  await row.getByTestId('suppression-remove').click();
+  await expect(section.getByRole('status')).toContainText('puede volver a recibir correos');
+  await expect(section.getByTestId('suppression-row').filter({ hasText: manual })).toHaveCount(0);
+  // The list is the server's: a reload shows the same.
+  await page.reload();
+  await hydrated(page);
+  await expect(page.getByTestId('suppression-row').filter({ hasText: `baja-${stamp}@ejemplo.mx` })).toHaveCount(1);
+  await expect(page.getByTestId('suppression-row').filter({ hasText: manual })).toHaveCount(0);
+});
