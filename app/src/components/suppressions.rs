@@ -167,6 +167,7 @@ fn row(s: SuppressionView, remove: impl Fn(String) + Copy + 'static) -> impl Int
 }
 
 /// The sentence an import ends with.
+#[cfg_attr(not(feature = "hydrate"), allow(dead_code))] // imports run in the browser only
 fn import_summary(r: &ImportReport) -> String {
     let mut s = format!("Importados: {}. Ya estaban: {}.", r.added, r.already);
     if r.rejected_count > 0 {
