@@ -5,6 +5,7 @@ import { ADMIN, hydrated, login } from './helpers';
 
 test('an admin excludes, imports and removes addresses in Ajustes', async ({ page }) => {
   await login(page, ADMIN);
+  await expect(page).toHaveURL(/\/$/);
   await page.goto('/ajustes');
   await hydrated(page);
   const section = page.getByTestId('suppressions');
