@@ -31,3 +31,14 @@ pub fn Forbidden(message: String) -> impl IntoView {
         </div>
     }
 }
+
+/// What an action in a form came to: a status line, or an alert with the error.
+#[component]
+pub fn Outcome(status: ReadSignal<Option<Result<String, String>>>) -> impl IntoView {
+    move || {
+        status.get().map(|s| match s {
+            Ok(m) => view! { <p role="status" class="text-sm text-emerald-700 dark:text-emerald-300">{m}</p> }.into_any(),
+            Err(m) => view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{m}</p> }.into_any(),
+        })
+    }
+}

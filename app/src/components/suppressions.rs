@@ -7,6 +7,8 @@ use luna_protocol::evidence::date_from_ms;
 
 use crate::suppressions_api::{list_suppressions, ImportReport, SuppressionView};
 
+use super::Outcome;
+
 #[component]
 pub fn SuppressionsSection() -> impl IntoView {
     let (version, set_version) = signal(0u32);
@@ -118,10 +120,7 @@ pub fn SuppressionsSection() -> impl IntoView {
             </label>
             <button type="button" data-testid="suppression-import" on:click=import
                 class="rounded-lg border border-slate-300 px-4 py-2 text-sm hover:bg-slate-50 dark:border-slate-700 dark:hover:bg-slate-900">"Importar"</button>
-            {move || status.get().map(|s| match s {
-                Ok(m) => view! { <p role="status" class="text-sm text-emerald-700 dark:text-emerald-300">{m}</p> }.into_any(),
-                Err(m) => view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{m}</p> }.into_any(),
-            })}
+            <Outcome status=status />
             <Suspense fallback=|| view! { <p class="text-sm text-slate-500 dark:text-slate-400">"Cargando…"</p> }>
                 {move || Suspend::new(async move {
                     match list.await {

@@ -11,7 +11,7 @@ use luna_protocol::evidence::date_from_ms;
 use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::kind_checks::KindChecks;
 use crate::components::suppressions::SuppressionsSection;
-use crate::components::{Forbidden, TopBar};
+use crate::components::{Forbidden, Outcome, TopBar};
 
 #[component]
 pub fn SettingsPage() -> impl IntoView {
@@ -259,10 +259,7 @@ fn AutoPolicySection() -> impl IntoView {
             <button type="button" data-testid="policy-save"
                 class="rounded-lg bg-indigo-600 px-4 py-2 text-white hover:bg-indigo-700"
                 on:click=save>"Guardar política"</button>
-            {move || status.get().map(|s| match s {
-                Ok(m) => view! { <p role="status" class="text-sm text-emerald-700 dark:text-emerald-300">{m}</p> }.into_any(),
-                Err(m) => view! { <p role="alert" class="text-sm text-rose-700 dark:text-rose-300">{m}</p> }.into_any(),
-            })}
+            <Outcome status=status />
         </section>
     }
 }

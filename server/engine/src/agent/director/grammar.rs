@@ -176,6 +176,17 @@ impl Request {
             || !self.buyers.is_empty()
             || self.sold_to_government
     }
+
+    /// True when the message asks for an action on the board or the team's records:
+    /// save, contacts, a sequence, a note, a comparison, a stage move.
+    pub fn has_action(&self) -> bool {
+        self.save
+            || self.contacts_top.is_some()
+            || self.sequence_steps.is_some()
+            || self.note.is_some()
+            || self.compare
+            || self.stage_move.is_some()
+    }
 }
 
 const NUMBER_WORDS: &[(&str, u32)] = &[

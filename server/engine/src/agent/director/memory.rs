@@ -115,15 +115,10 @@ const OTHER_KINDS: &[&str] = &[
 /// True when the request carries an action of its own (save, contacts, a sequence, a
 /// note…) or asks for another kind of answer.
 fn asks_something_else(req: &Request, folded: &str) -> bool {
-    req.save
-        || req.contacts_top.is_some()
-        || req.sequence_steps.is_some()
-        || req.note.is_some()
+    req.has_action()
         || req.research
-        || req.compare
         || req.risk_screen
         || req.asks_usage
-        || req.stage_move.is_some()
         || req.connector.is_some()
         || req.send_now
         || folded

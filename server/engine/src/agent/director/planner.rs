@@ -739,12 +739,7 @@ impl LocalDirector {
         }
         // Rankings and Licitaciones/Adjudicaciones are answered with records; the board
         // stays as it is.
-        let acts = req.note.is_some()
-            || req.compare
-            || req.save
-            || req.contacts_top.is_some()
-            || req.sequence_steps.is_some()
-            || req.stage_move.is_some()
+        let acts = req.has_action()
             || fold(&input.turn.message).split(' ').any(|w| {
                 ["correo", "contacto", "mail", "telefono"]
                     .iter()

@@ -653,6 +653,18 @@ pub async fn run_turn_in(
             })
             .await?;
     }
+    // The plan is kept (or dropped) before the card shows, so a resolution never
+    // misses it.
+    plan::leave(
+        engine,
+        &caller.workspace_id,
+        session_id,
+        message,
+        &request,
+        prepared.as_ref().map(|p| (p.card.id.as_str(), p.card.kind)),
+        brief.as_ref().map(|b| (b, chain)),
+    )
+    .await?;
     if let Some(p) = prepared {
         // Recorded before the offer, so an auto resolution (written by `offer`)
         // follows it in the trajectory.
@@ -666,29 +678,7 @@ pub async fn run_turn_in(
                 contacts: p.contacts,
             })
             .await?;
-        // The plan is kept before the card shows, so a resolution never misses it.
-        plan::leave(
-            engine,
-            &caller.workspace_id,
-            session_id,
-            message,
-            &request,
-            Some((p.card.id.as_str(), p.card.kind)),
-            brief.as_ref().map(|b| (b, chain)),
-        )
-        .await?;
         decisions::offer(engine, caller, session_id, Some(turn_id), p).await?;
-    } else {
-        plan::leave(
-            engine,
-            &caller.workspace_id,
-            session_id,
-            message,
-            &request,
-            None,
-            None,
-        )
-        .await?;
     }
     super::service::close_turn(
         engine,
