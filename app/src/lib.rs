@@ -14,6 +14,7 @@ pub mod decisions_api;
 pub mod error;
 pub mod knowledge_api;
 pub mod pages;
+pub mod profile_api;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;

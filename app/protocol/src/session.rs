@@ -167,3 +167,22 @@ pub struct ModeRequest {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub classes: Option<Vec<crate::decision::DecisionKind>>,
 }
+
+/// The workspace's commercial profile, set by an owner/admin in Ajustes (CONTRACT §7.1):
+/// what the team sells and to whom. Luna reads it every turn; its fields are `perfil`
+/// facts of the ledger, so Luna never asks what the profile already says.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, FromJson)]
+pub struct CommercialProfile {
+    /// What the team sells («empaque corrugado y etiquetas»).
+    pub oferta: String,
+    /// The giros of the companies it sells to.
+    pub giros: Vec<String>,
+    /// Its territory: state names as the catalogue writes them.
+    pub estados: Vec<String>,
+    /// The government buyers it targets (IMSS, CFE…).
+    pub compradores: Vec<String>,
+    /// A typical deal, in pesos.
+    pub ticket_mxn: Option<u64>,
+    /// Whom not to look for.
+    pub exclusiones: String,
+}

@@ -9,6 +9,7 @@ mod kanban;
 pub mod kind_checks;
 pub mod live;
 mod mode;
+pub mod profile;
 mod research;
 mod sequences;
 mod split;

@@ -1,5 +1,5 @@
-//! The admin settings page: auto-mode policy, excluded email addresses, members and
-//! MCP API keys.
+//! The admin settings page: commercial profile, auto-mode policy, excluded email
+//! addresses, members and MCP API keys.
 //! Owners and admins only: anyone else gets a 403 page.
 
 use leptos::prelude::*;
@@ -10,6 +10,7 @@ use luna_protocol::evidence::date_from_ms;
 
 use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::kind_checks::KindChecks;
+use crate::components::profile::ProfileSection;
 use crate::components::suppressions::SuppressionsSection;
 use crate::components::{Forbidden, Outcome, TopBar};
 
@@ -41,6 +42,7 @@ pub fn SettingsPage() -> impl IntoView {
                         match data.await {
                             Err(e) => view! { <Forbidden message=e.message() /> }.into_any(),
                             Ok(view) => view! {
+                                <ProfileSection />
                                 <AutoPolicySection />
                                 <SuppressionsSection />
                                 <section aria-labelledby="members-title" class="space-y-2">

@@ -6,6 +6,7 @@ pub mod demo;
 #[cfg(test)]
 mod key_tests;
 mod keys;
+pub mod profile;
 pub mod throttle;
 
 pub use keys::{expiry_end_of_day, ApiKeyGrant, ApiKeySummary, KeySpec, NewApiKey};

@@ -157,6 +157,7 @@ fn input(
             message: run.brief.clone(),
             thread: Vec::new(),
             facts: said_in(&request, 1),
+            profile: None,
             board: BoardBrief::default(),
             stage: Stage::Buscando,
             steering,

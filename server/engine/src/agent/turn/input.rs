@@ -96,6 +96,10 @@ pub struct TurnInput {
     /// last `THREAD_LEN`), oldest first; the current message is not in it.
     pub thread: Vec<ThreadMessage>,
     pub facts: FactLedger,
+    /// The workspace's commercial profile (CONTRACT §7.1), when an admin set one; its
+    /// offer, territory, buyers and giro are also `perfil` facts of `facts`.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub profile: Option<luna_protocol::session::CommercialProfile>,
     pub board: BoardBrief,
     pub stage: Stage,
     /// Steering messages received while this turn ran (in a research step: the

@@ -11,7 +11,7 @@
 //! not depend on the local director's grammar.
 
 use luna_protocol::board::{Board, SequenceStatus};
-use luna_protocol::session::Stage;
+use luna_protocol::session::{CommercialProfile, Stage};
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
@@ -133,6 +133,37 @@ pub fn infer_from_calls(ledger: &mut FactLedger, transcript: &[Exchange], turn: 
     }
 }
 
+/// Lays the profile under the ledger: every `perfil` fact is taken from the current
+/// profile (an admin's change shows at the next turn), and a field the person said or
+/// a turn inferred keeps its value. The offer, the territory (state names joined with
+/// ", ", as the ledger writes several states), the targeted buyers and — when the
+/// profile names exactly one — the giro.
+pub fn apply_profile(ledger: &mut FactLedger, p: &CommercialProfile) {
+    let stale: Vec<FactField> = ledger
+        .fields
+        .iter()
+        .filter(|(_, s)| matches!(s, FactStatus::Perfil { .. }))
+        .map(|(f, _)| *f)
+        .collect();
+    for field in stale {
+        ledger.fields.remove(&field);
+    }
+    let giro = match p.giros.as_slice() {
+        [one] => one.clone(),
+        _ => String::new(),
+    };
+    for (field, valor) in [
+        (FactField::Oferta, p.oferta.clone()),
+        (FactField::Estado, p.estados.join(", ")),
+        (FactField::Comprador, p.compradores.join(", ")),
+        (FactField::Giro, giro),
+    ] {
+        if !valor.is_empty() && ledger.is_missing(field) {
+            ledger.set(field, FactStatus::Perfil { valor });
+        }
+    }
+}
+
 /// The ledger the session's latest turn ended with (empty for a first turn).
 pub async fn previous_ledger(pool: &AnyPool, session_id: &str) -> EngineResult<FactLedger> {
     let row = sqlx::query(
@@ -158,6 +189,58 @@ mod tests {
 
     fn ledger(message: &str, turn: u32) -> FactLedger {
         said_in(&parse(message, &CatalogVocabulary), turn)
+    }
+
+    #[test]
+    fn the_profile_fills_only_what_nobody_said_and_follows_its_changes() {
+        let p = CommercialProfile {
+            oferta: "Empaque corrugado y etiquetas".into(),
+            giros: vec!["alimentos".into()],
+            estados: vec!["Jalisco".into(), "Estado de México".into()],
+            compradores: vec!["IMSS".into()],
+            ticket_mxn: Some(250_000),
+            exclusiones: String::new(),
+        };
+        let mut ledger = FactLedger::default();
+        ledger.set(
+            FactField::Estado,
+            FactStatus::Dicho {
+                valor: "Nuevo León".into(),
+                turno: 1,
+            },
+        );
+        apply_profile(&mut ledger, &p);
+        assert_eq!(
+            ledger.status(FactField::Estado),
+            &FactStatus::Dicho {
+                valor: "Nuevo León".into(),
+                turno: 1
+            },
+            "what the person said wins"
+        );
+        assert_eq!(
+            ledger.status(FactField::Oferta),
+            &FactStatus::Perfil {
+                valor: "Empaque corrugado y etiquetas".into()
+            }
+        );
+        assert_eq!(
+            ledger.status(FactField::Comprador),
+            &FactStatus::Perfil {
+                valor: "IMSS".into()
+            }
+        );
+        assert_eq!(
+            ledger.status(FactField::Giro),
+            &FactStatus::Perfil {
+                valor: "alimentos".into()
+            }
+        );
+        // An admin empties the profile: its facts leave the ledger at the next turn.
+        apply_profile(&mut ledger, &CommercialProfile::default());
+        assert!(ledger.is_missing(FactField::Oferta));
+        assert!(ledger.is_missing(FactField::Giro));
+        assert!(!ledger.is_missing(FactField::Estado));
     }
 
     #[test]

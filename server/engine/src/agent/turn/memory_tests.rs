@@ -224,3 +224,78 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
         .selection;
     assert_eq!(before, after);
 }
+
+/// The workspace's commercial profile frames every turn: the model receives it, its
+/// territory is a `perfil` fact, so a question about the state is refused, and what
+/// the person says in the message wins over the profile.
+#[tokio::test]
+async fn the_commercial_profile_is_known_and_never_asked() {
+    let (engine, member, session) = setup().await;
+    let admin = crate::accounts::Caller {
+        role: Role::Admin,
+        ..member.clone()
+    };
+    let profile = luna_protocol::session::CommercialProfile {
+        oferta: "Empaque corrugado".into(),
+        estados: vec!["Jalisco".into()],
+        ..Default::default()
+    };
+    // A member may not change it; an admin may.
+    assert!(
+        crate::accounts::profile::set(&engine.store, &member, &profile)
+            .await
+            .is_err()
+    );
+    crate::accounts::profile::set(&engine.store, &admin, &profile)
+        .await
+        .unwrap();
+
+    let model = ScriptedModel::new([ask_state(), ask_state()]);
+    let out = run_turn(
+        &engine,
+        &model,
+        &member,
+        &session,
+        "t1",
+        "busco fabricantes de empaque",
+    )
+    .await
+    .unwrap();
+    assert!(
+        out.repaired && out.intent == TurnIntent::Responder {},
+        "the territory is in the profile: {:?}",
+        out.intent
+    );
+    assert_eq!(
+        out.trajectory.facts.status(FactField::Estado),
+        &FactStatus::Perfil {
+            valor: "Jalisco".into()
+        }
+    );
+    let seen = model.seen();
+    let given = seen[0]
+        .turn
+        .profile
+        .as_ref()
+        .expect("the model gets the profile");
+    assert_eq!(given.oferta, "Empaque corrugado");
+
+    // Said in the message, the state is the person's, not the profile's.
+    let out = run_turn(
+        &engine,
+        &ScriptedModel::new([answer("Va.")]),
+        &member,
+        &session,
+        "t2",
+        "ahora en Nuevo León",
+    )
+    .await
+    .unwrap();
+    assert_eq!(
+        out.trajectory.facts.status(FactField::Estado),
+        &FactStatus::Dicho {
+            valor: "Nuevo León".into(),
+            turno: 2
+        }
+    );
+}

@@ -259,6 +259,8 @@ pub async fn run_turn_in(
         Some(_) => previous,
         None => memory::merge(&previous, &memory::said_in(&request, turn_number)),
     };
+    let profile = crate::accounts::profile::get(&engine.store, caller).await?;
+    memory::apply_profile(&mut ledger, &profile);
     let (brief, chain) = match plan {
         Some((brief, chain)) => (Some(brief), chain),
         None => (None, 0),
@@ -299,6 +301,7 @@ pub async fn run_turn_in(
             message: message.to_owned(),
             thread,
             facts: ledger.clone(),
+            profile: (!crate::accounts::profile::is_empty(&profile)).then_some(profile),
             board: BoardBrief::from_board(&view.board),
             stage,
             steering: Vec::new(),

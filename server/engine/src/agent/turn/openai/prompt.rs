@@ -181,6 +181,7 @@ mod tests {
                 message: "investiga empaque en Jalisco".into(),
                 thread: Vec::new(),
                 facts: Default::default(),
+                profile: None,
                 board: BoardBrief::default(),
                 stage: luna_protocol::session::Stage::Buscando,
                 steering: Vec::new(),
