@@ -21,6 +21,10 @@ pub mod template;
 mod tests;
 pub mod transport;
 pub mod unsubscribe;
+pub mod window;
+#[cfg(test)]
+mod window_tests;
+pub mod zones;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -61,6 +65,8 @@ pub struct Sequences {
     /// The server's public base URL (`LUNA_PUBLIC_URL`, else the bind address): the
     /// unsubscribe links of every message start with it.
     pub public_url: String,
+    /// The sending window of a workspace that has not set one (`window`).
+    pub default_window: window::Window,
     /// The per-install key that signs unsubscribe links (`unsubscribe::key`).
     pub(crate) unsubscribe_key: Arc<tokio::sync::OnceCell<Vec<u8>>>,
 }
@@ -72,6 +78,7 @@ impl std::fmt::Debug for Sequences {
             .field("mailer", &self.mailer)
             .field("rate_per_minute", &self.rate_per_minute)
             .field("public_url", &self.public_url)
+            .field("default_window", &self.default_window)
             .finish_non_exhaustive()
     }
 }
@@ -82,6 +89,7 @@ impl Sequences {
             mailer,
             rate_per_minute: 30,
             public_url: "http://127.0.0.1:3000".into(),
+            default_window: window::Window::business(),
             unsubscribe_key: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
@@ -326,8 +334,12 @@ pub async fn recipients(engine: &impl Deps, s: &Sequence) -> EngineResult<Vec<Re
     // Which entity (RFC or directory id) each revealed contact's company is.
     let mut by_entity: BTreeMap<String, Vec<&rows::RevealedContact>> = BTreeMap::new();
     let mut award_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut zone_of: BTreeMap<String, chrono_tz::Tz> = BTreeMap::new();
     for c in &contacts {
         if let Some(co) = crate::crm::directory::get(engine.crm().store(), &c.company_ref).await? {
+            if let Some(tz) = zones::of_place(co.state.as_deref(), co.city.as_deref()) {
+                zone_of.insert(c.company_ref.clone(), tz);
+            }
             by_entity.entry(co.entity_id()).or_default().push(c);
         }
         if !award_of.contains_key(&c.company_ref) {
@@ -371,10 +383,17 @@ pub async fn recipients(engine: &impl Deps, s: &Sequence) -> EngineResult<Vec<Re
                 vars.insert("adjudicacion".into(), a.clone());
             }
             vars.insert("remitente".into(), sender_name.clone());
+            // The company's state in the directory, else the record's «estado».
+            let time_zone = zone_of
+                .get(&c.company_ref)
+                .copied()
+                .or_else(|| zones::of_place(vars.get("estado").map(String::as_str), None))
+                .map(|tz| tz.name().to_owned());
             out.push(Recipient {
                 email,
                 record_id: r.id.clone(),
                 vars,
+                time_zone,
             });
         }
     }
@@ -584,12 +603,20 @@ pub async fn authorize(
         }
     }
     let mut scheduled = 0;
+    let w = window::load(
+        &mut tx,
+        &caller.workspace_id,
+        engine.sequences().default_window,
+    )
+    .await?;
     for &i in &chosen {
         let step = &s.steps[i];
         let fp = template::fingerprint(&s.sender, i, step, &audience);
         rows::insert_authorization(&mut tx, &s.id, s.version, i, &fp, &caller.user_id).await?;
-        let due = now + i64::from(step.delay_days) * DAY_MS;
+        let day = now + i64::from(step.delay_days) * DAY_MS;
         for r in audience.iter().filter(|r| !skipped.contains(&r.email)) {
+            // Inside the sending window in the recipient's zone (`dispatch` checks again).
+            let due = w.send_time(day, recipient_zone(r, &w));
             if rows::insert_send(
                 &mut tx,
                 &new_id("snd"),
@@ -649,15 +676,49 @@ pub async fn suppress(
 
 /// The board card of a sequence, with per-recipient progress once authorized.
 pub async fn card(engine: &impl Deps, s: &Sequence) -> EngineResult<SequenceCard> {
+    card_at(engine, s, now_ms()).await
+}
+
+/// The zone a recipient's steps are timed in: theirs, else the workspace's.
+fn recipient_zone(r: &Recipient, w: &window::Window) -> chrono_tz::Tz {
+    r.time_zone
+        .as_deref()
+        .and_then(zones::parse)
+        .unwrap_or(w.time_zone)
+}
+
+/// [`card`] as of `now`: when each recipient's next step goes out is the soonest
+/// pending attempt (not before `now`) moved into the sending window in their zone.
+pub async fn card_at(engine: &impl Deps, s: &Sequence, now: i64) -> EngineResult<SequenceCard> {
     let mut conn = engine.store().pool().acquire().await?;
+    let w = window::load(
+        &mut conn,
+        &s.workspace_id,
+        engine.sequences().default_window,
+    )
+    .await?;
+    let next: BTreeMap<String, (i64, Option<String>)> = rows::next_sends(&mut conn, &s.id)
+        .await?
+        .into_iter()
+        .map(|(email, at, tz)| (email, (at, tz)))
+        .collect();
     let progress: Vec<RecipientProgress> = rows::progress(&mut conn, &s.id)
         .await?
         .into_iter()
-        .map(|(email, sent, pending, stopped)| RecipientProgress {
-            email,
-            sent: sent.max(0) as u32,
-            pending: pending.max(0) as u32,
-            stopped,
+        .map(|(email, sent, pending, stopped)| {
+            let when = next.get(&email).map(|(at, tz)| {
+                let tz = tz.as_deref().and_then(zones::parse).unwrap_or(w.time_zone);
+                let at = w.send_time((*at).max(now), tz);
+                (at, zones::local_words(at, tz))
+            });
+            RecipientProgress {
+                email,
+                sent: sent.max(0) as u32,
+                pending: pending.max(0) as u32,
+                stopped,
+                next_send_at: when.as_ref().map(|(at, _)| *at),
+                next_send: when.map(|(_, words)| words),
+            }
         })
         .collect();
     drop(conn);
