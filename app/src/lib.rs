@@ -14,6 +14,7 @@ pub mod decisions_api;
 pub mod error;
 pub mod knowledge_api;
 pub mod pages;
+pub mod send_window_api;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;

@@ -10,6 +10,7 @@ pub mod kind_checks;
 pub mod live;
 mod mode;
 mod research;
+pub mod send_window;
 mod sequences;
 mod split;
 pub mod suppressions;
