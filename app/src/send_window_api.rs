@@ -84,3 +84,23 @@ pub async fn set_send_window(window: SendWindowView) -> Result<(), AppError> {
     .map_err(fail)?;
     window::set(&engine()?, &caller, &w).await.map_err(fail)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use luna_protocol::json::conformance::check;
+    use serde_json::json;
+
+    /// Ajustes reads the window and the zones in the browser with `FromJson`: it must
+    /// read what serde reads.
+    #[test]
+    fn the_window_reads_in_the_browser_as_serde_reads_it() {
+        check::<SendWindowView>(&json!({
+            "days": [1, 2, 3, 4, 5], "start_hour": 9, "end_hour": 18, "daily_cap": 200,
+            "time_zone": "America/Mexico_City"
+        }));
+        check::<Vec<ZoneChoice>>(&json!([
+            {"id": "America/Cancun", "label": "Zona Sureste (Quintana Roo)"}
+        ]));
+    }
+}
