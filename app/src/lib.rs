@@ -15,6 +15,7 @@ pub mod error;
 pub mod knowledge_api;
 pub mod pages;
 pub mod profile_api;
+pub mod send_window_api;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;

@@ -64,8 +64,9 @@ async function onlyFirstStepAuthorized(page: Page, before: string[]) {
   const rows = page.getByTestId('sequence-progress');
   await expect(rows).toHaveCount(10);
   for (const text of await rows.allInnerTexts()) {
-    // Each recipient has exactly one send (the first step), pending or already sent.
-    expect(text).toMatch(/ · (1 enviados · 0 pendientes|0 enviados · 1 pendientes)$/);
+    // Each recipient has exactly one send (the first step), pending (with when it goes
+    // out, in the recipient's local time) or already sent.
+    expect(text).toMatch(/ · (1 enviados · 0 pendientes|0 enviados · 1 pendientes · próximo envío: .+)$/);
   }
   if (!process.env.LUNA_E2E_DATA_DIR) return;
   // The dispatcher sends the first step now (day 0): one message per recipient, no more.

@@ -189,4 +189,12 @@ pub struct RecipientProgress {
     /// rebotó», «respondió»), when they were cancelled.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub stopped: Option<String>,
+    /// When the recipient's next step goes out (Unix ms), inside the workspace's
+    /// sending window in the recipient's time zone.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_send_at: Option<i64>,
+    /// The same instant in the recipient's local time, in words (es-MX):
+    /// «lun 7 dic, 09:00 (hora del Pacífico)».
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub next_send: Option<String>,
 }

@@ -11,6 +11,7 @@ pub mod live;
 mod mode;
 pub mod profile;
 mod research;
+pub mod send_window;
 mod sequences;
 mod split;
 pub mod suppressions;

@@ -1,5 +1,5 @@
-//! The admin settings page: commercial profile, auto-mode policy, excluded email
-//! addresses, members and MCP API keys.
+//! The admin settings page: commercial profile, auto-mode policy, the sending window,
+//! excluded email addresses, members and MCP API keys.
 //! Owners and admins only: anyone else gets a 403 page.
 
 use leptos::prelude::*;
@@ -11,6 +11,7 @@ use luna_protocol::evidence::date_from_ms;
 use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
 use crate::components::kind_checks::KindChecks;
 use crate::components::profile::ProfileSection;
+use crate::components::send_window::SendWindowSection;
 use crate::components::suppressions::SuppressionsSection;
 use crate::components::{Forbidden, Outcome, TopBar};
 
@@ -44,6 +45,7 @@ pub fn SettingsPage() -> impl IntoView {
                             Ok(view) => view! {
                                 <ProfileSection />
                                 <AutoPolicySection />
+                                <SendWindowSection />
                                 <SuppressionsSection />
                                 <section aria-labelledby="members-title" class="space-y-2">
                                     <h2 id="members-title" class="text-lg font-medium">"Miembros de " {view.workspace_name.clone()}</h2>

@@ -36,6 +36,9 @@ pub async fn seed_all(engine: &crate::Engine) -> EngineResult<Seeded> {
     let lock = engine.store.startup_lock().await?;
     let seeded = async {
         let logins = seed_if_empty(&engine.accounts).await?;
+        if logins {
+            open_demo_windows(&engine.store).await?;
+        }
         let market = engine.market.ensure_demo().await?;
         crate::crm::demo::seed(&engine.store).await?;
         seed_knowledge(&engine.accounts, &engine.knowledge).await?;
@@ -44,6 +47,23 @@ pub async fn seed_all(engine: &crate::Engine) -> EngineResult<Seeded> {
     .await;
     lock.release().await?;
     seeded
+}
+
+/// The demo workspaces send at any hour (`Window::always`), so the demo's sequence
+/// goes out whenever someone tries it; an admin sees and changes it in Ajustes.
+async fn open_demo_windows(store: &crate::Store) -> EngineResult<()> {
+    use crate::sequences::window::{self, Window};
+    let mut conn = store.pool().acquire().await?;
+    for (name, _) in DEMO_WORKSPACES {
+        let ids: Vec<String> = sqlx::query_scalar("select id from workspaces where name = $1")
+            .bind(*name)
+            .fetch_all(&mut *conn)
+            .await?;
+        for id in ids {
+            window::store(&mut conn, &id, &Window::always(), None).await?;
+        }
+    }
+    Ok(())
 }
 
 /// Seeds the demo accounts when the database has no users. Returns true if it seeded.
@@ -140,6 +160,14 @@ mod tests {
             .await
             .unwrap();
         assert!(one > 0 && one == again);
+        // The demo workspaces send at any hour (the demo scene sends at once).
+        let open: i64 = sqlx::query_scalar(
+            "select count(*) from workspace_send_window where days = 127 and start_hour = 0 and end_hour = 24",
+        )
+        .fetch_one(a.store.pool())
+        .await
+        .unwrap();
+        assert_eq!(open, DEMO_WORKSPACES.len() as i64);
     }
 
     #[tokio::test]

@@ -8,8 +8,13 @@ use crate::base::error::EngineResult;
 use crate::base::store::Store;
 use crate::Engine;
 
+/// A fresh engine on a temporary database. Its sequences send at any hour
+/// (`Window::always`), so tests pass whenever they run;
+/// the sending-window tests set a workspace's window themselves.
 pub async fn engine() -> EngineResult<Engine> {
-    Ok(Engine::from_store(Store::open_temp().await?))
+    let mut engine = Engine::from_store(Store::open_temp().await?);
+    engine.sequences.default_window = crate::sequences::window::Window::always();
+    Ok(engine)
 }
 
 /// Creates a workspace with one member and returns that member as a caller.

@@ -14,10 +14,13 @@
 
 use std::time::Duration;
 
-use super::Deps;
+use std::collections::HashMap;
+
+use super::window::{self, Window};
+use super::{zones, Deps};
 use crate::base::clock::now_ms;
 use crate::base::error::EngineResult;
-use crate::base::store::Scope;
+use crate::base::store::{Conn, Scope};
 
 use super::model::Status;
 use super::rows::{self, SendRow};
@@ -45,6 +48,9 @@ pub struct Report {
     pub blocked: usize,
     pub rate_limited: usize,
     pub lost_race: usize,
+    /// Moved to the sending window's next opening (outside the window in the
+    /// recipient's zone, or over the mailbox's daily cap).
+    pub deferred: usize,
 }
 
 fn backoff_ms(attempts: i64) -> i64 {
@@ -59,10 +65,47 @@ pub async fn run_once(engine: &impl Deps, worker: &str, now: i64) -> EngineResul
         let mut conn = engine.store().pool().acquire().await?;
         rows::due(&mut conn, now, BATCH).await?
     };
+    let mut windows: HashMap<String, Window> = HashMap::new();
+    let mut mailboxes: HashMap<String, String> = HashMap::new();
     for send in due {
-        // Rate first: a send over the limit stays pending for the next pass.
         {
             let mut conn = engine.store().pool().acquire().await?;
+            // The window, in the recipient's zone: outside it, wait for its opening.
+            let w = match windows.get(&send.workspace_id) {
+                Some(w) => *w,
+                None => {
+                    let w = window::load(
+                        &mut conn,
+                        &send.workspace_id,
+                        engine.sequences().default_window,
+                    )
+                    .await?;
+                    windows.insert(send.workspace_id.clone(), w);
+                    w
+                }
+            };
+            let tz = send
+                .time_zone
+                .as_deref()
+                .and_then(zones::parse)
+                .unwrap_or(w.time_zone);
+            let wait_until = if !w.allows(now, tz) {
+                Some(w.send_time(now, tz))
+            } else if sent_today(&mut conn, &mut mailboxes, &send, &w, now).await?
+                >= i64::from(w.daily_cap)
+            {
+                // Over the mailbox's cap for the day: the next sending day's opening.
+                Some(w.next_day_opening(now, tz))
+            } else {
+                None
+            };
+            if let Some(at) = wait_until {
+                rows::defer(&mut conn, &send.id, at).await?;
+                report.deferred += 1;
+                touched.insert((send.workspace_id.clone(), send.sequence_id.clone()));
+                continue;
+            }
+            // Rate next: a send over the limit stays pending for the next pass.
             let recent = rows::sent_since(&mut conn, &send.workspace_id, now - 60_000).await?;
             if recent >= engine.sequences().rate_per_minute {
                 report.rate_limited += 1;
@@ -73,7 +116,7 @@ pub async fn run_once(engine: &impl Deps, worker: &str, now: i64) -> EngineResul
                 continue;
             }
         }
-        deliver(engine, &send, &mut report).await?;
+        deliver(engine, &send, now, &mut report).await?;
         touched.insert((send.workspace_id.clone(), send.sequence_id.clone()));
     }
     // Per-recipient progress on the board of each sequence that moved.
@@ -91,6 +134,36 @@ pub async fn run_once(engine: &impl Deps, worker: &str, now: i64) -> EngineResul
     Ok(report)
 }
 
+/// Steps the mailbox of `send`'s sequence sent since the start of the workspace
+/// zone's day (every sequence of the workspace with that sender address counts).
+async fn sent_today(
+    conn: &mut Conn,
+    mailboxes: &mut HashMap<String, String>,
+    send: &SendRow,
+    w: &Window,
+    now: i64,
+) -> EngineResult<i64> {
+    let mailbox = match mailboxes.get(&send.sequence_id) {
+        Some(m) => m.clone(),
+        None => {
+            let m = rows::find(conn, &send.workspace_id, &send.sequence_id)
+                .await?
+                .map(|s| window::mailbox(&s.sender))
+                .unwrap_or_default();
+            mailboxes.insert(send.sequence_id.clone(), m.clone());
+            m
+        }
+    };
+    Ok(
+        rows::sent_by_sender_since(conn, &send.workspace_id, w.day_start(now))
+            .await?
+            .into_iter()
+            .filter(|(sender, _)| window::mailbox(sender) == mailbox)
+            .map(|(_, n)| n)
+            .sum(),
+    )
+}
+
 async fn settle(
     engine: &impl Deps,
     id: &str,
@@ -98,13 +171,19 @@ async fn settle(
     message_id: Option<&str>,
     error: Option<&str>,
     next: Option<i64>,
+    now: i64,
 ) -> EngineResult<()> {
     let mut conn = engine.store().pool().acquire().await?;
-    rows::settle(&mut conn, id, status, message_id, error, next).await
+    rows::settle(&mut conn, id, status, message_id, error, next, now).await
 }
 
 /// Sends one claimed row, after every check.
-async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> EngineResult<()> {
+async fn deliver(
+    engine: &impl Deps,
+    send: &SendRow,
+    now: i64,
+    report: &mut Report,
+) -> EngineResult<()> {
     let (sequence, authorized, audience, suppressed, replied) = {
         let mut conn = engine.store().pool().acquire().await?;
         let s = rows::find(&mut conn, &send.workspace_id, &send.sequence_id).await?;
@@ -124,6 +203,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some("la secuencia cambió después de autorizarla"),
             None,
+            now,
         )
         .await;
     };
@@ -137,6 +217,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some("paso sin autorización"),
             None,
+            now,
         )
         .await;
     };
@@ -150,6 +231,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some("el contenido no coincide con lo autorizado"),
             None,
+            now,
         )
         .await;
     }
@@ -162,6 +244,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some(sup.reason.label()),
             None,
+            now,
         )
         .await;
     }
@@ -174,6 +257,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some(super::replies::REPLIED),
             None,
+            now,
         )
         .await;
     }
@@ -186,6 +270,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
             None,
             Some("fuera de la audiencia autorizada"),
             None,
+            now,
         )
         .await;
     };
@@ -203,12 +288,12 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
     match engine.sequences().mailer.send(&msg).await {
         Ok(message_id) => {
             report.sent += 1;
-            settle(engine, &send.id, "sent", Some(&message_id), None, None).await?;
+            settle(engine, &send.id, "sent", Some(&message_id), None, None, now).await?;
         }
         Err(SendError::Transient(e)) if send.attempts + 1 < MAX_ATTEMPTS => {
             report.retried += 1;
-            let next = now_ms() + backoff_ms(send.attempts);
-            settle(engine, &send.id, "pending", None, Some(&e), Some(next)).await?;
+            let next = now + backoff_ms(send.attempts);
+            settle(engine, &send.id, "pending", None, Some(&e), Some(next), now).await?;
         }
         Err(SendError::Bounced(answer)) => {
             report.bounced += 1;
@@ -223,6 +308,7 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
                 None,
                 Some(&format!("rebotó: {answer}")),
                 None,
+                now,
             )
             .await?;
             suppressions::suppress_in(
@@ -242,11 +328,20 @@ async fn deliver(engine: &impl Deps, send: &SendRow, report: &mut Report) -> Eng
         Err(SendError::Transient(e)) => {
             report.failed += 1;
             let why = format!("sin entregar tras {MAX_ATTEMPTS} intentos: {e}");
-            settle(engine, &send.id, "failed", None, Some(&why), None).await?;
+            settle(engine, &send.id, "failed", None, Some(&why), None, now).await?;
         }
         Err(e) => {
             report.failed += 1;
-            settle(engine, &send.id, "failed", None, Some(&e.to_string()), None).await?;
+            settle(
+                engine,
+                &send.id,
+                "failed",
+                None,
+                Some(&e.to_string()),
+                None,
+                now,
+            )
+            .await?;
         }
     }
     Ok(())
@@ -268,6 +363,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                     Some(&format!("<{id}@luna.local>")),
                     None,
                     None,
+                    now,
                 )
                 .await?
             }
@@ -279,6 +375,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                     None,
                     Some("reintento tras una interrupción"),
                     Some(now),
+                    now,
                 )
                 .await?
             }
@@ -290,6 +387,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                     None,
                     Some("interrumpido durante el envío; no se reintenta"),
                     None,
+                    now,
                 )
                 .await?
             }

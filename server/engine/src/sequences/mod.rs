@@ -7,8 +7,10 @@
 //! sequence. Any later edit bumps the version: old authorizations stop matching and
 //! pending sends of the old version are blocked; the card must be issued again.
 //! The dispatcher (`dispatch`) sends due steps after re-checking the fingerprint and
-//! the suppressions. Luna has no send tool.
+//! the suppressions, inside the workspace's sending window in the recipient's time zone
+//! (`window`, `zones`). Luna has no send tool.
 
+mod board;
 #[cfg(test)]
 mod delivery_tests;
 pub mod dispatch;
@@ -21,14 +23,15 @@ pub mod template;
 mod tests;
 pub mod transport;
 pub mod unsubscribe;
+pub mod window;
+#[cfg(test)]
+mod window_tests;
+pub mod zones;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
-use luna_protocol::board::{Board, RecipientProgress, SequenceCard, SequenceStatus};
 use luna_protocol::error::ErrorCode;
-use luna_protocol::event::{BoardPatched, SessionEvent};
-use luna_protocol::patch::PatchOp;
 
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
@@ -36,6 +39,7 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::base::store::Scope;
 
+pub use board::{card, card_at, publish_board};
 pub use model::{Audience, Recipient, Sequence, Status, Step};
 pub use transport::{Mailer, Outbox, Smtp};
 
@@ -51,8 +55,8 @@ pub trait Deps: Send + Sync {
     fn sequences(&self) -> &Sequences;
 }
 
-/// The sequences service: where messages go, how fast, and where unsubscribe links
-/// point.
+/// The sequences service: where messages go, how fast, when by default, and where
+/// unsubscribe links point.
 #[derive(Clone)]
 pub struct Sequences {
     pub mailer: Arc<dyn Mailer>,
@@ -61,6 +65,8 @@ pub struct Sequences {
     /// The server's public base URL (`LUNA_PUBLIC_URL`, else the bind address): the
     /// unsubscribe links of every message start with it.
     pub public_url: String,
+    /// The sending window of a workspace that has not set one (`window`).
+    pub default_window: window::Window,
     /// The per-install key that signs unsubscribe links (`unsubscribe::key`).
     pub(crate) unsubscribe_key: Arc<tokio::sync::OnceCell<Vec<u8>>>,
 }
@@ -72,6 +78,7 @@ impl std::fmt::Debug for Sequences {
             .field("mailer", &self.mailer)
             .field("rate_per_minute", &self.rate_per_minute)
             .field("public_url", &self.public_url)
+            .field("default_window", &self.default_window)
             .finish_non_exhaustive()
     }
 }
@@ -82,6 +89,7 @@ impl Sequences {
             mailer,
             rate_per_minute: 30,
             public_url: "http://127.0.0.1:3000".into(),
+            default_window: window::Window::business(),
             unsubscribe_key: Arc::new(tokio::sync::OnceCell::new()),
         }
     }
@@ -326,8 +334,12 @@ pub async fn recipients(engine: &impl Deps, s: &Sequence) -> EngineResult<Vec<Re
     // Which entity (RFC or directory id) each revealed contact's company is.
     let mut by_entity: BTreeMap<String, Vec<&rows::RevealedContact>> = BTreeMap::new();
     let mut award_of: BTreeMap<String, String> = BTreeMap::new();
+    let mut zone_of: BTreeMap<String, chrono_tz::Tz> = BTreeMap::new();
     for c in &contacts {
         if let Some(co) = crate::crm::directory::get(engine.crm().store(), &c.company_ref).await? {
+            if let Some(tz) = zones::of_place(co.state.as_deref(), co.city.as_deref()) {
+                zone_of.insert(c.company_ref.clone(), tz);
+            }
             by_entity.entry(co.entity_id()).or_default().push(c);
         }
         if !award_of.contains_key(&c.company_ref) {
@@ -371,10 +383,17 @@ pub async fn recipients(engine: &impl Deps, s: &Sequence) -> EngineResult<Vec<Re
                 vars.insert("adjudicacion".into(), a.clone());
             }
             vars.insert("remitente".into(), sender_name.clone());
+            // The company's state in the directory, else the record's «estado».
+            let time_zone = zone_of
+                .get(&c.company_ref)
+                .copied()
+                .or_else(|| zones::of_place(vars.get("estado").map(String::as_str), None))
+                .map(|tz| tz.name().to_owned());
             out.push(Recipient {
                 email,
                 record_id: r.id.clone(),
                 vars,
+                time_zone,
             });
         }
     }
@@ -584,12 +603,20 @@ pub async fn authorize(
         }
     }
     let mut scheduled = 0;
+    let w = window::load(
+        &mut tx,
+        &caller.workspace_id,
+        engine.sequences().default_window,
+    )
+    .await?;
     for &i in &chosen {
         let step = &s.steps[i];
         let fp = template::fingerprint(&s.sender, i, step, &audience);
         rows::insert_authorization(&mut tx, &s.id, s.version, i, &fp, &caller.user_id).await?;
-        let due = now + i64::from(step.delay_days) * DAY_MS;
+        let day = now + i64::from(step.delay_days) * DAY_MS;
         for r in audience.iter().filter(|r| !skipped.contains(&r.email)) {
+            // Inside the sending window in the recipient's zone (`dispatch` checks again).
+            let due = w.send_time(day, recipient_zone(r, &w));
             if rows::insert_send(
                 &mut tx,
                 &new_id("snd"),
@@ -647,58 +674,10 @@ pub async fn suppress(
     Ok(())
 }
 
-/// The board card of a sequence, with per-recipient progress once authorized.
-pub async fn card(engine: &impl Deps, s: &Sequence) -> EngineResult<SequenceCard> {
-    let mut conn = engine.store().pool().acquire().await?;
-    let progress: Vec<RecipientProgress> = rows::progress(&mut conn, &s.id)
-        .await?
-        .into_iter()
-        .map(|(email, sent, pending, stopped)| RecipientProgress {
-            email,
-            sent: sent.max(0) as u32,
-            pending: pending.max(0) as u32,
-            stopped,
-        })
-        .collect();
-    drop(conn);
-    let recipients = match s.status {
-        Status::Borrador => recipients(engine, s).await?.len(),
-        _ => progress.len(),
-    };
-    Ok(SequenceCard {
-        sequence_id: s.id.clone(),
-        name: s.name.clone(),
-        steps: s.steps.len() as u32,
-        recipients: recipients as u32,
-        status: match s.status {
-            Status::Borrador => SequenceStatus::Borrador,
-            Status::Activa => SequenceStatus::Activa,
-            Status::Terminada => SequenceStatus::Autorizada,
-        },
-        progress,
-    })
-}
-
-/// Replaces the sequence's card on the board of the session it was drafted in.
-pub async fn publish_board(engine: &impl Deps, s: &Sequence) -> EngineResult<()> {
-    let Some(session_id) = &s.session_id else {
-        return Ok(());
-    };
-    let view = engine.sessions().view_of(session_id).await?;
-    let card = card(engine, s).await?;
-    let mut cards = view.board.sequences.clone();
-    match cards.iter_mut().find(|c| c.sequence_id == s.id) {
-        Some(c) if *c == card => return Ok(()),
-        Some(c) => *c = card,
-        None => cards.push(card),
-    }
-    let ev = SessionEvent::BoardPatched(BoardPatched {
-        turn_id: None,
-        patch: vec![PatchOp::add(
-            Board::SEQUENCES,
-            serde_json::to_value(&cards).map_err(|e| EngineError::Internal(e.to_string()))?,
-        )],
-    });
-    engine.sessions().append_one(session_id, ev).await?;
-    Ok(())
+/// The zone a recipient's steps are timed in: theirs, else the workspace's.
+fn recipient_zone(r: &Recipient, w: &window::Window) -> chrono_tz::Tz {
+    r.time_zone
+        .as_deref()
+        .and_then(zones::parse)
+        .unwrap_or(w.time_zone)
 }

@@ -94,4 +94,7 @@ pub struct Recipient {
     pub email: String,
     pub record_id: String,
     pub vars: BTreeMap<String, String>,
+    /// The IANA zone of the recipient's company (`zones`); `None`: the workspace's.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub time_zone: Option<String>,
 }

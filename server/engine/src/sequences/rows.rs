@@ -206,13 +206,15 @@ pub async fn insert_audience(
     r: &Recipient,
 ) -> EngineResult<()> {
     sqlx::query(
-        "insert into sequence_audience (sequence_id, version, email, record_id, vars) values ($1, $2, $3, $4, $5)",
+        "insert into sequence_audience (sequence_id, version, email, record_id, vars, time_zone)
+         values ($1, $2, $3, $4, $5, $6)",
     )
     .bind(sequence_id)
     .bind(version)
     .bind(&r.email)
     .bind(&r.record_id)
     .bind(json(&r.vars)?)
+    .bind(&r.time_zone)
     .execute(conn)
     .await?;
     Ok(())
@@ -224,7 +226,8 @@ pub async fn audience(
     version: i64,
 ) -> EngineResult<Vec<Recipient>> {
     let rows = sqlx::query(
-        "select email, record_id, vars from sequence_audience where sequence_id = $1 and version = $2 order by email",
+        "select email, record_id, vars, time_zone from sequence_audience
+          where sequence_id = $1 and version = $2 order by email",
     )
     .bind(sequence_id)
     .bind(version)
@@ -237,6 +240,7 @@ pub async fn audience(
                 email: r.try_get("email")?,
                 record_id: r.try_get("record_id")?,
                 vars: serde_json::from_str(&vars).map_err(EngineError::internal)?,
+                time_zone: r.try_get("time_zone")?,
             })
         })
         .collect()
@@ -288,13 +292,20 @@ pub struct SendRow {
     pub step: i64,
     pub email: String,
     pub attempts: i64,
+    /// The recipient's zone as authorized (`None`: the workspace's).
+    pub time_zone: Option<String>,
 }
 
-/// Sends due at `now`, oldest first.
+/// Sends due at `now`, oldest first, with the recipient's zone.
 pub async fn due(conn: &mut Conn, now: i64, limit: i64) -> EngineResult<Vec<SendRow>> {
     let rows = sqlx::query(
-        "select id, workspace_id, sequence_id, version, step, email, attempts from sequence_sends
-          where status = 'pending' and next_attempt_at <= $1 order by next_attempt_at, id limit $2",
+        "select s.id, s.workspace_id, s.sequence_id, s.version, s.step, s.email, s.attempts,
+                a.time_zone
+           from sequence_sends s
+           left join sequence_audience a
+             on a.sequence_id = s.sequence_id and a.version = s.version and a.email = s.email
+          where s.status = 'pending' and s.next_attempt_at <= $1
+          order by s.next_attempt_at, s.id limit $2",
     )
     .bind(now)
     .bind(limit)
@@ -310,6 +321,7 @@ pub async fn due(conn: &mut Conn, now: i64, limit: i64) -> EngineResult<Vec<Send
                 step: r.try_get("step")?,
                 email: r.try_get("email")?,
                 attempts: r.try_get("attempts")?,
+                time_zone: r.try_get("time_zone")?,
             })
         })
         .collect()
@@ -330,7 +342,7 @@ pub async fn claim(conn: &mut Conn, id: &str, worker: &str, now: i64) -> EngineR
 }
 
 /// Where a claimed send ends: sent, failed, suppressed, cancelled, blocked, or back to
-/// pending.
+/// pending. `now` is the dispatcher's clock (a sent step counts towards that day's cap).
 pub async fn settle(
     conn: &mut Conn,
     id: &str,
@@ -338,8 +350,8 @@ pub async fn settle(
     message_id: Option<&str>,
     error: Option<&str>,
     next_attempt_at: Option<i64>,
+    now: i64,
 ) -> EngineResult<()> {
-    let now = now_ms();
     sqlx::query(
         "update sequence_sends set status = $1, message_id = coalesce($2, message_id), error = $3,
                 sent_at = case when $4 = 'sent' then $5 else sent_at end,
@@ -377,6 +389,69 @@ pub async fn sent_since(conn: &mut Conn, workspace_id: &str, since: i64) -> Engi
     .bind(since)
     .fetch_one(conn)
     .await?)
+}
+
+/// Moves a pending send to `at` (the sending window's next opening).
+pub async fn defer(conn: &mut Conn, id: &str, at: i64) -> EngineResult<()> {
+    sqlx::query(
+        "update sequence_sends set next_attempt_at = $1 where id = $2 and status = 'pending'",
+    )
+    .bind(at)
+    .bind(id)
+    .execute(conn)
+    .await?;
+    Ok(())
+}
+
+/// Steps a workspace sent (or is sending) since `since`, per sequence sender: the
+/// daily cap adds them up per mailbox.
+pub async fn sent_by_sender_since(
+    conn: &mut Conn,
+    workspace_id: &str,
+    since: i64,
+) -> EngineResult<Vec<(String, i64)>> {
+    let rows = sqlx::query(
+        "select q.sender, count(*) as n from sequence_sends s join sequences q on q.id = s.sequence_id
+          where s.workspace_id = $1
+            and ((s.status = 'sent' and s.sent_at >= $2)
+                 or (s.status in ('sending', 'unknown') and s.claimed_at >= $3))
+          group by q.sender",
+    )
+    .bind(workspace_id)
+    .bind(since)
+    .bind(since)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| Ok((r.try_get("sender")?, r.try_get("n")?)))
+        .collect()
+}
+
+/// Per recipient with steps waiting: (email, the soonest attempt, their zone).
+pub async fn next_sends(
+    conn: &mut Conn,
+    sequence_id: &str,
+) -> EngineResult<Vec<(String, i64, Option<String>)>> {
+    let rows = sqlx::query(
+        "select s.email, min(s.next_attempt_at) as next_at, max(a.time_zone) as time_zone
+           from sequence_sends s
+           left join sequence_audience a
+             on a.sequence_id = s.sequence_id and a.version = s.version and a.email = s.email
+          where s.sequence_id = $1 and s.status = 'pending'
+          group by s.email",
+    )
+    .bind(sequence_id)
+    .fetch_all(conn)
+    .await?;
+    rows.iter()
+        .map(|r| {
+            Ok((
+                r.try_get("email")?,
+                r.try_get("next_at")?,
+                r.try_get("time_zone")?,
+            ))
+        })
+        .collect()
 }
 
 /// Per-recipient progress: (email, steps sent, steps pending, why the rest stopped).

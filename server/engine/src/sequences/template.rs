@@ -112,6 +112,7 @@ mod tests {
             email: email.into(),
             record_id: "rec_1".into(),
             vars,
+            time_zone: None,
         }
     }
 

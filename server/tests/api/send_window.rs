@@ -1,0 +1,114 @@
+//! Ajustes › «Horario de envío» over HTTP: admins save the sending window, members are
+//! refused, and bad input comes back as a typed error in Spanish.
+
+use crate::helpers;
+
+use axum::body::Body;
+use axum::http::{header, Request, StatusCode};
+use luna_engine::demo::DEMO_PASSWORD;
+use tower::ServiceExt;
+
+fn form(path: &str, body: &str, cookie: Option<&str>) -> Request<Body> {
+    let mut req =
+        Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    req.body(Body::from(body.to_owned())).unwrap()
+}
+
+async fn login(app: &axum::Router, email: &str) -> String {
+    let body = format!(
+        "email={}&password={DEMO_PASSWORD}",
+        email.replace('@', "%40")
+    );
+    let res = app
+        .clone()
+        .oneshot(form("/api/login", &body, None))
+        .await
+        .unwrap();
+    res.headers()
+        .get_all(header::SET_COOKIE)
+        .iter()
+        .filter_map(|v| v.to_str().ok())
+        .find(|v| v.starts_with("luna_session="))
+        .and_then(|v| v.split(';').next())
+        .unwrap()
+        .to_owned()
+}
+
+async fn post(app: &axum::Router, path: &str, body: &str, cookie: &str) -> (StatusCode, String) {
+    let res = app
+        .clone()
+        .oneshot(form(path, body, Some(cookie)))
+        .await
+        .unwrap();
+    let status = res.status();
+    let body = axum::body::to_bytes(res.into_body(), 1 << 20)
+        .await
+        .unwrap();
+    (status, String::from_utf8_lossy(&body).into_owned())
+}
+
+fn window(days: &[u8], start: u32, end: u32, cap: u32, zone: &str) -> String {
+    let mut parts: Vec<String> = days
+        .iter()
+        .enumerate()
+        .map(|(i, d)| format!("window[days][{i}]={d}"))
+        .collect();
+    parts.push(format!("window[start_hour]={start}"));
+    parts.push(format!("window[end_hour]={end}"));
+    parts.push(format!("window[daily_cap]={cap}"));
+    parts.push(format!("window[time_zone]={}", zone.replace('/', "%2F")));
+    parts.join("&")
+}
+
+#[tokio::test]
+async fn admins_save_the_sending_window_and_bad_input_is_a_typed_spanish_error() {
+    let (app, _) = helpers::router().await;
+    let member = login(&app, "ventas@demo.luna.mx").await;
+    let admin = login(&app, "admin@demo.luna.mx").await;
+    let good = window(&[1, 2, 3, 4, 5, 6], 8, 17, 120, "America/Tijuana");
+
+    let (status, _) = post(&app, "/api/set_send_window", &good, &member).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    for (bad, says) in [
+        (
+            window(&[1], 18, 9, 120, "America/Tijuana"),
+            "La hora de inicio debe ser antes que la de fin.",
+        ),
+        (
+            window(&[], 9, 18, 120, "America/Tijuana"),
+            "Elige al menos un día de envío.",
+        ),
+        (
+            window(&[1], 9, 18, 0, "America/Tijuana"),
+            "El tope diario por buzón va de 1 a 5000 correos.",
+        ),
+    ] {
+        let (status, text) = post(&app, "/api/set_send_window", &bad, &admin).await;
+        assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+        assert!(
+            text.contains("INVALID_ARGUMENT") && text.contains(says),
+            "{text}"
+        );
+    }
+
+    let (status, text) = post(&app, "/api/set_send_window", &good, &admin).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    // Any member reads it back.
+    let (status, text) = post(&app, "/api/send_window", "", &member).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let w: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(w["days"], serde_json::json!([1, 2, 3, 4, 5, 6]));
+    assert_eq!(
+        (&w["start_hour"], &w["end_hour"], &w["daily_cap"]),
+        (
+            &serde_json::json!(8),
+            &serde_json::json!(17),
+            &serde_json::json!(120)
+        )
+    );
+    assert_eq!(w["time_zone"], "America/Tijuana");
+}
