@@ -259,7 +259,7 @@ fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> S
         "  ya estaban: {} · completados: {} · omitidos: {}",
         r.unchanged,
         r.updated,
-        r.skipped.len()
+        r.skipped_total
     );
     for s in &r.skipped {
         let _ = writeln!(out, "    omitido {}: {}", s.item, s.reason);

@@ -894,3 +894,54 @@ async fn text_and_state_intersect_inside_the_index_with_the_same_rows() {
     assert!(found("Nuevo León").await.iter().any(|r| r.ends_with(&id)));
     assert!(!found("Jalisco").await.iter().any(|r| r.ends_with(&id)));
 }
+
+/// Awards of the market tables as `(supplier_id, amount, date, buyer)`, sorted.
+async fn award_rows(store: &Store) -> Vec<(String, Option<f64>, Option<String>, String)> {
+    sqlx::query("select supplier_id, amount, date, buyer from mk_awards order by supplier_id")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect()
+}
+
+#[tokio::test]
+async fn federal_contracts_without_awards_become_adjudicaciones_with_supplier_and_amount() {
+    let store = Store::open_temp().await.unwrap();
+    let r = ocds::import_ocds(&store, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    assert_eq!(r.inserted.awards, 4, "{r:?}");
+    assert_eq!(r.inserted.suppliers, 4, "{r:?}");
+    let rows = award_rows(&store).await;
+    let by = |id: &str| rows.iter().find(|a| a.0 == id).cloned().unwrap();
+    // The contract's own supplier; the amount with tax wins over the base value.
+    let a = by("SLM1503129G0");
+    assert_eq!(a.1, Some(116_000.0));
+    assert_eq!(a.2.as_deref(), Some("2024-03-20"));
+    assert_eq!(a.3, "Unidad de Abasto Regional Norte (ficticia)");
+    // An individual's hashed RFC: kept without RFC under its hash; only `value`.
+    let h = by("rfc-hash:7f3c9a1be4d2086f5a1c3e9b7d20f4a6");
+    assert_eq!(h.1, Some(48_500.5));
+    // No suppliers in the contract: the party with role supplier; the amount from the
+    // budget breakdown; the date from the contract period.
+    let t = by("TLO180725P57");
+    assert_eq!(t.1, Some(300_000.0));
+    assert_eq!(t.2.as_deref(), Some("2024-05-02"));
+    // A record with only releases.
+    assert_eq!(by("CIN0911203K2").1, Some(1_200_000.0));
+    // Suppliers carry their state and award totals.
+    let (state, count, total): (Option<i64>, i64, f64) = sqlx::query_as(
+        "select state_code, awards_count, awards_total from mk_suppliers where id = 'SLM1503129G0'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!((state, count, total), (Some(14), 1, 116_000.0));
+    let again = ocds::import_ocds(&store, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    assert_eq!(again.inserted.total(), 0, "{again:?}");
+    assert_eq!(award_rows(&store).await.len(), 4);
+}
