@@ -257,9 +257,7 @@ fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> S
     let _ = writeln!(
         out,
         "  ya estaban: {} · completados: {} · omitidos: {}",
-        r.unchanged,
-        r.updated,
-        r.skipped_total
+        r.unchanged, r.updated, r.skipped_total
     );
     for s in &r.skipped {
         let _ = writeln!(out, "    omitido {}: {}", s.item, s.reason);

@@ -945,3 +945,60 @@ async fn federal_contracts_without_awards_become_adjudicaciones_with_supplier_an
     assert_eq!(again.inserted.total(), 0, "{again:?}");
     assert_eq!(award_rows(&store).await.len(), 4);
 }
+
+/// The APF fixture as other shapes: bare compiled releases as JSON Lines, record
+/// packages one per line, and the package gzipped.
+fn apf_variants() -> Vec<(&'static str, Vec<u8>)> {
+    use std::io::Write;
+    let bytes = fixture("ocds/apf/record-package-apf.json");
+    let pkg: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let records = pkg["records"].as_array().unwrap();
+    let mut release_lines = String::new();
+    let mut package_lines = String::new();
+    for rec in records {
+        let release = rec
+            .get("compiledRelease")
+            .cloned()
+            .unwrap_or_else(|| rec["releases"][0].clone());
+        release_lines.push_str(&serde_json::to_string(&release).unwrap());
+        release_lines.push('\n');
+        let mut one = pkg.clone();
+        one["records"] = json!([rec]);
+        package_lines.push_str(&serde_json::to_string(&one).unwrap());
+        package_lines.push_str("\r\n");
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    let mut gz_lines = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz_lines.write_all(release_lines.as_bytes()).unwrap();
+    vec![
+        ("releases.jsonl", release_lines.into_bytes()),
+        ("packages.jsonl", package_lines.into_bytes()),
+        ("package.json.gz", gz.finish().unwrap()),
+        ("releases.jsonl.gz", gz_lines.finish().unwrap()),
+    ]
+}
+
+#[tokio::test]
+async fn json_lines_and_gzip_of_every_shape_import_the_same_adjudicaciones() {
+    let plain = Store::open_temp().await.unwrap();
+    ocds::import_ocds(&plain, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    let expected = award_rows(&plain).await;
+    assert_eq!(expected.len(), 4);
+    let dir = std::env::temp_dir().join(format!("luna-ocds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in apf_variants() {
+        let store = Store::open_temp().await.unwrap();
+        // Through a file, as the CLI reads it.
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let r = ocds::import_ocds_from(&store, ocds::Input::File(path), ocds::Options::default())
+            .await
+            .unwrap();
+        assert_eq!(r.inserted.awards, 4, "{name}: {r:?}");
+        assert_eq!(award_rows(&store).await, expected, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}

@@ -1,125 +1,346 @@
-//! OCDS 1.1 importer: release packages (`releases[]`), record packages (`records[]`
-//! with `compiledRelease`, else the last embedded release) and bare releases.
+//! OCDS 1.1 importer, streaming: release packages (`releases[]`), record packages
+//! (`records[]` with `compiledRelease`, else the last embedded release), bare releases
+//! and records, and JSON Lines of any of these, plain or gzip, from a file, standard
+//! input or bytes in memory.
 //!
-//! Real-world tolerance: Spanish role names ("Comprador", "Proveedor o contratista",
-//! "Participante", "Entidad que realiza la contratación"), party ids like
+//! A blocking thread parses the input incrementally ([`read`]) and hands releases
+//! through a bounded channel to the async writer, which commits them in batches, each
+//! in one transaction together with the run's resume point ([`runs`]): memory stays
+//! bounded whatever the file size, a killed import resumes after its last batch, and
+//! a finished input is not imported twice. A newer release of the same process (by
+//! `date`) updates the figures and keeps the old ones in `mk_history`; an older one
+//! only fills what is empty ([`release`]).
+//!
+//! Real-world tolerance ([`fields`], [`release`]): Spanish role names, party ids like
 //! `RFC-XXX…`, numeric identifiers, suppliers identified by a state registry
-//! (`PROV-GOB-JAL`) instead of an RFC, hashed RFCs (32 hex chars), missing awards
-//! (the tender still becomes a Licitación; contracts stand for the awards, as in the
-//! federal administration's compiled releases), unsuccessful awards (skipped with
-//! reason), amounts only in contracts or in the planning budget (breakdowns), and a
-//! `procurementMethodDetails` that contradicts `procurementMethod` (the Spanish
-//! detail wins). Idempotent: awards keyed by ocid + award id + supplier.
+//! (`PROV-GOB-JAL`) or by a hashed RFC (32 hex chars), missing awards (the tender
+//! still becomes a Licitación; contracts stand for the awards, as in the federal
+//! administration's compiled releases), unsuccessful awards (skipped with reason),
+//! amounts only in contracts or in the planning budget, and a
+//! `procurementMethodDetails` that contradicts `procurementMethod` (the Spanish detail
+//! wins). Awards are keyed by source + ocid + award id + supplier.
 
 mod fields;
+mod read;
 mod release;
+mod runs;
 
 use std::collections::HashSet;
+use std::io::Read;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use sha2::{Digest, Sha256};
+use tokio::sync::mpsc;
 
 use super::{log_import, ImportReport};
 use crate::base::catalog::text::fold;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Store;
-use fields::s;
+use luna_protocol::error::ErrorCode;
+use read::{Item, ReadError};
 use release::{refresh_suppliers, write_release, Ctx};
 
-/// Extracts releases from any OCDS shape; records without usable releases are skipped.
-fn releases_of(doc: &Value, report: &mut ImportReport) -> Vec<Value> {
-    let mut out = Vec::new();
-    match doc {
-        Value::Array(items) => {
-            for i in items {
-                out.extend(releases_of(i, report));
-            }
+/// Where the bytes of an import come from.
+#[derive(Debug, Clone)]
+pub enum Input {
+    File(PathBuf),
+    /// Standard input (`-`): not resumable, its hash is known only at the end.
+    Stdin,
+    Bytes(Vec<u8>),
+}
+
+impl Input {
+    /// How the run names its input.
+    pub fn label(&self) -> String {
+        match self {
+            Input::File(p) => p.display().to_string(),
+            Input::Stdin => "-".into(),
+            Input::Bytes(_) => "(memoria)".into(),
         }
-        Value::Object(obj) => {
-            if let Some(rs) = obj.get("releases").and_then(Value::as_array) {
-                for r in rs {
-                    if r.get("ocid").is_some() {
-                        out.push(r.clone());
-                    } else {
-                        report.skip(
-                            &s(r.get("url")).unwrap_or_else(|| "release".into()),
-                            "La entrega enlazada no trae datos (solo URL).",
-                        );
-                    }
-                }
-            } else if let Some(records) = obj.get("records").and_then(Value::as_array) {
-                for rec in records {
-                    let ocid = s(rec.get("ocid")).unwrap_or_default();
-                    if let Some(c) = rec.get("compiledRelease") {
-                        out.push(c.clone());
-                    } else if let Some(last) = rec
-                        .get("releases")
-                        .and_then(Value::as_array)
-                        .and_then(|rs| rs.iter().rev().find(|r| r.get("ocid").is_some()))
-                    {
-                        out.push(last.clone());
-                    } else {
-                        report.skip(
-                            &ocid,
-                            "El registro no trae compiledRelease ni entregas con datos.",
-                        );
-                    }
-                }
-            } else if obj.get("ocid").is_some() {
-                out.push(doc.clone());
-            } else {
-                report.skip(
-                    "documento",
-                    "No es un paquete OCDS (faltan releases, records u ocid).",
-                );
-            }
-        }
-        _ => report.skip("documento", "No es un documento JSON de OCDS."),
     }
-    out
 }
 
-fn publisher_of(doc: &Value) -> Option<String> {
-    doc.get("publisher")
-        .or_else(|| doc.get("packageInfo").and_then(|p| p.get("publisher")))
-        .and_then(|p| s(p.get("name")))
+/// How far an import is.
+#[derive(Debug, Clone, Default)]
+pub struct Progress {
+    /// Input bytes read so far (compressed bytes for gzip).
+    pub bytes: u64,
+    /// The input's size, when known (files).
+    pub total_bytes: Option<u64>,
+    /// Releases read so far (including those a resumed run skips over).
+    pub releases: u64,
+    pub elapsed: Duration,
 }
 
-/// Imports one OCDS document (JSON bytes). Idempotent.
+/// Tunables of [`import_ocds_from`].
+pub struct Options {
+    /// Releases per transaction.
+    pub batch: usize,
+    /// Called after every batch (and every batch's worth of releases skipped over).
+    pub on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+}
+
+impl Default for Options {
+    fn default() -> Self {
+        Options {
+            batch: 500,
+            on_progress: None,
+        }
+    }
+}
+
+/// Imports one OCDS document held in memory. The same path as files: see
+/// [`import_ocds_from`].
 pub async fn import_ocds(store: &Store, bytes: &[u8]) -> EngineResult<ImportReport> {
-    let doc: Value = serde_json::from_slice(bytes).map_err(|e| {
-        EngineError::typed(
-            luna_protocol::error::ErrorCode::InvalidArgument,
-            format!("El archivo no es JSON válido ({e})."),
-            "Sube un paquete de entregas o de registros OCDS en JSON.",
-        )
-    })?;
-    let publisher = publisher_of(&doc).unwrap_or_else(|| "OCDS".into());
-    let source = format!("ocds:{}", fold(&publisher).replace(' ', "-"));
+    import_ocds_from(store, Input::Bytes(bytes.to_vec()), Options::default()).await
+}
+
+fn invalid(message: String) -> EngineError {
+    EngineError::typed(
+        ErrorCode::InvalidArgument,
+        message,
+        "Usa un paquete de entregas o de registros OCDS en JSON (o JSON Lines), sin comprimir o en gzip.",
+    )
+}
+
+fn source_of(publisher: &str) -> String {
+    format!("ocds:{}", fold(publisher).replace(' ', "-"))
+}
+
+/// The sha256 of a file, read in chunks.
+fn file_sha256(path: &PathBuf) -> std::io::Result<(String, u64)> {
+    let mut f = std::fs::File::open(path)?;
+    let mut hasher = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    let mut total = 0u64;
+    loop {
+        let n = f.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        total += n as u64;
+        hasher.update(&buf[..n]);
+    }
+    Ok((hex::encode(hasher.finalize()), total))
+}
+
+/// Standard input, hashed as it is read.
+struct Hashing<R> {
+    inner: R,
+    hasher: Arc<std::sync::Mutex<Sha256>>,
+}
+
+impl<R: Read> Read for Hashing<R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        if let Ok(mut h) = self.hasher.lock() {
+            h.update(&buf[..n]);
+        }
+        Ok(n)
+    }
+}
+
+/// Imports an OCDS input in batches (see the module doc). Returns the report of the
+/// whole input: a resumed run's report includes what the interrupted runs committed.
+pub async fn import_ocds_from(
+    store: &Store,
+    input: Input,
+    mut opts: Options,
+) -> EngineResult<ImportReport> {
+    let label = input.label();
+    let started = Instant::now();
+    let (sha, total_bytes) = match &input {
+        Input::File(p) => {
+            let p = p.clone();
+            let (sha, size) = tokio::task::spawn_blocking(move || file_sha256(&p))
+                .await
+                .map_err(EngineError::internal)?
+                .map_err(|e| invalid(format!("No se pudo leer el archivo ({e}).")))?;
+            (Some(sha), Some(size))
+        }
+        Input::Bytes(b) => (Some(hex::encode(Sha256::digest(b))), Some(b.len() as u64)),
+        Input::Stdin => (None, None),
+    };
     let mut report = ImportReport {
-        source: source.clone(),
+        source: source_of("OCDS"),
         ..Default::default()
     };
-    let releases = releases_of(&doc, &mut report);
-    let ctx = Ctx {
-        source: source.clone(),
-        publisher: publisher.clone(),
+    let (run_id, resume_after) =
+        match runs::start(store, sha.as_deref(), &label, &mut report).await? {
+            runs::Start::Done { finished_at } => {
+                let when = chrono::DateTime::from_timestamp_millis(finished_at)
+                    .map(|t| t.format("%Y-%m-%d %H:%M UTC").to_string())
+                    .unwrap_or_default();
+                report.notes.push(format!(
+                    "Este archivo ya se importó completo ({when}); no se cambió nada."
+                ));
+                return Ok(report);
+            }
+            runs::Start::Run { id, resume_after } => (id, resume_after),
+        };
+    if resume_after > 0 {
+        report.notes.push(format!(
+            "Se reanudó una importación interrumpida después de la entrega {resume_after}."
+        ));
+    }
+
+    // ---- the reader: a blocking thread feeding a bounded channel
+    let counter = Arc::new(AtomicU64::new(0));
+    let stdin_hash = Arc::new(std::sync::Mutex::new(Sha256::new()));
+    let (tx, mut rx) = mpsc::channel::<Item>(256);
+    let reader = {
+        let counter = counter.clone();
+        let stdin_hash = stdin_hash.clone();
+        tokio::task::spawn_blocking(move || -> Result<(), ReadError> {
+            let raw: Box<dyn Read + Send> = match input {
+                Input::File(p) => {
+                    Box::new(std::fs::File::open(&p).map_err(|e| ReadError::Io(e.to_string()))?)
+                }
+                Input::Stdin => Box::new(Hashing {
+                    inner: std::io::stdin(),
+                    hasher: stdin_hash,
+                }),
+                Input::Bytes(b) => Box::new(std::io::Cursor::new(b)),
+            };
+            let decoded = read::decoded(read::Counted::new(raw, counter))
+                .map_err(|e| ReadError::Io(e.to_string()))?;
+            read::read_items(decoded, &mut |item| tx.blocking_send(item).is_ok())
+        })
+    };
+
+    // ---- the writer: batches of releases, one transaction each
+    let batch_size = opts.batch.max(1);
+    let mut ctx = Ctx {
+        source: source_of("OCDS"),
+        publisher: "OCDS".into(),
         now: crate::base::clock::now_ms(),
     };
-    let mut touched: HashSet<String> = HashSet::new();
-    let mut tx = store.pool().begin().await?;
-    for release in &releases {
-        write_release(&mut tx, &ctx, release, &mut report, &mut touched).await?;
+    let mut batch: Vec<Value> = Vec::with_capacity(batch_size);
+    let mut seen: u64 = 0;
+    let progress = |seen: u64, opts: &mut Options| {
+        if let Some(f) = opts.on_progress.as_mut() {
+            f(&Progress {
+                bytes: counter.load(Ordering::Relaxed),
+                total_bytes,
+                releases: seen,
+                elapsed: started.elapsed(),
+            });
+        }
+    };
+    let mut write_error = None;
+    while let Some(item) = rx.recv().await {
+        match item {
+            Item::Publisher(p) => {
+                if !batch.is_empty() {
+                    // The releases read so far belong to the previous publisher.
+                    if let Err(e) = flush(store, &ctx, &mut batch, run_id, seen, &mut report).await
+                    {
+                        write_error = Some(e);
+                        break;
+                    }
+                }
+                ctx.source = source_of(&p);
+                ctx.publisher = p;
+                report.source = ctx.source.clone();
+            }
+            Item::Skip { item, reason } => {
+                if seen >= resume_after {
+                    report.skip(&item, &reason);
+                }
+            }
+            Item::Release(r) => {
+                seen += 1;
+                if seen <= resume_after {
+                    if seen % batch_size as u64 == 0 {
+                        progress(seen, &mut opts);
+                    }
+                    continue;
+                }
+                batch.push(r);
+                if batch.len() >= batch_size {
+                    if let Err(e) = flush(store, &ctx, &mut batch, run_id, seen, &mut report).await
+                    {
+                        write_error = Some(e);
+                        break;
+                    }
+                    progress(seen, &mut opts);
+                }
+            }
+        }
     }
-    refresh_suppliers(&mut tx, &touched).await?;
-    tx.commit().await?;
+    if write_error.is_none() && !batch.is_empty() {
+        write_error = flush(store, &ctx, &mut batch, run_id, seen, &mut report)
+            .await
+            .err();
+    }
+    // Hang up first, so a reader blocked on a full channel stops.
+    drop(rx);
+    let read_result = reader.await.map_err(EngineError::internal)?;
+    progress(seen, &mut opts);
+    if let Some(e) = write_error {
+        let _ = runs::finish(
+            store,
+            run_id,
+            "failed",
+            None,
+            counter.load(Ordering::Relaxed),
+        )
+        .await;
+        return Err(e);
+    }
+    let bytes = counter.load(Ordering::Relaxed);
+    match read_result {
+        Ok(()) | Err(ReadError::Cancelled) => {}
+        Err(ReadError::Json(e)) | Err(ReadError::Io(e)) => {
+            runs::finish(store, run_id, "failed", None, bytes).await?;
+            return Err(invalid(if seen == 0 {
+                format!("El archivo no es JSON válido ({e}).")
+            } else {
+                format!(
+                    "El archivo se cortó o no es JSON válido después de {seen} entregas ({e}); lo leído quedó importado."
+                )
+            }));
+        }
+    }
+    let sha = sha.or_else(|| {
+        stdin_hash
+            .lock()
+            .ok()
+            .map(|h| hex::encode(h.clone().finalize()))
+    });
+    runs::finish(store, run_id, "done", sha.as_deref(), bytes).await?;
     log_import(
         store,
-        &source,
-        &format!("Contrataciones abiertas (OCDS): {publisher}"),
+        &ctx.source,
+        &format!("Contrataciones abiertas (OCDS): {}", ctx.publisher),
         "ocds",
         report.inserted.total(),
         report.skipped_total,
     )
     .await?;
     Ok(report)
+}
+
+/// Writes one batch and the run's resume point in one transaction.
+async fn flush(
+    store: &Store,
+    ctx: &Ctx,
+    batch: &mut Vec<Value>,
+    run_id: i64,
+    seen: u64,
+    report: &mut ImportReport,
+) -> EngineResult<()> {
+    let mut touched: HashSet<String> = HashSet::new();
+    let mut tx = store.pool().begin().await?;
+    for r in batch.drain(..) {
+        write_release(&mut tx, ctx, &r, report, &mut touched).await?;
+    }
+    refresh_suppliers(&mut tx, &touched).await?;
+    runs::checkpoint(&mut tx, run_id, seen, report).await?;
+    tx.commit().await?;
+    Ok(())
 }
