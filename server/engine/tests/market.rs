@@ -1002,3 +1002,80 @@ async fn json_lines_and_gzip_of_every_shape_import_the_same_adjudicaciones() {
     }
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// One release of process `ocid-upd-1`: a tender and one award of `amount`.
+fn release_of(date: &str, amount: f64, status: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "publisher": {"name": "Portal de prueba"},
+        "releases": [{
+            "ocid": "ocds-test-upd-1", "id": format!("upd-{date}"), "date": date, "tag": ["award"],
+            "parties": [
+                {"id": "B", "name": "Comprador de prueba", "roles": ["buyer"]},
+                {"id": "S", "name": "Talleres Loma", "identifier": {"scheme": "MX-RFC", "id": "TLO180725P57"}, "roles": ["supplier"]}
+            ],
+            "buyer": {"id": "B", "name": "Comprador de prueba"},
+            "tender": {"id": "T", "title": "Servicio de prueba", "status": status, "value": {"amount": amount, "currency": "MXN"}},
+            "awards": [{"id": "A1", "status": "active", "date": "2024-01-10", "suppliers": [{"id": "S"}], "value": {"amount": amount, "currency": "MXN"}}]
+        }]
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_newer_release_updates_figures_and_keeps_history_an_older_one_never_overwrites() {
+    let store = Store::open_temp().await.unwrap();
+    let figures = |store: Store| async move {
+        let a: (Option<f64>,) = sqlx::query_as("select amount from mk_awards")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        let o: (Option<f64>, Option<String>) =
+            sqlx::query_as("select amount, status from mk_opportunities")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        let s: (f64,) = sqlx::query_as("select awards_total from mk_suppliers")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        (a.0, o.0, o.1, s.0)
+    };
+    let v1 = release_of("2024-01-15T10:00:00Z", 100.0, "active");
+    ocds::import_ocds(&store, &v1).await.unwrap();
+    let v2 = release_of("2024-02-20T10:00:00-06:00", 150.0, "complete");
+    let r = ocds::import_ocds(&store, &v2).await.unwrap();
+    assert_eq!(r.inserted.total(), 0, "{r:?}");
+    assert_eq!(r.updated, 2, "the Licitación and the Adjudicación: {r:?}");
+    assert_eq!(
+        figures(store.clone()).await,
+        (Some(150.0), Some(150.0), Some("complete".into()), 150.0)
+    );
+    let history: Vec<(String, Option<f64>, Option<String>)> =
+        sqlx::query_as("select kind, amount, status from mk_history order by kind")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        history,
+        [
+            ("award".into(), Some(100.0), None),
+            ("opportunity".into(), Some(100.0), Some("active".into()))
+        ]
+    );
+    // An older release, imported late, changes nothing.
+    let v0 = release_of("2023-12-01T00:00:00Z", 80.0, "planning");
+    let r = ocds::import_ocds(&store, &v0).await.unwrap();
+    assert_eq!((r.inserted.total(), r.updated), (0, 0), "{r:?}");
+    assert_eq!(
+        figures(store.clone()).await,
+        (Some(150.0), Some(150.0), Some("complete".into()), 150.0)
+    );
+    // The same file again: recognised, nothing touched.
+    let r = ocds::import_ocds(&store, &v2).await.unwrap();
+    assert!(r.notes.iter().any(|n| n.contains("ya se importó")), "{r:?}");
+    let n: (i64,) = sqlx::query_as("select count(*) from mk_history")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(n.0, 2);
+}

@@ -175,3 +175,18 @@ pub(super) fn budget_amount(release: &Value) -> Option<(f64, String)> {
     }
     any.then_some((total, currency))
 }
+
+/// A release's `date` as a UTC timestamp with fixed width
+/// (`YYYY-MM-DDTHH:MM:SS.mmmZ`), so text order is time order; a bare day counts as its
+/// midnight.
+pub(super) fn stamp_of(v: Option<&Value>) -> Option<String> {
+    const FORMAT: &str = "%Y-%m-%dT%H:%M:%S%.3fZ";
+    let d = s(v)?;
+    if let Ok(t) = chrono::DateTime::parse_from_rfc3339(&d) {
+        return Some(t.with_timezone(&chrono::Utc).format(FORMAT).to_string());
+    }
+    if let Ok(t) = chrono::NaiveDateTime::parse_from_str(&d, "%Y-%m-%dT%H:%M:%S%.f") {
+        return Some(t.format(FORMAT).to_string());
+    }
+    date_of(v).map(|day| format!("{day}T00:00:00.000Z"))
+}
