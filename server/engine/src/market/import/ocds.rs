@@ -24,6 +24,7 @@ mod fields;
 mod read;
 mod release;
 mod runs;
+pub mod sample;
 
 use std::collections::HashSet;
 use std::io::Read;
@@ -218,6 +219,7 @@ pub async fn import_ocds_from(
         source: source_of("OCDS"),
         publisher: "OCDS".into(),
         now: crate::base::clock::now_ms(),
+        known: Default::default(),
     };
     let mut batch: Vec<Value> = Vec::with_capacity(batch_size);
     let mut seen: u64 = 0;
@@ -237,7 +239,8 @@ pub async fn import_ocds_from(
             Item::Publisher(p) => {
                 if !batch.is_empty() {
                     // The releases read so far belong to the previous publisher.
-                    if let Err(e) = flush(store, &ctx, &mut batch, run_id, seen, &mut report).await
+                    if let Err(e) =
+                        flush(store, &mut ctx, &mut batch, run_id, seen, &mut report).await
                     {
                         write_error = Some(e);
                         break;
@@ -262,7 +265,8 @@ pub async fn import_ocds_from(
                 }
                 batch.push(r);
                 if batch.len() >= batch_size {
-                    if let Err(e) = flush(store, &ctx, &mut batch, run_id, seen, &mut report).await
+                    if let Err(e) =
+                        flush(store, &mut ctx, &mut batch, run_id, seen, &mut report).await
                     {
                         write_error = Some(e);
                         break;
@@ -273,7 +277,7 @@ pub async fn import_ocds_from(
         }
     }
     if write_error.is_none() && !batch.is_empty() {
-        write_error = flush(store, &ctx, &mut batch, run_id, seen, &mut report)
+        write_error = flush(store, &mut ctx, &mut batch, run_id, seen, &mut report)
             .await
             .err();
     }
@@ -328,7 +332,7 @@ pub async fn import_ocds_from(
 /// Writes one batch and the run's resume point in one transaction.
 async fn flush(
     store: &Store,
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     batch: &mut Vec<Value>,
     run_id: i64,
     seen: u64,

@@ -22,7 +22,13 @@ pub(super) struct Ctx {
     /// The buyer of last resort.
     pub publisher: String,
     pub now: i64,
+    /// Suppliers this run has written, and whether their state is known: a supplier
+    /// appears in many releases, and each statement saved counts at national scale.
+    pub known: HashMap<String, bool>,
 }
+
+/// Bounds [`Ctx::known`] (about 100 bytes an entry).
+const KNOWN_MAX: usize = 200_000;
 
 /// One adjudication to write: an award, or a contract standing for one.
 struct Grant {
@@ -171,7 +177,7 @@ fn grants(
 /// Writes one release. `touched` collects the suppliers whose totals need a refresh.
 pub(super) async fn write_release(
     conn: &mut Conn,
-    ctx: &Ctx,
+    ctx: &mut Ctx,
     release: &Value,
     report: &mut ImportReport,
     touched: &mut HashSet<String>,
@@ -180,7 +186,8 @@ pub(super) async fn write_release(
         report.skip("entrega", "La entrega no trae ocid.");
         return Ok(());
     };
-    let source = ctx.source.as_str();
+    let source_owned = ctx.source.clone();
+    let source = source_owned.as_str();
     let mut warnings = Vec::new();
     let (parties, buyer_party) = parties_of(release, &mut warnings);
     let buyer_obj = release.get("buyer");
@@ -334,32 +341,10 @@ pub(super) async fn write_release(
                     party.key
                 ));
             }
-            let inserted = sqlx::query(
-                "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing",
-            )
-            .bind(&party.key)
-            .bind(&party.rfc)
-            .bind(i64::from(party.rfc_valid))
-            .bind(&party.name)
-            .bind(party.state.map(|s| i64::from(s.code())))
-            .bind(&party.locality)
-            .bind(source)
-            .bind(ctx.now)
-            .execute(&mut *conn)
-            .await?
-            .rows_affected();
-            if inserted > 0 {
-                report.inserted.suppliers += 1;
-            } else if let Some(st) = party.state {
-                let filled = sqlx::query(
-                    "update mk_suppliers set state_code = $1 where id = $2 and state_code is null",
-                )
-                .bind(i64::from(st.code()))
-                .bind(&party.key)
-                .execute(&mut *conn)
-                .await?
-                .rows_affected();
-                report.updated += filled;
+            // A supplier this run already wrote (with its state) needs no statement.
+            let known = ctx.known.get(&party.key).copied();
+            if known != Some(true) && !(known == Some(false) && party.state.is_none()) {
+                write_supplier(conn, ctx, &party, report).await?;
             }
             let (amt, currency) = grant
                 .amount
@@ -416,6 +401,47 @@ pub(super) async fn write_release(
     for w in warnings {
         report.warn(w);
     }
+    Ok(())
+}
+
+/// Inserts a supplier, or fills the state of the one already there.
+async fn write_supplier(
+    conn: &mut Conn,
+    ctx: &mut Ctx,
+    party: &Party,
+    report: &mut ImportReport,
+) -> EngineResult<()> {
+    let inserted = sqlx::query(
+        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing",
+    )
+    .bind(&party.key)
+    .bind(&party.rfc)
+    .bind(i64::from(party.rfc_valid))
+    .bind(&party.name)
+    .bind(party.state.map(|s| i64::from(s.code())))
+    .bind(&party.locality)
+    .bind(&ctx.source)
+    .bind(ctx.now)
+    .execute(&mut *conn)
+    .await?
+    .rows_affected();
+    if inserted > 0 {
+        report.inserted.suppliers += 1;
+    } else if let Some(st) = party.state {
+        let filled = sqlx::query(
+            "update mk_suppliers set state_code = $1 where id = $2 and state_code is null",
+        )
+        .bind(i64::from(st.code()))
+        .bind(&party.key)
+        .execute(&mut *conn)
+        .await?
+        .rows_affected();
+        report.updated += filled;
+    }
+    if ctx.known.len() >= KNOWN_MAX {
+        ctx.known.clear();
+    }
+    ctx.known.insert(party.key.clone(), party.state.is_some());
     Ok(())
 }
 
