@@ -6,13 +6,13 @@ use std::io::IsTerminal;
 use std::time::{Duration, Instant};
 
 use indicatif::{ProgressBar, ProgressStyle};
-use luna_engine::market::import::ocds::Progress;
+use luna_engine::market::import::ocds::{OnProgress, Progress};
 
 /// How often the plain lines come.
 const PLAIN_EVERY: Duration = Duration::from_secs(5);
 
 /// A progress callback for [`luna_engine::market::import::ocds::Options`].
-pub fn reporter(file: String) -> Box<dyn FnMut(&Progress) + Send> {
+pub fn reporter(file: String) -> OnProgress {
     if std::io::stderr().is_terminal() {
         let bar = ProgressBar::new(0);
         bar.set_style(

@@ -21,6 +21,7 @@
 //! wins). Awards are keyed by source + ocid + award id + supplier.
 
 mod fields;
+mod history;
 mod read;
 mod release;
 mod runs;
@@ -77,12 +78,15 @@ pub struct Progress {
     pub elapsed: Duration,
 }
 
+/// A progress callback (see [`Options::on_progress`]).
+pub type OnProgress = Box<dyn FnMut(&Progress) + Send>;
+
 /// Tunables of [`import_ocds_from`].
 pub struct Options {
     /// Releases per transaction.
     pub batch: usize,
     /// Called after every batch (and every batch's worth of releases skipped over).
-    pub on_progress: Option<Box<dyn FnMut(&Progress) + Send>>,
+    pub on_progress: Option<OnProgress>,
 }
 
 impl Default for Options {
@@ -258,7 +262,7 @@ pub async fn import_ocds_from(
             Item::Release(r) => {
                 seen += 1;
                 if seen <= resume_after {
-                    if seen % batch_size as u64 == 0 {
+                    if seen.is_multiple_of(batch_size as u64) {
                         progress(seen, &mut opts);
                     }
                     continue;
