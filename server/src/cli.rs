@@ -7,8 +7,10 @@
 //!   secret on the first line and its id on the second. Without `--scopes` the key is
 //!   read-only.
 //! - `luna-server revoke-api-key --email <owner/admin email> --id <key id>`.
-//! - `luna-server import-ocds <file.json>...` imports OCDS release packages, bare
-//!   releases or record packages into the market data.
+//! - `luna-server import-ocds <file>...` imports OCDS release packages, record
+//!   packages, bare releases or JSON Lines of them, plain or gzip (`-` reads standard
+//!   input), streaming with a progress line on standard error; a killed import run
+//!   again on the same file resumes, a finished one is not imported twice.
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
 //! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
 //!   pins the workspace to one model route (the pin gate, CONTRACT §7.5).
@@ -18,6 +20,8 @@
 //!
 //! Imports are idempotent: re-running one reports nothing inserted. Each prints what
 //! it inserted and what it skipped, and why.
+
+mod progress;
 
 use luna_engine::accounts::{Caller, KeySpec};
 use luna_engine::error::{EngineError, EngineResult};
@@ -193,7 +197,7 @@ async fn import(
         eprintln!(
             "uso: luna-server {command} {}",
             if kind == ImportKind::Ocds {
-                "<archivo.json>..."
+                "<archivo.json|.jsonl|.gz|->..."
             } else {
                 "<archivo.csv>"
             }
@@ -220,31 +224,52 @@ async fn import(
     code
 }
 
-/// Imports one file and renders its report (Spanish, for the operator).
+/// Imports one file (`-`: standard input) and renders its report (Spanish, for the
+/// operator). OCDS imports stream, show their progress on standard error and resume
+/// an interrupted run of the same file.
 pub async fn import_file(
     engine: &Engine,
     kind: ImportKind,
     path: &std::path::Path,
 ) -> Result<String, String> {
-    let bytes = tokio::fs::read(path)
-        .await
-        .map_err(|e| format!("no se pudo leer el archivo: {e}"))?;
+    use luna_engine::market::import::ocds;
     let store = engine.market.store();
+    let label = path.display().to_string();
     let report = match kind {
-        ImportKind::Ocds => luna_engine::market::import::ocds::import_ocds(store, &bytes).await,
+        ImportKind::Ocds => {
+            let input = if label == "-" {
+                ocds::Input::Stdin
+            } else {
+                ocds::Input::File(path.to_path_buf())
+            };
+            let options = ocds::Options {
+                on_progress: Some(progress::reporter(label.clone())),
+                ..Default::default()
+            };
+            ocds::import_ocds_from(store, input, options).await
+        }
         ImportKind::Sat69b => {
+            let bytes = tokio::fs::read(path)
+                .await
+                .map_err(|e| format!("no se pudo leer el archivo: {e}"))?;
             luna_engine::market::import::sat69b::import_sat69b(store, &bytes).await
         }
     }
     .map_err(|e| e.body().message)?;
-    Ok(render_report(&path.display().to_string(), &report))
+    Ok(render_report(&label, &report))
 }
+
+/// How many skipped items the summary names one by one (the rest are counted by reason).
+const SKIPPED_SHOWN: usize = 10;
 
 fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let i = &r.inserted;
     let _ = writeln!(out, "{file} ({})", r.source);
+    for n in &r.notes {
+        let _ = writeln!(out, "  nota: {n}");
+    }
     let _ = writeln!(
         out,
         "  importados: {} (Proveedores {}, Licitaciones {}, Adjudicaciones {}, marcas de riesgo {})",
@@ -256,12 +281,13 @@ fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> S
     );
     let _ = writeln!(
         out,
-        "  ya estaban: {} · completados: {} · omitidos: {}",
-        r.unchanged,
-        r.updated,
-        r.skipped.len()
+        "  actualizados: {} · ya estaban: {} · omitidos: {}",
+        r.updated, r.unchanged, r.skipped_total
     );
-    for s in &r.skipped {
+    for (reason, n) in &r.skipped_by_reason {
+        let _ = writeln!(out, "    {n} omitidos: {reason}");
+    }
+    for s in r.skipped.iter().take(SKIPPED_SHOWN) {
         let _ = writeln!(out, "    omitido {}: {}", s.item, s.reason);
     }
     for w in &r.warnings {

@@ -894,3 +894,188 @@ async fn text_and_state_intersect_inside_the_index_with_the_same_rows() {
     assert!(found("Nuevo León").await.iter().any(|r| r.ends_with(&id)));
     assert!(!found("Jalisco").await.iter().any(|r| r.ends_with(&id)));
 }
+
+/// Awards of the market tables as `(supplier_id, amount, date, buyer)`, sorted.
+async fn award_rows(store: &Store) -> Vec<(String, Option<f64>, Option<String>, String)> {
+    sqlx::query("select supplier_id, amount, date, buyer from mk_awards order by supplier_id")
+        .fetch_all(store.pool())
+        .await
+        .unwrap()
+        .iter()
+        .map(|r| (r.get(0), r.get(1), r.get(2), r.get(3)))
+        .collect()
+}
+
+#[tokio::test]
+async fn federal_contracts_without_awards_become_adjudicaciones_with_supplier_and_amount() {
+    let store = Store::open_temp().await.unwrap();
+    let r = ocds::import_ocds(&store, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    assert_eq!(r.inserted.awards, 4, "{r:?}");
+    assert_eq!(r.inserted.suppliers, 4, "{r:?}");
+    let rows = award_rows(&store).await;
+    let by = |id: &str| rows.iter().find(|a| a.0 == id).cloned().unwrap();
+    // The contract's own supplier; the amount with tax wins over the base value.
+    let a = by("SLM1503129G0");
+    assert_eq!(a.1, Some(116_000.0));
+    assert_eq!(a.2.as_deref(), Some("2024-03-20"));
+    assert_eq!(a.3, "Unidad de Abasto Regional Norte (ficticia)");
+    // An individual's hashed RFC: kept without RFC under its hash; only `value`.
+    let h = by("rfc-hash:7f3c9a1be4d2086f5a1c3e9b7d20f4a6");
+    assert_eq!(h.1, Some(48_500.5));
+    // No suppliers in the contract: the party with role supplier; the amount from the
+    // budget breakdown; the date from the contract period.
+    let t = by("TLO180725P57");
+    assert_eq!(t.1, Some(300_000.0));
+    assert_eq!(t.2.as_deref(), Some("2024-05-02"));
+    // A record with only releases.
+    assert_eq!(by("CIN0911203K2").1, Some(1_200_000.0));
+    // Suppliers carry their state and award totals.
+    let (state, count, total): (Option<i64>, i64, f64) = sqlx::query_as(
+        "select state_code, awards_count, awards_total from mk_suppliers where id = 'SLM1503129G0'",
+    )
+    .fetch_one(store.pool())
+    .await
+    .unwrap();
+    assert_eq!((state, count, total), (Some(14), 1, 116_000.0));
+    let again = ocds::import_ocds(&store, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    assert_eq!(again.inserted.total(), 0, "{again:?}");
+    assert_eq!(award_rows(&store).await.len(), 4);
+}
+
+/// The APF fixture as other shapes: bare compiled releases as JSON Lines, record
+/// packages one per line, and the package gzipped.
+fn apf_variants() -> Vec<(&'static str, Vec<u8>)> {
+    use std::io::Write;
+    let bytes = fixture("ocds/apf/record-package-apf.json");
+    let pkg: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+    let records = pkg["records"].as_array().unwrap();
+    let mut release_lines = String::new();
+    let mut package_lines = String::new();
+    for rec in records {
+        let release = rec
+            .get("compiledRelease")
+            .cloned()
+            .unwrap_or_else(|| rec["releases"][0].clone());
+        release_lines.push_str(&serde_json::to_string(&release).unwrap());
+        release_lines.push('\n');
+        let mut one = pkg.clone();
+        one["records"] = json!([rec]);
+        package_lines.push_str(&serde_json::to_string(&one).unwrap());
+        package_lines.push_str("\r\n");
+    }
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&bytes).unwrap();
+    let mut gz_lines = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz_lines.write_all(release_lines.as_bytes()).unwrap();
+    vec![
+        ("releases.jsonl", release_lines.into_bytes()),
+        ("packages.jsonl", package_lines.into_bytes()),
+        ("package.json.gz", gz.finish().unwrap()),
+        ("releases.jsonl.gz", gz_lines.finish().unwrap()),
+    ]
+}
+
+#[tokio::test]
+async fn json_lines_and_gzip_of_every_shape_import_the_same_adjudicaciones() {
+    let plain = Store::open_temp().await.unwrap();
+    ocds::import_ocds(&plain, &fixture("ocds/apf/record-package-apf.json"))
+        .await
+        .unwrap();
+    let expected = award_rows(&plain).await;
+    assert_eq!(expected.len(), 4);
+    let dir = std::env::temp_dir().join(format!("luna-ocds-{}", std::process::id()));
+    std::fs::create_dir_all(&dir).unwrap();
+    for (name, bytes) in apf_variants() {
+        let store = Store::open_temp().await.unwrap();
+        // Through a file, as the CLI reads it.
+        let path = dir.join(name);
+        std::fs::write(&path, &bytes).unwrap();
+        let r = ocds::import_ocds_from(&store, ocds::Input::File(path), ocds::Options::default())
+            .await
+            .unwrap();
+        assert_eq!(r.inserted.awards, 4, "{name}: {r:?}");
+        assert_eq!(award_rows(&store).await, expected, "{name}");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+/// One release of process `ocid-upd-1`: a tender and one award of `amount`.
+fn release_of(date: &str, amount: f64, status: &str) -> Vec<u8> {
+    serde_json::to_vec(&json!({
+        "publisher": {"name": "Portal de prueba"},
+        "releases": [{
+            "ocid": "ocds-test-upd-1", "id": format!("upd-{date}"), "date": date, "tag": ["award"],
+            "parties": [
+                {"id": "B", "name": "Comprador de prueba", "roles": ["buyer"]},
+                {"id": "S", "name": "Talleres Loma", "identifier": {"scheme": "MX-RFC", "id": "TLO180725P57"}, "roles": ["supplier"]}
+            ],
+            "buyer": {"id": "B", "name": "Comprador de prueba"},
+            "tender": {"id": "T", "title": "Servicio de prueba", "status": status, "value": {"amount": amount, "currency": "MXN"}},
+            "awards": [{"id": "A1", "status": "active", "date": "2024-01-10", "suppliers": [{"id": "S"}], "value": {"amount": amount, "currency": "MXN"}}]
+        }]
+    }))
+    .unwrap()
+}
+
+#[tokio::test]
+async fn a_newer_release_updates_figures_and_keeps_history_an_older_one_never_overwrites() {
+    let store = Store::open_temp().await.unwrap();
+    let figures = |store: Store| async move {
+        let a: (Option<f64>,) = sqlx::query_as("select amount from mk_awards")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        let o: (Option<f64>, Option<String>) =
+            sqlx::query_as("select amount, status from mk_opportunities")
+                .fetch_one(store.pool())
+                .await
+                .unwrap();
+        let s: (f64,) = sqlx::query_as("select awards_total from mk_suppliers")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+        (a.0, o.0, o.1, s.0)
+    };
+    let v1 = release_of("2024-01-15T10:00:00Z", 100.0, "active");
+    ocds::import_ocds(&store, &v1).await.unwrap();
+    let v2 = release_of("2024-02-20T10:00:00-06:00", 150.0, "complete");
+    let r = ocds::import_ocds(&store, &v2).await.unwrap();
+    assert_eq!(r.inserted.total(), 0, "{r:?}");
+    assert_eq!(r.updated, 2, "the Licitación and the Adjudicación: {r:?}");
+    assert_eq!(
+        figures(store.clone()).await,
+        (Some(150.0), Some(150.0), Some("complete".into()), 150.0)
+    );
+    let history: Vec<(String, Option<f64>, Option<String>)> =
+        sqlx::query_as("select kind, amount, status from mk_history order by kind")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        history,
+        [
+            ("award".into(), Some(100.0), None),
+            ("opportunity".into(), Some(100.0), Some("active".into()))
+        ]
+    );
+    // An older release, imported late, changes nothing.
+    let v0 = release_of("2023-12-01T00:00:00Z", 80.0, "planning");
+    let r = ocds::import_ocds(&store, &v0).await.unwrap();
+    assert_eq!((r.inserted.total(), r.updated), (0, 0), "{r:?}");
+    assert_eq!(
+        figures(store.clone()).await,
+        (Some(150.0), Some(150.0), Some("complete".into()), 150.0)
+    );
+    // The same file again: recognised, nothing touched.
+    let r = ocds::import_ocds(&store, &v2).await.unwrap();
+    assert!(r.notes.iter().any(|n| n.contains("ya se importó")), "{r:?}");
+    let n: (i64,) = sqlx::query_as("select count(*) from mk_history")
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(n.0, 2);
+}

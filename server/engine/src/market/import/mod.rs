@@ -7,6 +7,8 @@
 pub mod ocds;
 pub mod sat69b;
 
+use std::collections::BTreeMap;
+
 use serde::Serialize;
 
 use crate::base::error::EngineResult;
@@ -34,6 +36,10 @@ pub struct Skipped {
     pub reason: String,
 }
 
+/// How many skipped items and warnings a report keeps word for word; the rest are
+/// only counted (a national file skips hundreds of thousands of releases).
+pub const REPORT_SAMPLES: usize = 200;
+
 /// What an import did. A second run of the same input reports `inserted` all zero.
 #[derive(Debug, Clone, Default, Serialize)]
 pub struct ImportReport {
@@ -41,10 +47,42 @@ pub struct ImportReport {
     pub inserted: ImportCounts,
     /// Rows already present (same natural key) — left untouched.
     pub unchanged: u64,
-    /// Existing rows whose empty fields were filled.
+    /// Existing rows whose empty fields were filled or whose figures a newer release
+    /// replaced.
     pub updated: u64,
+    /// The first [`REPORT_SAMPLES`] skipped items; `skipped_total` counts them all.
     pub skipped: Vec<Skipped>,
+    pub skipped_total: u64,
+    /// Every skip, counted by reason.
+    pub skipped_by_reason: BTreeMap<String, u64>,
+    /// The first [`REPORT_SAMPLES`] distinct warnings.
     pub warnings: Vec<String>,
+    /// Facts about the run itself (resumed, already imported), in Spanish.
+    pub notes: Vec<String>,
+}
+
+impl ImportReport {
+    /// Records a skipped item and why.
+    pub fn skip(&mut self, item: &str, reason: &str) {
+        self.skipped_total += 1;
+        *self
+            .skipped_by_reason
+            .entry(reason.to_string())
+            .or_default() += 1;
+        if self.skipped.len() < REPORT_SAMPLES {
+            self.skipped.push(Skipped {
+                item: item.to_string(),
+                reason: reason.to_string(),
+            });
+        }
+    }
+
+    /// Records a warning once.
+    pub fn warn(&mut self, warning: String) {
+        if self.warnings.len() < REPORT_SAMPLES && !self.warnings.contains(&warning) {
+            self.warnings.push(warning);
+        }
+    }
 }
 
 /// Appends a run to the coverage log.

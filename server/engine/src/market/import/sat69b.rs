@@ -9,7 +9,7 @@
 
 use sqlx::Row;
 
-use super::{log_import, ImportReport, Skipped};
+use super::{log_import, ImportReport};
 use crate::base::catalog::rfc;
 use crate::base::error::EngineResult;
 use crate::base::store::Store;
@@ -74,12 +74,10 @@ pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportRe
         .get(2)
         .is_some_and(|h| h.get(1).is_some_and(|c| c.trim() == "RFC"));
     if !header_ok {
-        report.skipped.push(Skipped {
-            item: "archivo".into(),
-            reason:
-                "No encontramos el encabezado del listado 69-B en la línea 3 (No, RFC, Nombre…)."
-                    .into(),
-        });
+        report.skip(
+            "archivo",
+            "No encontramos el encabezado del listado 69-B en la línea 3 (No, RFC, Nombre…).",
+        );
         return Ok(report);
     }
     let mut bad_digit = 0;
@@ -90,36 +88,36 @@ pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportRe
             continue;
         }
         if row.len() < 14 {
-            report.skipped.push(Skipped {
-                item: format!("línea {line}"),
-                reason: format!("La fila tiene {} columnas; se esperaban 20.", row.len()),
-            });
+            report.skip(
+                &format!("línea {line}"),
+                &format!("La fila tiene {} columnas; se esperaban 20.", row.len()),
+            );
             continue;
         }
         let raw_rfc = row[1].trim();
         if raw_rfc.chars().all(|c| c == 'X' || c == 'x') && !raw_rfc.is_empty() {
-            report.skipped.push(Skipped {
-                item: format!("línea {line}: {raw_rfc}"),
-                reason: "RFC suprimido por resolución judicial.".into(),
-            });
+            report.skip(
+                &format!("línea {line}: {raw_rfc}"),
+                "RFC suprimido por resolución judicial.",
+            );
             continue;
         }
         let check = rfc::check(raw_rfc);
         if !check.format_ok {
-            report.skipped.push(Skipped {
-                item: format!("línea {line}: {raw_rfc}"),
-                reason: "El RFC no tiene un formato válido.".into(),
-            });
+            report.skip(
+                &format!("línea {line}: {raw_rfc}"),
+                "El RFC no tiene un formato válido.",
+            );
             continue;
         }
         if !check.check_digit_ok {
             bad_digit += 1;
         }
         let Some((kind, notice_col, date_col)) = situation(&row[3]) else {
-            report.skipped.push(Skipped {
-                item: format!("línea {line}: {raw_rfc}"),
-                reason: format!("Situación desconocida: «{}».", row[3].trim()),
-            });
+            report.skip(
+                &format!("línea {line}: {raw_rfc}"),
+                &format!("Situación desconocida: «{}».", row[3].trim()),
+            );
             continue;
         };
         let (name, note) = match row[2].split_once("//") {
@@ -171,7 +169,7 @@ pub async fn import_sat69b(store: &Store, bytes: &[u8]) -> EngineResult<ImportRe
         "Listado SAT artículo 69-B",
         "sat69b",
         report.inserted.total(),
-        report.skipped.len() as u64,
+        report.skipped_total,
     )
     .await?;
     Ok(report)
