@@ -170,19 +170,26 @@ pub struct ModeRequest {
 
 /// The workspace's commercial profile, set by an owner/admin in Ajustes (CONTRACT §7.1):
 /// what the team sells and to whom. Luna reads it every turn; its fields are `perfil`
-/// facts of the ledger, so Luna never asks what the profile already says.
+/// facts of the ledger, so Luna never asks what the profile already says. Every field
+/// defaults: the browser's form encoding leaves an empty list out.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct CommercialProfile {
     /// What the team sells («empaque corrugado y etiquetas»).
+    #[serde(default)]
     pub oferta: String,
     /// The giros of the companies it sells to.
+    #[serde(default)]
     pub giros: Vec<String>,
     /// Its territory: state names as the catalogue writes them.
+    #[serde(default)]
     pub estados: Vec<String>,
     /// The government buyers it targets (IMSS, CFE…).
+    #[serde(default)]
     pub compradores: Vec<String>,
     /// A typical deal, in pesos.
+    #[serde(default)]
     pub ticket_mxn: Option<u64>,
     /// Whom not to look for.
+    #[serde(default)]
     pub exclusiones: String,
 }

@@ -5,7 +5,7 @@ mod gateway;
 mod helpers;
 mod http;
 mod scene;
-mod send_window;
 mod session_events;
+mod settings_forms;
 mod socket_lifetime;
 mod unsubscribe;

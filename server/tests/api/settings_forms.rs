@@ -1,4 +1,5 @@
-//! Ajustes › «Horario de envío» over HTTP: admins save the sending window, members are
+//! Ajustes forms over HTTP, encoded as the browser sends them (a list left empty is not
+//! sent at all): admins save the sending window and the commercial profile, members are
 //! refused, and bad input comes back as a typed error in Spanish.
 
 use crate::helpers;
@@ -111,4 +112,37 @@ async fn admins_save_the_sending_window_and_bad_input_is_a_typed_spanish_error()
         )
     );
     assert_eq!(w["time_zone"], "America/Tijuana");
+}
+
+#[tokio::test]
+async fn the_commercial_profile_saves_with_empty_lists_and_a_bad_state_is_named() {
+    let (app, _) = helpers::router().await;
+    let member = login(&app, "ventas@demo.luna.mx").await;
+    let admin = login(&app, "admin@demo.luna.mx").await;
+    // The browser's form encoding leaves out empty lists (no buyers here).
+    let good = "profile[oferta]=Empaque%20corrugado&profile[giros][0]=alimentos\
+                &profile[estados][0]=jalisco&profile[ticket_mxn]=250000&profile[exclusiones]=";
+    let (status, _) = post(&app, "/api/set_commercial_profile", good, &member).await;
+    assert_eq!(status, StatusCode::FORBIDDEN);
+
+    let bad = "profile[oferta]=x&profile[estados][0]=Narnia&profile[exclusiones]=";
+    let (status, text) = post(&app, "/api/set_commercial_profile", bad, &admin).await;
+    assert_eq!(status, StatusCode::UNPROCESSABLE_ENTITY, "{text}");
+    assert!(
+        text.contains("INVALID_ARGUMENT") && text.contains("«Narnia» no es una entidad federativa"),
+        "{text}"
+    );
+    assert!(
+        text.contains("Jalisco"),
+        "the valid states are listed: {text}"
+    );
+
+    let (status, text) = post(&app, "/api/set_commercial_profile", good, &admin).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let (status, text) = post(&app, "/api/get_commercial_profile", "", &member).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let p: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(p["estados"], serde_json::json!(["Jalisco"]));
+    assert_eq!(p["compradores"], serde_json::json!([]));
+    assert_eq!(p["ticket_mxn"], 250000);
 }
