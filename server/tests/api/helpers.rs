@@ -201,3 +201,14 @@ pub async fn router_serving(site_root: &str) -> (axum::Router, Engine) {
     };
     (app(state), engine)
 }
+
+/// A POST with a form body, as the browser sends server functions and the login form.
+pub fn form(path: &str, body: &str, cookie: Option<&str>) -> axum::http::Request<axum::body::Body> {
+    use axum::http::header;
+    let mut req = axum::http::Request::post(path)
+        .header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
+    if let Some(c) = cookie {
+        req = req.header(header::COOKIE, c);
+    }
+    req.body(axum::body::Body::from(body.to_owned())).unwrap()
+}

@@ -11,15 +11,6 @@ fn get(path: &str) -> Request<Body> {
     Request::get(path).body(Body::empty()).unwrap()
 }
 
-fn form(path: &str, body: &str, cookie: Option<&str>) -> Request<Body> {
-    let mut req =
-        Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-    if let Some(c) = cookie {
-        req = req.header(header::COOKIE, c);
-    }
-    req.body(Body::from(body.to_owned())).unwrap()
-}
-
 fn session_cookie(res: &axum::response::Response) -> Option<String> {
     res.headers()
         .get_all(header::SET_COOKIE)
@@ -58,7 +49,10 @@ async fn every_response_carries_a_request_id() {
 #[tokio::test]
 async fn a_server_function_without_a_session_answers_401_with_a_typed_error() {
     let (app, _) = helpers::router().await;
-    let res = app.oneshot(form("/api/whoami", "", None)).await.unwrap();
+    let res = app
+        .oneshot(helpers::form("/api/whoami", "", None))
+        .await
+        .unwrap();
     assert_eq!(res.status(), StatusCode::UNAUTHORIZED);
     let body = axum::body::to_bytes(res.into_body(), 1 << 20)
         .await
@@ -73,7 +67,7 @@ async fn login_sets_an_http_only_cookie_that_opens_the_app_and_rotates() {
     let body = format!("email=ventas%40demo.luna.mx&password={DEMO_PASSWORD}");
     let res = app
         .clone()
-        .oneshot(form("/api/login", &body, None))
+        .oneshot(helpers::form("/api/login", &body, None))
         .await
         .unwrap();
     let first = session_cookie(&res).expect("cookie set");
@@ -85,7 +79,7 @@ async fn login_sets_an_http_only_cookie_that_opens_the_app_and_rotates() {
 
     let res = app
         .clone()
-        .oneshot(form("/api/whoami", "", Some(&pair)))
+        .oneshot(helpers::form("/api/whoami", "", Some(&pair)))
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::OK);
@@ -100,7 +94,7 @@ async fn login_sets_an_http_only_cookie_that_opens_the_app_and_rotates() {
 
     let res = app
         .clone()
-        .oneshot(form("/api/login", &body, Some(&pair)))
+        .oneshot(helpers::form("/api/login", &body, Some(&pair)))
         .await
         .unwrap();
     let second = session_cookie(&res).unwrap();
@@ -113,7 +107,7 @@ async fn a_member_gets_403_from_the_settings_function() {
     let body = format!("email=ventas%40demo.luna.mx&password={DEMO_PASSWORD}");
     let res = app
         .clone()
-        .oneshot(form("/api/login", &body, None))
+        .oneshot(helpers::form("/api/login", &body, None))
         .await
         .unwrap();
     let pair = session_cookie(&res)
@@ -123,7 +117,7 @@ async fn a_member_gets_403_from_the_settings_function() {
         .unwrap()
         .to_owned();
     let res = app
-        .oneshot(form("/api/settings", "", Some(&pair)))
+        .oneshot(helpers::form("/api/settings", "", Some(&pair)))
         .await
         .unwrap();
     assert_eq!(res.status(), StatusCode::FORBIDDEN);

@@ -4,19 +4,9 @@
 
 use crate::helpers;
 
-use axum::body::Body;
-use axum::http::{header, Request, StatusCode};
+use axum::http::{header, StatusCode};
 use luna_engine::demo::DEMO_PASSWORD;
 use tower::ServiceExt;
-
-fn form(path: &str, body: &str, cookie: Option<&str>) -> Request<Body> {
-    let mut req =
-        Request::post(path).header(header::CONTENT_TYPE, "application/x-www-form-urlencoded");
-    if let Some(c) = cookie {
-        req = req.header(header::COOKIE, c);
-    }
-    req.body(Body::from(body.to_owned())).unwrap()
-}
 
 async fn login(app: &axum::Router, email: &str) -> String {
     let body = format!(
@@ -25,7 +15,7 @@ async fn login(app: &axum::Router, email: &str) -> String {
     );
     let res = app
         .clone()
-        .oneshot(form("/api/login", &body, None))
+        .oneshot(helpers::form("/api/login", &body, None))
         .await
         .unwrap();
     res.headers()
@@ -41,7 +31,7 @@ async fn login(app: &axum::Router, email: &str) -> String {
 async fn post(app: &axum::Router, path: &str, body: &str, cookie: &str) -> (StatusCode, String) {
     let res = app
         .clone()
-        .oneshot(form(path, body, Some(cookie)))
+        .oneshot(helpers::form(path, body, Some(cookie)))
         .await
         .unwrap();
     let status = res.status();
