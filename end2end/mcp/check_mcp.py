@@ -1,9 +1,10 @@
 """Drives Luna's /mcp endpoint with the official MCP Python SDK (PyPI `mcp`).
 
-Usage: check_mcp.py <base_url> <api_key> <revoked_api_key>
+Usage: check_mcp.py <base_url> <api_key_with_every_scope> <revoked_api_key> <read_only_api_key>
 
 Checks: tools/list returns exactly the public catalog with input schemas and
-annotations (and prints its size); `usage` returns structured content plus the same
+annotations (and prints its size) to a key with every scope, and only the read tools
+to a read-only key; `usage` returns structured content plus the same
 JSON as text; a bad argument comes back as a typed error (isError, INVALID_ARGUMENT
 with allowed_values); a legacy name carries next_action; a revoked key gets HTTP 401.
 Exits non-zero on the first failure.
@@ -45,8 +46,17 @@ def client_for(url: str, key: str) -> Client:
     return Client(streamable_http_client(url, http_client=http))
 
 
-async def main(base: str, key: str, revoked: str) -> None:
+# Tools that write, reveal or delete: a read-only key never sees them listed.
+NEEDS_SCOPE = {"people_reveal", "company_save", "crm_record", "people_file",
+               "context_create", "context_update", "context_delete"}
+
+
+async def main(base: str, key: str, revoked: str, read_only: str) -> None:
     url = base.rstrip("/") + "/mcp"
+    async with client_for(url, read_only) as client:
+        names = {t.name for t in (await client.list_tools()).tools}
+        check(names == EXPECTED_PUBLIC - NEEDS_SCOPE,
+              f"a read-only key lists only the read tools: {sorted(names ^ (EXPECTED_PUBLIC - NEEDS_SCOPE))}")
     async with client_for(url, key) as client:
         listed = await client.list_tools()
         tools = listed.tools
@@ -117,7 +127,7 @@ async def main(base: str, key: str, revoked: str) -> None:
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 4:
+    if len(sys.argv) != 5:
         print(__doc__, file=sys.stderr)
         sys.exit(2)
-    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3]))
+    asyncio.run(main(sys.argv[1], sys.argv[2], sys.argv[3], sys.argv[4]))

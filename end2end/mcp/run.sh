@@ -34,7 +34,9 @@ cleanup() {
 trap cleanup EXIT
 
 admin="duena@demo.luna.mx"
-mapfile -t key < <("$work/luna-server" create-api-key --email "$admin" --name e2e 2>/dev/null)
+mapfile -t key < <("$work/luna-server" create-api-key --email "$admin" --name e2e \
+  --scopes contacts:reveal,crm:write,knowledge:write,knowledge:delete 2>/dev/null)
+mapfile -t lectura < <("$work/luna-server" create-api-key --email "$admin" --name lectura 2>/dev/null)
 mapfile -t old < <("$work/luna-server" create-api-key --email "$admin" --name revocada 2>/dev/null)
 "$work/luna-server" revoke-api-key --email "$admin" --id "${old[1]}" 2>/dev/null
 
@@ -45,7 +47,7 @@ for _ in $(seq 1 100); do
   sleep 0.1
 done
 
-if ! "$venv/bin/python" "$here/check_mcp.py" "http://127.0.0.1:$port" "${key[0]}" "${old[0]}"; then
+if ! "$venv/bin/python" "$here/check_mcp.py" "http://127.0.0.1:$port" "${key[0]}" "${old[0]}" "${lectura[0]}"; then
   echo "--- server log ---" >&2; tail -50 "$work/server.log" >&2
   exit 1
 fi

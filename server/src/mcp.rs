@@ -47,14 +47,26 @@ pub fn descriptor(def: &ToolDef) -> Tool {
     )
 }
 
-/// Exactly the public catalog, in the registry's stable order.
-pub fn tools(engine: &Engine) -> Vec<Tool> {
+/// The public catalog a caller may call, in the registry's stable order: a read-only
+/// key lists no tool that writes, reveals or deletes.
+pub fn tools(engine: &Engine, caller: &Caller) -> Vec<Tool> {
     engine
         .registry
-        .list(Surface::Mcp)
+        .callable(Surface::Mcp, caller)
         .into_iter()
         .map(descriptor)
         .collect()
+}
+
+/// The caller the auth layer resolved for this MCP request.
+fn caller_of(context: &RequestContext<RoleServer>) -> Result<Caller, ErrorData> {
+    context
+        .extensions
+        .get::<axum::http::request::Parts>()
+        .and_then(|p| p.extensions.get::<McpCaller>().cloned())
+        .map(|McpCaller(caller)| caller)
+        // The auth layer always sets it; without it the request never reached here.
+        .ok_or_else(|| ErrorData::internal_error("missing caller", None))
 }
 
 #[derive(Clone)]
@@ -76,9 +88,13 @@ impl ServerHandler for LunaMcp {
     async fn list_tools(
         &self,
         _request: Option<PaginatedRequestParams>,
-        _context: RequestContext<RoleServer>,
+        context: RequestContext<RoleServer>,
     ) -> Result<ListToolsResult, ErrorData> {
-        Ok(ListToolsResult::with_all_items(tools(&self.engine)))
+        let caller = caller_of(&context)?;
+        Ok(ListToolsResult::with_all_items(tools(
+            &self.engine,
+            &caller,
+        )))
     }
 
     async fn call_tool(
@@ -86,14 +102,7 @@ impl ServerHandler for LunaMcp {
         request: CallToolRequestParams,
         context: RequestContext<RoleServer>,
     ) -> Result<CallToolResponse, ErrorData> {
-        let caller = context
-            .extensions
-            .get::<axum::http::request::Parts>()
-            .and_then(|p| p.extensions.get::<McpCaller>().cloned());
-        // The auth layer always sets it; without it the request never reached here.
-        let Some(McpCaller(caller)) = caller else {
-            return Err(ErrorData::internal_error("missing caller", None));
-        };
+        let caller = caller_of(&context)?;
         // A retry-safe call names its key in `_meta` (`luna/idempotency_key`); the
         // pipeline binds it to this exact request.
         // rmcp hands the request's `_meta` over in the context.

@@ -12,6 +12,11 @@ use serde_json::{json, Value};
 use tower::ServiceExt;
 
 async fn setup() -> (Router, Engine, String) {
+    setup_with(&luna_protocol::account::ApiScope::ALL).await
+}
+
+/// The router and a key carrying `scopes` (all of them: the whole public catalog).
+async fn setup_with(scopes: &[luna_protocol::account::ApiScope]) -> (Router, Engine, String) {
     let engine = luna_engine::testkit::engine().await.unwrap();
     let caller = luna_engine::testkit::caller(&engine, Plan::Founder, Role::Owner)
         .await
@@ -20,7 +25,7 @@ async fn setup() -> (Router, Engine, String) {
         .accounts
         .create_api_key(
             &caller,
-            &luna_engine::accounts::KeySpec::read_only("pruebas"),
+            &luna_engine::accounts::KeySpec::read_only("pruebas").with_scopes(scopes),
         )
         .await
         .unwrap();
@@ -139,6 +144,55 @@ async fn tools_list_is_the_public_catalog_with_derived_annotations() {
     assert!(size < 80 * 1024, "tools/list is {size} bytes");
 }
 
+/// An agent sees what its key may call: a read-only key lists no tool that writes,
+/// reveals or deletes, and one scope adds exactly the tools that need it.
+#[tokio::test]
+async fn tools_list_shows_only_what_the_key_may_call() {
+    use luna_protocol::account::ApiScope;
+    let listed = |app: Router, key: String| async move {
+        let (status, body) = rpc(
+            &app,
+            Some(&key),
+            json!({"jsonrpc": "2.0", "id": 2, "method": "tools/list"}),
+        )
+        .await;
+        assert_eq!(status, StatusCode::OK, "{body}");
+        let mut names: Vec<String> = body["result"]["tools"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t["name"].as_str().unwrap().to_owned())
+            .collect();
+        names.sort_unstable();
+        names
+    };
+    let (app, _, key) = setup_with(&[]).await;
+    let read_only = listed(app, key).await;
+    for writer in [
+        "people_reveal",
+        "context_delete",
+        "context_create",
+        "crm_record",
+        "company_save",
+    ] {
+        assert!(
+            !read_only.iter().any(|n| n == writer),
+            "a read-only key lists {writer}: {read_only:?}"
+        );
+    }
+    for reader in ["market_search", "usage", "people_quote", "context_get"] {
+        assert!(read_only.iter().any(|n| n == reader), "{reader} missing");
+    }
+    let (app, _, key) = setup_with(&[ApiScope::ContactsReveal]).await;
+    let reveal = listed(app, key).await;
+    let added: Vec<&String> = reveal.iter().filter(|n| !read_only.contains(n)).collect();
+    assert_eq!(
+        added,
+        ["people_reveal"],
+        "the reveal scope adds only its tool"
+    );
+}
+
 #[tokio::test]
 async fn tools_call_returns_structured_content_and_errors_as_data() {
     let (app, _engine, key) = setup().await;
@@ -235,7 +289,7 @@ async fn an_idempotency_key_in_meta_is_bound_to_its_request() {
 /// key's last use is recorded; once expired it is a 401.
 #[tokio::test]
 async fn a_default_key_is_read_only_over_mcp_and_an_expired_one_is_401() {
-    let (app, engine, key) = setup().await;
+    let (app, engine, key) = setup_with(&[]).await;
     let call = |name: &str, args: Value| json!({"jsonrpc": "2.0", "id": 4, "method": "tools/call", "params": {"name": name, "arguments": args}});
     let (_, body) = rpc(&app, Some(&key), call("usage", json!({}))).await;
     assert_eq!(body["result"]["isError"], json!(false), "{body}");

@@ -167,6 +167,21 @@ impl Registry {
             .collect()
     }
 
+    /// The tools of `surface` that `caller` may call: what an outside agent lists is
+    /// what its key's scopes, its role and its plan let it run (the same
+    /// [`policy::authorize`] every call goes through).
+    pub fn callable(&self, surface: Surface, caller: &crate::accounts::Caller) -> Vec<&ToolDef> {
+        self.list(surface)
+            .into_iter()
+            .filter(|d| {
+                !matches!(
+                    policy::authorize(d, caller, surface),
+                    policy::Decision::Refuse(_)
+                )
+            })
+            .collect()
+    }
+
     /// The tools Luna sees in a turn: those whose cues the message uses (in stable
     /// order), then the stage's by priority, at most `MAX_VISIBLE_TOOLS` in all. A
     /// person who asks for a note, a suggested edit or their credits gets the tool for
