@@ -107,6 +107,21 @@ pub struct Request {
     /// The message asks for companies or records (a search verb or noun).
     #[serde(default)]
     pub search_cue: bool,
+    /// What a question about credits asks for.
+    #[serde(default)]
+    pub usage_focus: Option<super::acts::UsageFocus>,
+    /// RFCs written in the message: a risk screen of exactly these.
+    #[serde(default)]
+    pub rfcs: Vec<String>,
+    /// The stage a save or a sequence's audience names («en la etapa Propuesta»).
+    #[serde(default)]
+    pub stage_named: Option<String>,
+    /// A correction of what the team knows.
+    #[serde(default)]
+    pub knowledge_edit: bool,
+    /// «fusiona esa nota»: a merge into Knowledge.
+    #[serde(default)]
+    pub merge: bool,
 }
 
 /// Which companies of the selection go to which stage of the saved list.
@@ -186,6 +201,9 @@ impl Request {
             || self.note.is_some()
             || self.compare
             || self.stage_move.is_some()
+            || self.knowledge_edit
+            || self.merge
+            || !self.rfcs.is_empty()
     }
 }
 
@@ -217,7 +235,7 @@ const NUMBER_WORDS: &[(&str, u32)] = &[
     ("cien", 100),
 ];
 
-fn number(word: &str) -> Option<u32> {
+pub(super) fn number(word: &str) -> Option<u32> {
     word.parse::<u32>().ok().or_else(|| {
         NUMBER_WORDS
             .iter()
@@ -247,16 +265,6 @@ fn has_any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
 }
 
-const CONNECTORS: &[(&str, &str)] = &[
-    ("hubspot", "HubSpot"),
-    ("notion", "Notion"),
-    ("gmail", "Gmail"),
-    ("salesforce", "Salesforce"),
-    ("pipedrive", "Pipedrive"),
-    ("outlook", "Outlook"),
-    ("zoho", "Zoho"),
-];
-
 /// Reads one message.
 pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let text = fold(message);
@@ -271,47 +279,17 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     };
     let named = |s: &State| (s.name().to_owned(), s.name().to_owned());
 
-    let asks_usage = has_any(
-        &text,
-        &[
-            "creditos me quedan",
-            "cuantos creditos",
-            "mi saldo",
-            "cuanto me queda",
-            "uso del plan",
-        ],
-    );
-    // "el correo de los 10 mejores" asks for contacts; "una secuencia de tres correos"
-    // does not: in a sequence request, emails count as contacts only with "de".
-    let asks_contacts = if text.contains("secuencia") {
-        has_any(&text, &["correo de", "correos de", "contacto", "telefono"])
-    } else {
-        has_any(&text, &["correo", "contacto", "email", "telefono"])
-    };
-    let contacts_top = if asks_contacts {
+    let acts = super::acts::read(message, &tokens);
+    let asks_usage = acts.usage.is_some();
+    // «el correo de los 10 mejores», «el contacto de los primeros 3»; with no number,
+    // the first companies of the selection (the planner caps how many).
+    let contacts_top = acts.contacts.then(|| {
         number_before(&words, &["mejor", "primer", "prioritari", "top"])
-            .or_else(|| number_before(&words, &["correo", "contacto", "email"]))
-    } else {
-        None
-    };
-    let sequence_steps = if text.contains("secuencia") {
-        number_before(&words, &["correo", "paso", "mensaje", "email"]).or(Some(3))
-    } else {
-        None
-    };
-    let note = ["deja una nota", "dejar una nota", "anota que", "toma nota"]
-        .iter()
-        .find_map(|marker| {
-            let folded_at = text.find(marker)?;
-            // Take the rest of the original message after the marker's position
-            // (folding keeps word order, so cut by word count).
-            let skip = text[..folded_at + marker.len()].split(' ').count();
-            let rest: Vec<&str> = message.split_whitespace().skip(skip).collect();
-            let rest = rest.join(" ");
-            let rest = rest.trim_start_matches([':', ',', ' ']).trim().to_owned();
-            (!rest.is_empty()).then_some(rest)
-        });
-
+            .or_else(|| number_before(&words, &["correo", "contacto", "email", "mail"]))
+            .unwrap_or(10)
+    });
+    let sequence_steps = acts.sequence_steps;
+    let note = acts.note.clone();
     let compare = has_any(
         &text,
         &[
@@ -365,26 +343,18 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             ],
         ),
         buyers: vocab.find_buyers(&text),
-        save: has_any(
-            &text,
-            &[
-                "guardalos",
-                "guardamelos",
-                "guardalas",
-                "guardamelas",
-                "guarda ",
-                "guardar",
-                "guardes",
-                "agregalos al crm",
-                "al crm",
-            ],
-        ),
+        save: acts.save,
         contacts_top,
         sequence_steps,
         note,
         asks_count: !asks_usage
             && has_any(&text, &["cuantos", "cuantas", "cuanto hay", "numero de"]),
         asks_usage,
+        usage_focus: acts.usage,
+        rfcs: acts.rfcs.clone(),
+        stage_named: acts.stage.clone(),
+        knowledge_edit: acts.knowledge_edit,
+        merge: acts.merge,
         risk_screen: has_any(
             &text,
             &[
@@ -396,20 +366,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "sancion",
             ],
         ),
-        connector: CONNECTORS
-            .iter()
-            .find(|(k, _)| words.contains(k))
-            .map(|(_, v)| (*v).to_owned()),
-        research: has_any(
-            &text,
-            &[
-                "investiga",
-                "investigacion",
-                "quien domina",
-                "quienes dominan",
-                "a fondo",
-            ],
-        ),
+        connector: acts.connector.clone(),
+        research: acts.research,
         send_now: has_any(
             &text,
             &[

@@ -1,6 +1,7 @@
 //! The local director: a deterministic, network-free stand-in for the model. It reads a
 //! Spanish commercial request with a documented grammar (`grammar`) and plans tool calls.
 
+pub mod acts;
 pub mod criteria;
 pub mod grammar;
 pub mod intent;

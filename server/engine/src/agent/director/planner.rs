@@ -31,6 +31,8 @@ pub const DEFAULT_SELECTION: u32 = 20;
 
 mod chain;
 mod records;
+mod team;
+mod usage;
 
 #[derive(Debug, Clone, Copy, Default)]
 pub struct LocalDirector;
@@ -344,7 +346,7 @@ impl LocalDirector {
 
     /// «ármame una secuencia de tres correos» over the saved list: draft it (inert),
     /// preview it, and leave the `revisar_secuencia` card; nothing is sent from here.
-    fn sequence(&self, input: &ModelInput, n: u32) -> ModelStep {
+    fn sequence(&self, input: &ModelInput, n: u32, stage: Option<&str>) -> ModelStep {
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
         if !visible("sequence_draft") || !visible("sequence_preview") {
@@ -363,17 +365,34 @@ impl LocalDirector {
             return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
         };
         let rows = ok_rows(lookup);
-        let Some(collection) = rows
+        let row = rows
             .iter()
             .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
-            .or_else(|| rows.first())
-            .and_then(|r| r.get("ref").and_then(Value::as_str))
-        else {
+            .or_else(|| rows.first());
+        let Some(collection) = row.and_then(|r| r.get("ref").and_then(Value::as_str)) else {
             return final_(
                 TurnIntent::Responder {},
                 "No encontré la colección guardada para armar la secuencia.",
             );
         };
+        // «para los que están en Nuevo»: the audience is that stage of the list.
+        let stage = stage.and_then(|wanted| {
+            let stages: Vec<&str> = row?
+                .get("stages")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            stages
+                .iter()
+                .find(|s| fold(s) == wanted)
+                .or_else(|| stages.iter().find(|s| fold(s).starts_with(wanted)))
+                .map(|s| (*s).to_owned())
+        });
+        let mut audience = json!({"collection_id": collection});
+        if let Some(stage) = stage {
+            audience["stage"] = json!(stage);
+        }
         let drafts = calls_of(t, "sequence_draft");
         let Some(draft) = drafts.last() else {
             let steps: Vec<Value> = SEQUENCE_TEMPLATES
@@ -383,7 +402,7 @@ impl LocalDirector {
                 .collect();
             return ModelStep::Tools(vec![call(
                 "sequence_draft",
-                json!({"name": "Seguimiento a la lista guardada", "audience": {"collection_id": collection}, "steps": steps}),
+                json!({"name": "Seguimiento a la lista guardada", "audience": audience, "steps": steps}),
             )]);
         };
         let Some(sequence_id) = ok_rows(draft)
@@ -698,10 +717,18 @@ impl LocalDirector {
             // answer without figures rather than guess.
             return final_(TurnIntent::Responder {}, "Revisé lo que encontré; pídeme el detalle que necesites y te lo muestro con su evidencia.");
         }
+        // A note is about what the person says, even when it names a giro, a state or
+        // a program: it is never a search.
+        if let Some(note) = &req.note {
+            return self.note(input, note);
+        }
+        if req.knowledge_edit {
+            return self.knowledge_edit(input);
+        }
         if let Some(connector) = &req.connector {
             return final_(
                 TurnIntent::Limite { falta: Falta { tipo: FaltaTipo::Conector, detalle: format!("Conectar con {connector}") } },
-                format!("Todavía no puedo conectarme con {connector} desde el chat. Puedo dejar la lista guardada en tu CRM de Luna para que la exportes."),
+                format!("Todavía no puedo conectarme con {connector} desde el chat. Puedo dejar la lista guardada en tu CRM de Luna para que la consultes ahí."),
             );
         }
         if req.send_now {
@@ -710,29 +737,17 @@ impl LocalDirector {
                 "No envío correos por mi cuenta: cada paso de una secuencia lo autorizas tú en su tarjeta de revisión.",
             );
         }
-        // A note is about what the person says, even when it names a giro or a state:
-        // it is never a search.
-        if let Some(note) = &req.note {
-            return final_(
-                TurnIntent::ProponerDecision { decision: DecisionDraft::DejarNota { draft: note.clone() } },
-                "Te propongo dejar esta nota para el equipo; queda en revisión hasta que la apruebes.",
-            );
+        if let Some(focus) = req.usage_focus {
+            return self.usage(input, focus);
+        }
+        // RFCs written out: a risk screen of exactly those, whatever the board holds.
+        if !req.rfcs.is_empty() {
+            let refs: Vec<String> = req.rfcs.iter().map(|r| format!("company:{r}")).collect();
+            let refs: Vec<&str> = refs.iter().map(String::as_str).collect();
+            return self.screen(input, &refs);
         }
         if req.compare {
             return self.compare(input, &req);
-        }
-        if req.asks_usage {
-            return match calls_of(t, "usage").first() {
-                None if visible("usage") => ModelStep::Tools(vec![call("usage", json!({}))]),
-                Some(ex) if !ok_rows(ex).is_empty() => final_(
-                    TurnIntent::Responder {},
-                    format!(
-                        "Te quedan [[evidence:{c}.0.intelligence_credits_left]] créditos de inteligencia y [[evidence:{c}.0.contact_credits_left]] créditos de contacto.",
-                        c = ex.call
-                    ),
-                ),
-                _ => final_(TurnIntent::Responder {}, "No pude leer tus créditos en este momento; intenta de nuevo en un momento."),
-            };
         }
         if req.research {
             return self.research(input);
@@ -773,7 +788,7 @@ impl LocalDirector {
                 return self.contacts(input, top);
             }
             if let (Some(n), Some(_)) = (req.sequence_steps, &input.turn.board.saved_collection) {
-                return self.sequence(input, n);
+                return self.sequence(input, n, req.stage_named.as_deref());
             }
         }
         // Never destroy: small talk and unclear messages change nothing.

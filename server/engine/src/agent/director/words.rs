@@ -66,6 +66,23 @@ pub fn matches_word(token: &Token, known: &str) -> bool {
     token.word == known || token.stem == stem(known) || near(&token.word, known)
 }
 
+/// Where the cue `phrase` occurs in `tokens` (start, end past it). Each word of the
+/// phrase matches a token as in [`matches_word`]; a word ending in `*` matches any token
+/// that starts with it («investig*»).
+pub fn find(tokens: &[Token], phrase: &str) -> Option<(usize, usize)> {
+    let cue: Vec<&str> = phrase.split(' ').filter(|w| !w.is_empty()).collect();
+    if cue.is_empty() || cue.len() > tokens.len() {
+        return None;
+    }
+    let hit = |t: &Token, c: &str| match c.strip_suffix('*') {
+        Some(prefix) => t.word.starts_with(prefix),
+        None => matches_word(t, c),
+    };
+    (0..=tokens.len() - cue.len())
+        .find(|&i| cue.iter().enumerate().all(|(k, c)| hit(&tokens[i + k], c)))
+        .map(|i| (i, i + cue.len()))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

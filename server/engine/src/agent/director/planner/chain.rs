@@ -35,7 +35,7 @@ impl LocalDirector {
             .sequence_steps
             .filter(|_| saved && !plan.done(DecisionKind::RevisarSecuencia))
         {
-            return self.sequence(input, n);
+            return self.sequence(input, n, req.stage_named.as_deref());
         }
         final_(
             TurnIntent::Responder {},

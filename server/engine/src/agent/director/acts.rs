@@ -1,0 +1,559 @@
+//! Stage 4a of the director's interpreter: the actions a message asks for (a note, a
+//! question about credits, a long research, an outside channel, a sequence, contacts,
+//! saving, a risk screen of named RFCs, a correction of team knowledge), read from cue
+//! words rather than fixed sentences.
+//!
+//! A cue is a short phrase whose words are matched through [`words::find`]: equal, the
+//! same Snowball stem, a typo of a long word, or a prefix (`investig*`). So «anota»,
+//! «anótale», «apúntale» and «anotame» are one cue family, and «créditos», «credits»
+//! and «credito» another. Each action is decided from its cue families and, where two
+//! actions share words («correo» is both a contact and a sequence step), from what else
+//! the message says.
+//!
+//! To add a way of asking: add its words to the action's cue list below; forms and
+//! typos follow. To add an action: a field on [`Acts`], its cues, and its branch in
+//! `planner::plan`.
+
+use super::words::{find, Token};
+
+/// What the person asks about their credits.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum UsageFocus {
+    /// Credits in general (intelligence and contact).
+    Credits,
+    /// «saldo de contactos»: contact credits.
+    Contacts,
+    /// «búsquedas que me quedan hoy».
+    Searches,
+    /// «cuánto he gastado»: the period's allowance against what is left.
+    Spent,
+}
+
+/// The actions read from one message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Acts {
+    pub usage: Option<UsageFocus>,
+    /// The note's text, in the person's words.
+    pub note: Option<String>,
+    pub research: bool,
+    /// An outside channel or system Luna cannot reach (its display name).
+    pub connector: Option<String>,
+    /// A sequence of N steps.
+    pub sequence_steps: Option<u32>,
+    /// Contacts asked for (the number of companies when one is named).
+    pub contacts: bool,
+    pub save: bool,
+    /// «en la etapa Propuesta»: where a save or a sequence's audience lives (folded).
+    pub stage: Option<String>,
+    /// RFCs written in the message, upper case, in order.
+    pub rfcs: Vec<String>,
+    /// A correction of what the team knows («está mal», «corrige», «desactualizado»).
+    pub knowledge_edit: bool,
+    /// «fusiona esa nota»: a merge into Knowledge.
+    pub merge: bool,
+}
+
+fn any(tokens: &[Token], cues: &[&str]) -> bool {
+    cues.iter().any(|c| find(tokens, c).is_some())
+}
+
+/// The first cue found and where it ends (token index past it).
+fn first_end(tokens: &[Token], cues: &[&str]) -> Option<(usize, usize)> {
+    cues.iter()
+        .filter_map(|c| find(tokens, c))
+        .min_by_key(|(start, end)| (*start, usize::MAX - end))
+}
+
+const CREDIT_WORDS: &[&str] = &["credito", "credits", "credit", "saldo", "balance"];
+const LEFT_WORDS: &[&str] = &[
+    "me quedan",
+    "me queda",
+    "nos quedan",
+    "nos queda",
+    "quedan",
+    "restan",
+    "left",
+    "tengo",
+    "tenemos",
+    "disponible*",
+];
+const SPENT_WORDS: &[&str] = &["gast*", "consum*", "spent", "used"];
+const SEARCH_WORDS: &[&str] = &["busqueda", "consulta", "searches"];
+
+fn usage(tokens: &[Token]) -> Option<UsageFocus> {
+    let credits = any(tokens, CREDIT_WORDS);
+    let spent = any(tokens, SPENT_WORDS);
+    let searches_left = any(tokens, SEARCH_WORDS) && any(tokens, LEFT_WORDS);
+    if !(credits || searches_left || (spent && any(tokens, &["cuanto", "how much"]))) {
+        return None;
+    }
+    Some(if any(tokens, &["contacto", "contacts"]) && credits {
+        UsageFocus::Contacts
+    } else if searches_left {
+        UsageFocus::Searches
+    } else if spent {
+        UsageFocus::Spent
+    } else {
+        UsageFocus::Credits
+    })
+}
+
+/// Phrases that introduce a note for the team; the note is what follows.
+const NOTE_MARKERS: &[&str] = &[
+    "deja una nota",
+    "dejar una nota",
+    "deja nota",
+    "dejale una nota",
+    "toma nota",
+    "tomen nota",
+    "nota para el equipo",
+    "anot*",
+    "apunt*",
+    "recuerda que",
+    "recuerden que",
+    "recordatorio",
+    "que el equipo sepa",
+    "que sepa el equipo",
+    "que todos sepan",
+    "agrega a cerebro",
+    "agrega al cerebro",
+    "agregalo a cerebro",
+    "guarda en cerebro",
+    "guarda en el cerebro",
+    "note that",
+    "nota",
+];
+
+/// The note's text in the person's own words (case and accents kept): the words of
+/// `message` after the marker, without a leading «que», «:» or «,».
+fn note(message: &str, tokens: &[Token]) -> Option<String> {
+    let (start, end) = first_end(tokens, NOTE_MARKERS)?;
+    // A note marker opens its clause: «toma nota», not «la nota de ayer».
+    let opens = start == 0
+        || tokens[..start].iter().all(|t| {
+            ["ojo", "oye", "luna", "porfa", "por", "favor", "y"].contains(&t.word.as_str())
+        });
+    if !opens {
+        return None;
+    }
+    let mut skip = end;
+    while tokens
+        .get(skip)
+        .is_some_and(|t| ["que", "de", "esto", "lo", "siguiente"].contains(&t.word.as_str()))
+    {
+        skip += 1;
+    }
+    let rest = original_from(message, skip)?;
+    let rest = rest.trim_start_matches([':', ',', ';', '-', ' ']).trim();
+    (rest.split_whitespace().count() >= 2).then(|| rest.to_owned())
+}
+
+/// The original text from folded token `index` on: each whitespace word of the
+/// message folds into zero or more tokens.
+fn original_from(message: &str, index: usize) -> Option<String> {
+    let mut seen = 0;
+    let words: Vec<&str> = message.split_whitespace().collect();
+    for (i, w) in words.iter().enumerate() {
+        let n = crate::base::catalog::text::fold(w)
+            .split(' ')
+            .filter(|s| !s.is_empty())
+            .count();
+        if seen + n > index {
+            return Some(words[i..].join(" "));
+        }
+        seen += n;
+    }
+    None
+}
+
+const RESEARCH_CUES: &[&str] = &[
+    "investig*",
+    "estudio de mercado",
+    "estudio del mercado",
+    "estudio completo",
+    "analisis profundo",
+    "analisis a fondo",
+    "analisis completo",
+    "analisis del mercado",
+    "a fondo",
+    "a profundidad",
+    "deep dive",
+    "panorama del mercado",
+    "panorama completo",
+    "reporte del mercado",
+    "informe del mercado",
+    "quien domina",
+    "quienes dominan",
+    "entender el mercado",
+    "market research",
+];
+
+/// Outside channels and systems, and the name Luna says back.
+const CONNECTORS: &[(&str, &str)] = &[
+    ("whatsapp", "WhatsApp"),
+    ("whats", "WhatsApp"),
+    ("wasap", "WhatsApp"),
+    ("guasap", "WhatsApp"),
+    ("sms", "SMS"),
+    ("mensaje de texto", "SMS"),
+    ("linkedin", "LinkedIn"),
+    ("excel", "Excel"),
+    ("hoja de calculo", "una hoja de cálculo (Excel)"),
+    ("spreadsheet", "una hoja de cálculo (Excel)"),
+    ("google sheets", "Google Sheets"),
+    ("sheets", "Google Sheets"),
+    ("csv", "un archivo CSV"),
+    ("hubspot", "HubSpot"),
+    ("salesforce", "Salesforce"),
+    ("pipedrive", "Pipedrive"),
+    ("zoho", "Zoho"),
+    ("monday", "Monday"),
+    ("odoo", "Odoo"),
+    ("bitrix", "Bitrix24"),
+    ("bitrix24", "Bitrix24"),
+    ("dynamics", "Dynamics"),
+    ("notion", "Notion"),
+    ("gmail", "Gmail"),
+    ("outlook", "Outlook"),
+    ("slack", "Slack"),
+    ("google calendar", "Google Calendar"),
+    ("calendly", "Calendly"),
+    ("exporta*", "una exportación de archivos"),
+    ("descarga*", "una exportación de archivos"),
+    ("llamales", "llamadas telefónicas"),
+    ("marcales", "llamadas telefónicas"),
+];
+
+fn connector(tokens: &[Token]) -> Option<String> {
+    // The most specific channel named: an export to Excel says Excel.
+    let mut found: Vec<(usize, &str)> = CONNECTORS
+        .iter()
+        .filter_map(|(cue, name)| find(tokens, cue).map(|(start, _)| (start, *name)))
+        .collect();
+    found.sort_by_key(|(start, name)| (name.starts_with("una exportación"), *start));
+    found.first().map(|(_, name)| (*name).to_owned())
+}
+
+const SEQUENCE_CUES: &[&str] = &[
+    "secuencia",
+    "cadencia",
+    "sequence",
+    "drip",
+    "campana de correo",
+    "campana de mail",
+    "campana de email",
+    "seguimiento por correo",
+    "seguimiento por mail",
+    "correos de seguimiento",
+    "mails de seguimiento",
+    "serie de correo",
+    "serie de mail",
+    "flujo de correo",
+];
+const WRITE_VERBS: &[&str] = &[
+    "escrib*", "redact*", "prepar*", "arma", "armale", "armame", "hazme", "haz", "write", "draft",
+];
+const EMAIL_WORDS: &[&str] = &[
+    "correo*", "mail*", "email*", "mensaje*", "step*", "paso*", "toque*",
+];
+
+/// The number of steps of a sequence asked for: «3 correos», «3-step», «de tres
+/// mails», «2 correos nada más»; three when none is named.
+fn steps(tokens: &[Token]) -> u32 {
+    for (i, t) in tokens.iter().enumerate() {
+        if let Some(n) = super::grammar::number(&t.word) {
+            let after = &tokens[i + 1..(i + 3).min(tokens.len())];
+            if (1..=8).contains(&n)
+                && after.iter().any(|a| {
+                    EMAIL_WORDS
+                        .iter()
+                        .any(|w| find(std::slice::from_ref(a), w).is_some())
+                })
+            {
+                return n;
+            }
+        }
+    }
+    3
+}
+
+fn sequence(tokens: &[Token]) -> Option<u32> {
+    let asked = any(tokens, SEQUENCE_CUES)
+        || (any(tokens, WRITE_VERBS)
+            && tokens.iter().any(|t| {
+                ["correos", "mails", "emails", "pasos", "steps"].contains(&t.word.as_str())
+            })
+            && !any(tokens, &["correo de", "correos de", "mails de", "contacto"]));
+    asked.then(|| steps(tokens))
+}
+
+const CONTACT_CUES: &[&str] = &[
+    "contacto",
+    "telefono",
+    "tel",
+    "decision makers",
+    "decision maker",
+    "tomador de decision",
+    "tomadores de decision",
+    "decisor",
+    "quien decide",
+    "quien compra",
+    "datos de",
+    "correo de",
+    "correos de",
+    "mail de",
+    "mails de",
+    "email de",
+    "emails de",
+    "contacts",
+];
+
+fn contacts(tokens: &[Token], sequence: bool) -> bool {
+    if sequence {
+        // In a sequence request, emails count as contacts only with «de».
+        return any(tokens, &["correo de", "correos de", "contacto", "telefono"]);
+    }
+    any(tokens, CONTACT_CUES)
+        || (any(tokens, &["correo*", "mail*", "email*"])
+            && any(
+                tokens,
+                &[
+                    "dame",
+                    "consigue*",
+                    "saca*",
+                    "pasame",
+                    "necesito",
+                    "quiero",
+                    "ocupo",
+                    "busca*",
+                ],
+            ))
+}
+
+const SAVE_CUES: &[&str] = &[
+    "guarda",
+    "guardalos",
+    "guardalas",
+    "guardamelos",
+    "guardamelas",
+    "guardar",
+    "guardes",
+    "save",
+    "al crm",
+    "en el crm",
+    "a mi crm",
+    "al pipeline",
+    "al embudo",
+];
+
+/// «en la etapa Propuesta», «para los que están en Nuevo», «a Propuesta»: the stage
+/// named (folded), at most three words.
+fn stage(tokens: &[Token]) -> Option<String> {
+    let (_, end) = first_end(
+        tokens,
+        &[
+            "en la etapa de",
+            "en la etapa",
+            "a la etapa de",
+            "a la etapa",
+            "etapa de",
+            "etapa",
+            "que estan en",
+            "que esten en",
+            "en la columna",
+        ],
+    )?;
+    let words: Vec<&str> = tokens[end..]
+        .iter()
+        .map(|t| t.word.as_str())
+        .take_while(|w| !["y", "con", "para", "porfa", "por", "de"].contains(w))
+        .take(3)
+        .collect();
+    (!words.is_empty()).then(|| words.join(" "))
+}
+
+/// RFCs in the message: 3 (company) or 4 (person) letters, six digits of date, three
+/// of homoclave. Upper-cased; duplicates dropped.
+pub fn rfcs(tokens: &[Token]) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for t in tokens {
+        let w = t.word.as_bytes();
+        let letters = w
+            .iter()
+            .take_while(|c| c.is_ascii_alphabetic() || **c == b'&')
+            .count();
+        let shape = (letters == 3 || letters == 4)
+            && w.len() == letters + 9
+            && w[letters..letters + 6].iter().all(u8::is_ascii_digit)
+            && w[letters + 6..].iter().all(u8::is_ascii_alphanumeric);
+        let rfc = t.word.to_uppercase();
+        if shape && !out.contains(&rfc) {
+            out.push(rfc);
+        }
+    }
+    out
+}
+
+const EDIT_CUES: &[&str] = &[
+    "corrige*",
+    "corregir",
+    "esta mal",
+    "estan mal",
+    "desactualizad*",
+    "ya no es",
+    "ya no vendemos",
+    "ya no usamos",
+    "ya usamos",
+    "actualiza el tema",
+    "actualiza la nota",
+    "cambia el tema",
+    "edita el tema",
+    "edita la nota",
+    "esta equivocad*",
+    "no es correcto",
+    "is wrong",
+    "outdated",
+];
+
+/// Reads the actions of one message.
+pub fn read(message: &str, tokens: &[Token]) -> Acts {
+    let sequence_steps = sequence(tokens);
+    let note = note(message, tokens);
+    let merge = any(
+        tokens,
+        &[
+            "fusiona*",
+            "merge",
+            "integra esa nota",
+            "sube esa nota",
+            "aprueba esa nota",
+            "aprueba la nota",
+        ],
+    );
+    Acts {
+        usage: usage(tokens),
+        research: any(tokens, RESEARCH_CUES),
+        connector: connector(tokens),
+        contacts: contacts(tokens, sequence_steps.is_some()),
+        sequence_steps,
+        save: any(tokens, SAVE_CUES)
+            || (any(tokens, &["agrega*", "sube*", "mete*"])
+                && any(tokens, &["crm", "pipeline", "embudo"])),
+        stage: stage(tokens),
+        rfcs: rfcs(tokens),
+        knowledge_edit: note.is_none() && !merge && any(tokens, EDIT_CUES),
+        merge,
+        note,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::agent::director::words::tokens;
+
+    fn acts(m: &str) -> Acts {
+        read(m, &tokens(m))
+    }
+
+    #[test]
+    fn notes_are_read_from_any_verb_that_introduces_them() {
+        for (m, text) in [
+            (
+                "Deja una nota: los de empaque rara vez publican RFC",
+                "los de empaque rara vez publican RFC",
+            ),
+            (
+                "apúntale que el ISSSTE paga a 60 días",
+                "el ISSSTE paga a 60 días",
+            ),
+            (
+                "Anótame esto: la SEDENA compra en marzo",
+                "la SEDENA compra en marzo",
+            ),
+            (
+                "ojo, recuerda que el IMSS pide muestras",
+                "el IMSS pide muestras",
+            ),
+        ] {
+            assert_eq!(acts(m).note.as_deref(), Some(text), "{m}");
+        }
+        // A note mentioned inside a request is not a note to leave.
+        assert_eq!(acts("busca la nota de ayer sobre empaque").note, None);
+        assert_eq!(acts("busca proveedores de empaque en Jalisco").note, None);
+    }
+
+    #[test]
+    fn credits_questions_name_what_they_ask() {
+        assert_eq!(
+            acts("¿cuántos créditos me quedan?").usage,
+            Some(UsageFocus::Credits)
+        );
+        assert_eq!(
+            acts("cuanto saldo de contactos tengo").usage,
+            Some(UsageFocus::Contacts)
+        );
+        assert_eq!(
+            acts("cuántas búsquedas me quedan hoy").usage,
+            Some(UsageFocus::Searches)
+        );
+        assert_eq!(
+            acts("cuánto he gastado este mes").usage,
+            Some(UsageFocus::Spent)
+        );
+        assert_eq!(
+            acts("how many credits do I have left").usage,
+            Some(UsageFocus::Credits)
+        );
+        assert_eq!(acts("busca empaque en Jalisco").usage, None);
+    }
+
+    #[test]
+    fn channels_and_exports_name_the_missing_connector() {
+        assert_eq!(
+            acts("mándales un WhatsApp").connector.as_deref(),
+            Some("WhatsApp")
+        );
+        assert_eq!(
+            acts("expórtalos a excel").connector.as_deref(),
+            Some("Excel")
+        );
+        assert_eq!(acts("pásalos a Odoo").connector.as_deref(), Some("Odoo"));
+        assert_eq!(acts("mándales un correo").connector, None);
+    }
+
+    #[test]
+    fn sequences_contacts_and_saves_in_other_words() {
+        assert_eq!(
+            acts("ármale una cadencia de 4 mails").sequence_steps,
+            Some(4)
+        );
+        assert_eq!(
+            acts("write a 2 step email sequence").sequence_steps,
+            Some(2)
+        );
+        assert_eq!(
+            acts("redáctales 3 correos de seguimiento").sequence_steps,
+            Some(3)
+        );
+        let a = acts("consígueme el correo de los 10 mejores");
+        assert!(a.contacts && a.sequence_steps.is_none());
+        assert!(acts("dame los teléfonos de los decisores").contacts);
+        let a = acts("súbelos al CRM en la etapa Propuesta");
+        assert!(a.save);
+        assert_eq!(a.stage.as_deref(), Some("propuesta"));
+        // A security guard is no save.
+        assert!(!acts("empresas de guardias de seguridad").save);
+    }
+
+    #[test]
+    fn rfcs_research_and_corrections() {
+        assert_eq!(
+            acts("revisa estos: emb050315ab1, GOMA8001017Q3 y nada más").rfcs,
+            ["EMB050315AB1", "GOMA8001017Q3"]
+        );
+        assert!(acts("hazme un análisis a fondo del mercado de uniformes").research);
+        assert!(acts("el tema del ICP está mal, corrígelo").knowledge_edit);
+        assert!(acts("fusiona esa nota").merge);
+    }
+}
