@@ -16,6 +16,7 @@ pub mod knowledge_api;
 pub mod pages;
 pub mod profile_api;
 pub mod send_window_api;
+pub mod sequences_api;
 #[cfg(feature = "ssr")]
 pub mod server;
 pub mod session_api;

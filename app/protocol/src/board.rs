@@ -177,6 +177,27 @@ pub struct SequenceCard {
     /// Per recipient: who, and how many steps went out (once authorized).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub progress: Vec<RecipientProgress>,
+    /// The version the board shows; an edit from the board names it, and a stale one is
+    /// refused instead of overwriting a newer edit.
+    #[serde(default)]
+    pub version: i64,
+    /// The steps as written (with their `{{variables}}`), editable on the board while
+    /// the sequence has not ended.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub drafts: Vec<StepDraft>,
+    /// Why the sequence needs the person (es-MX), e.g. that an edit voided its
+    /// authorization.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub notice: Option<String>,
+}
+
+/// A step of a sequence as written: what the board edits.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
+pub struct StepDraft {
+    /// Days after activation (0 = the same day).
+    pub delay_days: u32,
+    pub subject: String,
+    pub body: String,
 }
 
 /// One recipient of an active sequence on the board.

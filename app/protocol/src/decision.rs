@@ -154,6 +154,34 @@ pub struct DecisionCard {
     /// `revisar_secuencia`: one line per step, each authorized by its own checkbox.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub steps: Vec<StepLine>,
+    /// `revisar_secuencia`: how many recipients the person can page through; each one's
+    /// rendered email is fetched on demand (`RecipientEmail`), so the card stays small
+    /// whatever the audience.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recipients: Option<u32>,
+}
+
+/// One recipient's email as the server renders it, for the review card's pager
+/// («Destinatario 3 de 10»).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
+pub struct RecipientEmail {
+    /// 1-based position in the audience.
+    pub position: u32,
+    pub total: u32,
+    pub email: String,
+    /// Why this recipient will be skipped (es-MX), when suppressed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub skipped: Option<String>,
+    /// Every step as this recipient would read it.
+    #[serde(default)]
+    pub steps: Vec<RenderedStep>,
+}
+
+/// A step rendered for one recipient.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
+pub struct RenderedStep {
+    pub subject: String,
+    pub body: String,
 }
 
 /// A step of a sequence on its review card.

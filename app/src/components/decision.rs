@@ -47,6 +47,10 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
     // revisar_secuencia: one checkbox per step, all ticked to start with.
     let (ticked, set_ticked) = signal(card.steps.iter().map(|s| s.index).collect::<Vec<u32>>());
     let is_sequence = !card.steps.is_empty();
+    let pager = card
+        .recipients
+        .filter(|n| *n > 0)
+        .map(|total| view! { <super::recipient_pager::RecipientPager decision_id=card.id.clone() total /> });
     let admin_only = card.resolves_in == ResolvesIn::RevisionConocimiento;
     let may_resolve = move || !admin_only || live.role.get().is_some_and(|r| r.can_administer());
     let expires_at = card.expires_at;
@@ -130,6 +134,7 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
                     }).collect_view()}
                 </fieldset>
             })}
+            {pager}
             <ul class="mt-1 space-y-0.5 text-sm text-slate-700 dark:text-slate-300">
                 {card.preview.into_iter().map(|p| view! {
                     <li data-ref=p.reference>{p.label}{p.detail.map(|d| view! { <span class="text-slate-500 dark:text-slate-400">" · "{d}</span> })}</li>

@@ -10,6 +10,7 @@ pub mod kind_checks;
 pub mod live;
 mod mode;
 pub mod profile;
+mod recipient_pager;
 mod research;
 pub mod send_window;
 mod sequences;

@@ -5,6 +5,7 @@ mod gateway;
 mod helpers;
 mod http;
 mod scene;
+mod sequences_http;
 mod session_events;
 mod settings_forms;
 mod socket_lifetime;

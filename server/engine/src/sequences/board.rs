@@ -4,7 +4,7 @@
 
 use std::collections::BTreeMap;
 
-use luna_protocol::board::{Board, RecipientProgress, SequenceCard, SequenceStatus};
+use luna_protocol::board::{Board, RecipientProgress, SequenceCard, SequenceStatus, StepDraft};
 use luna_protocol::event::{BoardPatched, SessionEvent};
 use luna_protocol::patch::PatchOp;
 
@@ -52,6 +52,8 @@ pub async fn card_at(engine: &impl Deps, s: &Sequence, now: i64) -> EngineResult
             }
         })
         .collect();
+    let voided = s.status == Status::Borrador
+        && rows::authorized_before(&mut conn, &s.id, s.version).await?;
     drop(conn);
     let recipients = match s.status {
         Status::Borrador => recipients(engine, s).await?.len(),
@@ -68,8 +70,25 @@ pub async fn card_at(engine: &impl Deps, s: &Sequence, now: i64) -> EngineResult
             Status::Terminada => SequenceStatus::Autorizada,
         },
         progress,
+        version: s.version,
+        drafts: match s.status {
+            Status::Terminada => Vec::new(),
+            _ => s
+                .steps
+                .iter()
+                .map(|st| StepDraft {
+                    delay_days: st.delay_days,
+                    subject: st.subject.clone(),
+                    body: st.body.clone(),
+                })
+                .collect(),
+        },
+        notice: voided.then(|| VOIDED.to_owned()),
     })
 }
+
+/// What the card says once an edit voided the authorization of an earlier version.
+pub const VOIDED: &str = "Se editó después de autorizarla: la autorización anterior ya no vale y no se enviará nada hasta que la revises y autorices de nuevo.";
 
 /// Replaces the sequence's card on the board of the session it was drafted in.
 pub async fn publish_board(engine: &impl Deps, s: &Sequence) -> EngineResult<()> {

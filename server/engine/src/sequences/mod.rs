@@ -14,6 +14,9 @@ mod board;
 #[cfg(test)]
 mod delivery_tests;
 pub mod dispatch;
+pub mod drafts;
+#[cfg(test)]
+mod drafts_tests;
 pub mod model;
 pub mod replies;
 mod rows;

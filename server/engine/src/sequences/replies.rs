@@ -1,8 +1,10 @@
 //! Replies stop a sequence for the recipient who answered. There is no mailbox
-//! integration in this version: a person marks the reply (server function, or the CLI
-//! `luna-server sequences replied`). The mark is stored once per (sequence, recipient),
-//! the recipient's pending steps of that sequence are cancelled in the same transaction
-//! (`respondió`), and the dispatcher checks the mark again before every send.
+//! integration in this version: a person or an integration marks the reply (the
+//! authenticated server function `POST /api/mark_sequence_replied`, or the CLI
+//! `luna-server mark-replied`); both call [`mark_in_workspace`]. The mark is stored
+//! once per (sequence, recipient), the recipient's pending steps of that sequence are
+//! cancelled in the same transaction (`respondió`), and the dispatcher checks the mark
+//! again before every send.
 
 use luna_protocol::error::ErrorCode;
 

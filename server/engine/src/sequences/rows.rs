@@ -527,3 +527,19 @@ pub async fn revealed_contacts(
         })
         .collect()
 }
+
+/// Whether an older version of the sequence was authorized (an edit since voided it).
+pub async fn authorized_before(
+    conn: &mut Conn,
+    sequence_id: &str,
+    version: i64,
+) -> EngineResult<bool> {
+    let n: i64 = sqlx::query_scalar(
+        "select count(*) from sequence_authorizations where sequence_id = $1 and version < $2",
+    )
+    .bind(sequence_id)
+    .bind(version)
+    .fetch_one(conn)
+    .await?;
+    Ok(n > 0)
+}

@@ -286,8 +286,9 @@ pub async fn get(engine: &impl Deps, caller: &Caller) -> EngineResult<Window> {
     .await
 }
 
-/// Admins: replaces the workspace's window (audited). Steps already scheduled keep
-/// their time; the dispatcher applies the new window when they come due.
+/// Admins: replaces the workspace's window (audited) and reschedules the steps waiting
+/// for their first attempt under it (`reschedule`): widening the window sends a step
+/// that was held for the old opening as soon as the new window allows.
 pub async fn set(engine: &impl Deps, caller: &Caller, w: &Window) -> EngineResult<()> {
     caller.require_admin()?;
     let mut tx = engine
@@ -295,6 +296,7 @@ pub async fn set(engine: &impl Deps, caller: &Caller, w: &Window) -> EngineResul
         .begin_write_in(Scope::Workspace(&caller.workspace_id))
         .await?;
     store(&mut tx, &caller.workspace_id, w, Some(&caller.user_id)).await?;
+    reschedule(&mut tx, &caller.workspace_id, w, now_ms()).await?;
     crate::accounts::audit_in(
         &mut tx,
         caller,
@@ -307,6 +309,53 @@ pub async fn set(engine: &impl Deps, caller: &Caller, w: &Window) -> EngineResul
     .await?;
     tx.commit().await?;
     Ok(())
+}
+
+/// Moves every pending step of the workspace that has not been attempted yet to the
+/// time `w` gives it as of `now`: its own day (activation + the step's delay) inside
+/// the window in the recipient's zone. Retries keep their backoff. Returns how many
+/// steps moved.
+pub async fn reschedule(
+    conn: &mut Conn,
+    workspace_id: &str,
+    w: &Window,
+    now: i64,
+) -> EngineResult<u64> {
+    let rows = sqlx::query(
+        "select s.id, s.step, s.next_attempt_at, q.activated_at, q.steps, a.time_zone
+           from sequence_sends s
+           join sequences q on q.id = s.sequence_id and q.version = s.version
+           left join sequence_audience a
+             on a.sequence_id = s.sequence_id and a.version = s.version and a.email = s.email
+          where s.workspace_id = $1 and s.status = 'pending' and s.attempts = 0
+            and q.activated_at is not null",
+    )
+    .bind(workspace_id)
+    .fetch_all(&mut *conn)
+    .await?;
+    let mut moved = 0;
+    for r in rows {
+        let steps: Vec<super::Step> = serde_json::from_str(&r.try_get::<String, _>("steps")?)
+            .map_err(EngineError::internal)?;
+        let step: i64 = r.try_get("step")?;
+        let Some(delay) = usize::try_from(step).ok().and_then(|i| steps.get(i)) else {
+            continue;
+        };
+        let activated: i64 = r.try_get("activated_at")?;
+        let day = activated + i64::from(delay.delay_days) * 86_400_000;
+        let tz = r
+            .try_get::<Option<String>, _>("time_zone")?
+            .as_deref()
+            .and_then(zones::parse)
+            .unwrap_or(w.time_zone);
+        let at = w.send_time(day.max(now), tz);
+        let current: i64 = r.try_get("next_attempt_at")?;
+        if at != current {
+            super::rows::defer(&mut *conn, &r.try_get::<String, _>("id")?, at).await?;
+            moved += 1;
+        }
+    }
+    Ok(moved)
 }
 
 /// The mailbox of a sender «Nombre <correo>», lower case: the cap counts per mailbox.

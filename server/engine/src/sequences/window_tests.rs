@@ -256,3 +256,81 @@ async fn admins_set_the_window_members_are_refused_and_bad_input_is_typed() {
     let bad = Window::new(&[1], 18, 9, 50, "America/Tijuana").unwrap_err();
     assert_eq!(bad.body().code, ErrorCode::InvalidArgument);
 }
+
+#[tokio::test]
+async fn widening_the_window_sends_a_held_step_at_once_in_each_zone() {
+    let (fx, qroo, bc) = two_zones().await;
+    let cdmx = Tz::America__Mexico_City;
+    // Saturday 5 Dec 2026, 12:00 in Mexico City: authorized now, held until Monday.
+    let saturday = at(cdmx, 2026, 12, 5, 12, 0);
+    let s = authorized_due(&fx, &[0, 1], saturday).await;
+    sqlx::query("update sequences set activated_at = $1 where id = $2")
+        .bind(saturday)
+        .bind(&s.id)
+        .execute(fx.engine.store.pool())
+        .await
+        .unwrap();
+    sqlx::query("update sequence_sends set next_attempt_at = $1 where step = 1")
+        .bind(saturday + 3 * DAY_MS)
+        .execute(fx.engine.store.pool())
+        .await
+        .unwrap();
+    let r = dispatch::run_once(&fx.engine, "w1", saturday)
+        .await
+        .unwrap();
+    assert_eq!((r.sent, r.deferred), (0, 2), "{r:?}");
+    assert_eq!(
+        next_attempt(&fx, &qroo, 0).await.1,
+        at(Tz::America__Cancun, 2026, 12, 7, 9, 0)
+    );
+
+    // Five minutes later the admin opens the weekend too.
+    let later = saturday + 5 * 60_000;
+    let every_day = Window::new(&[1, 2, 3, 4, 5, 6, 7], 9, 18, 200, "America/Mexico_City").unwrap();
+    set_window(&fx, &every_day).await;
+    let mut conn = fx.engine.store.pool().acquire().await.unwrap();
+    let moved = window::reschedule(&mut conn, &fx.caller.workspace_id, &every_day, later)
+        .await
+        .unwrap();
+    drop(conn);
+    assert_eq!(moved, 2, "only the two held first steps move");
+    for email in [&qroo, &bc] {
+        assert_eq!(next_attempt(&fx, email, 0).await, ("pending".into(), later));
+        // The second step keeps its own day (Tuesday, inside both windows).
+        assert_eq!(next_attempt(&fx, email, 1).await.1, saturday + 3 * DAY_MS);
+    }
+    let r = dispatch::run_once(&fx.engine, "w1", later).await.unwrap();
+    assert_eq!(r.sent, 2, "{r:?}");
+}
+
+#[tokio::test]
+async fn saving_a_wider_window_in_ajustes_reschedules_held_steps() {
+    let fx = fx().await;
+    set_window(&fx, &Window::business()).await;
+    let s = drafted(&fx).await;
+    authorize(&fx.engine, &fx.caller, &s.id, s.version, &[0])
+        .await
+        .unwrap();
+    // Held five days, as a closed window would hold it.
+    let held = now_ms() + 5 * DAY_MS;
+    sqlx::query("update sequence_sends set next_attempt_at = $1")
+        .bind(held)
+        .execute(fx.engine.store.pool())
+        .await
+        .unwrap();
+    let mut admin = fx.caller.clone();
+    admin.role = Role::Admin;
+    window::set(&fx.engine, &admin, &Window::always())
+        .await
+        .unwrap();
+    let waiting = scalar(
+        &fx,
+        &format!("select count(*) from sequence_sends where next_attempt_at >= {held}"),
+    )
+    .await;
+    assert_eq!(waiting, 0, "the wider window releases them now");
+    let r = dispatch::run_once(&fx.engine, "w1", now_ms())
+        .await
+        .unwrap();
+    assert_eq!(r.sent, 2, "{r:?}");
+}

@@ -33,6 +33,7 @@ fn card(kind: DecisionKind, title: &str, consequence: String) -> DecisionCard {
         consequence,
         resolves_in: kind.resolves_in(),
         steps: Vec::new(),
+        recipients: None,
     }
 }
 
@@ -438,6 +439,7 @@ async fn sequence_card(
                 .map(|r| format!("{}\n\n{}", r.subject, r.body)),
         })
         .collect();
+    c.recipients = Some(u32::try_from(p.recipients.len()).unwrap_or(u32::MAX));
     c.preview = p
         .recipients
         .iter()

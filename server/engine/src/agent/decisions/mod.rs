@@ -14,6 +14,7 @@ mod execute;
 #[cfg(test)]
 mod proposal_tests;
 mod rows;
+mod sequence_review;
 #[cfg(test)]
 mod tests;
 
@@ -33,6 +34,7 @@ use crate::Engine;
 
 pub use auto::Held;
 pub use cards::prepare;
+pub use sequence_review::{reissue_sequence_cards, sequence_recipient};
 
 /// What accepting a card executes. Server-only: never sent to a browser or a model.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -287,6 +287,9 @@ mod tests {
             recipients: 10,
             status: SequenceStatus::Borrador,
             progress: Vec::new(),
+            version: 1,
+            drafts: Vec::new(),
+            notice: None,
         });
         assert_eq!(derive_stage(&board), Stage::ConBorrador);
         board.sequences[0].status = SequenceStatus::Activa;
