@@ -7,7 +7,7 @@ use serde::{Deserialize, Deserializer, Serialize};
 
 use crate::board::RunStatus;
 use crate::decision::{DecisionKind, DecisionOutcome, DecisionResult};
-use crate::event::{Anchor, RefusalCode};
+use crate::event::{Anchor, RefusalCode, SteeringOutcome};
 
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize, FromJson)]
 pub struct Chat {
@@ -23,6 +23,9 @@ pub enum ChatMessage {
         turn_id: String,
         text: String,
         steering: bool,
+        /// For a steering message: whether the running turn took it.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        steering_outcome: Option<SteeringOutcome>,
     },
     Luna {
         turn_id: String,

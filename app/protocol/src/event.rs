@@ -44,6 +44,10 @@ pub enum SessionEvent {
     /// The person tapped "deshacer" on a tool line and the write was undone.
     #[serde(rename = "undo.applied")]
     UndoApplied(UndoApplied),
+    /// What became of a steering message: the model received it at its next step, or
+    /// it arrived when the turn had no step left.
+    #[serde(rename = "steering.resolved")]
+    SteeringResolved(SteeringResolved),
 }
 
 impl SessionEvent {
@@ -62,6 +66,7 @@ impl SessionEvent {
             SessionEvent::TurnFinished(_) => "turn.finished",
             SessionEvent::TurnRefused(_) => "turn.refused",
             SessionEvent::UndoApplied(_) => "undo.applied",
+            SessionEvent::SteeringResolved(_) => "steering.resolved",
         }
     }
 }
@@ -85,6 +90,36 @@ pub struct UserMessage {
     pub text: String,
     #[serde(default)]
     pub steering: bool,
+}
+
+/// The steering message `text` of turn `turn_id` (a `user.message` with `steering`)
+/// and what became of it; the chat shows it next to the message.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
+pub struct SteeringResolved {
+    pub turn_id: String,
+    pub text: String,
+    pub outcome: SteeringOutcome,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize, FromJson)]
+#[serde(rename_all = "snake_case")]
+pub enum SteeringOutcome {
+    /// The model received it at its next step and planned the rest of the turn with it.
+    Applied,
+    /// It arrived after the turn's last step: nothing read it.
+    TurnEnded,
+}
+
+impl SteeringOutcome {
+    /// The note the chat shows next to the message.
+    pub fn note(self) -> &'static str {
+        match self {
+            SteeringOutcome::Applied => "Luna lo tomó en cuenta",
+            SteeringOutcome::TurnEnded => {
+                "llegó cuando Luna ya había terminado; envíalo de nuevo si aún aplica"
+            }
+        }
+    }
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]

@@ -546,6 +546,8 @@ mod tests {
             TurnRefused(TurnRefused),
             #[serde(rename = "undo.applied")]
             UndoApplied(UndoApplied),
+            #[serde(rename = "steering.resolved")]
+            SteeringResolved(SteeringResolved),
         }
 
         #[derive(Serialize, Deserialize)]
@@ -569,6 +571,8 @@ mod tests {
                 turn_id: String,
                 text: String,
                 steering: bool,
+                #[serde(default, skip_serializing_if = "Option::is_none")]
+                steering_outcome: Option<SteeringOutcome>,
             },
             Luna {
                 turn_id: String,
@@ -663,6 +667,9 @@ mod tests {
             json!({"type": "turn.refused", "turn_id": "t", "code": "cap", "http_status": 429}),
             json!({"type": "undo.applied", "undo_token": "u", "summary": "s"}),
             json!({"type": "undo.applied", "undo_token": "u"}),
+            json!({"type": "steering.resolved", "turn_id": "t", "text": "x", "outcome": "applied"}),
+            json!({"type": "steering.resolved", "turn_id": "t", "text": "x", "outcome": "turn_ended"}),
+            json!({"type": "steering.resolved", "turn_id": "t", "text": "x", "outcome": "lost"}),
             json!({"type": "nope"}),
             json!({"turn_id": "t"}),
             json!("user.message"),
@@ -687,6 +694,7 @@ mod tests {
         let chat = [
             json!({"kind": "person", "turn_id": "t", "text": "x", "steering": false}),
             json!({"kind": "person", "turn_id": "t", "text": "x"}),
+            json!({"kind": "person", "turn_id": "t", "text": "x", "steering": true, "steering_outcome": "applied"}),
             json!({"kind": "luna", "turn_id": "t", "text": "x"}),
             json!({"kind": "tool", "turn_id": "t", "call_ref": "c", "label": "l", "status": "done"}),
             json!({"kind": "decision", "decision_id": "d", "decision_kind": "investigar", "title": "T"}),

@@ -74,6 +74,7 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
             turn_id: m.turn_id.clone(),
             text: m.text.clone(),
             steering: m.steering,
+            steering_outcome: None,
         }),
         SessionEvent::TurnAccepted(t) => {
             view.active_turn = Some(t.turn_id.clone());
@@ -200,6 +201,25 @@ pub fn try_apply(view: &mut SessionView, event: &SessionEvent) -> Result<(), App
                     }
                 }
             }
+        }
+        SessionEvent::SteeringResolved(r) => {
+            let message = view.chat.messages.iter_mut().find_map(|m| match m {
+                ChatMessage::Person {
+                    turn_id,
+                    text,
+                    steering: true,
+                    steering_outcome,
+                } if *turn_id == r.turn_id && *text == r.text && steering_outcome.is_none() => {
+                    Some(steering_outcome)
+                }
+                _ => None,
+            });
+            let Some(outcome) = message else {
+                return Err(ApplyError::Invalid(
+                    "steering.resolved for a message that is not pending steering",
+                ));
+            };
+            *outcome = Some(r.outcome);
         }
         SessionEvent::TurnRefused(r) => {
             end_turn(view, &r.turn_id);

@@ -174,10 +174,18 @@ fn EmptyChat() -> impl IntoView {
 
 fn message_view(message: ChatMessage) -> AnyView {
     match message {
-        ChatMessage::Person { text, steering, .. } => view! {
+        ChatMessage::Person {
+            text,
+            steering,
+            steering_outcome,
+            ..
+        } => view! {
             <div class="ml-auto max-w-[85%] rounded-2xl rounded-br-sm bg-indigo-600 px-4 py-2 text-white" data-testid="person-message">
                 {steering.then(|| view! { <span class="mr-1 text-xs opacity-80">"(ajuste)"</span> })}
                 {text}
+                {steering_outcome.map(|o| view! {
+                    <span class="mt-1 block text-xs opacity-80" data-testid="steering-outcome">{o.note()}</span>
+                })}
             </div>
         }
         .into_any(),

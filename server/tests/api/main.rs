@@ -4,6 +4,7 @@ mod adversarial;
 mod gateway;
 mod helpers;
 mod http;
+mod replay;
 mod scene;
 mod sequences_http;
 mod session_events;

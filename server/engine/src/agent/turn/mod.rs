@@ -2,7 +2,7 @@
 //! OpenAI-compatible implementation with routing (`openai`), what the model may answer
 //! (`intent`), the session's memory and stage (`memory`), chained requests (`plan`),
 //! how its narration is checked (`narration`), the loop that runs it all against the
-//! registry and the session log (`runner`), the API that starts turns (`service`) and
+//! registry and the session log (`runner`), the API that starts turns (`service`), steering a running turn (`steering`) and
 //! the step-by-step record of each turn that the evals read (`trajectory`).
 
 pub mod gateway;
@@ -14,11 +14,14 @@ pub mod openai;
 pub mod plan;
 pub mod runner;
 pub mod service;
+pub mod steering;
 pub mod trajectory;
 
 #[cfg(test)]
 mod memory_tests;
 #[cfg(test)]
 mod plan_tests;
+#[cfg(test)]
+mod steering_tests;
 #[cfg(test)]
 mod tests;

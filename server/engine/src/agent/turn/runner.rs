@@ -30,6 +30,7 @@ use super::intent::{check_intent, CierreVariante, Falta, FaltaTipo, TurnIntent, 
 use super::memory;
 use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
 use super::plan::{self, PlanBrief};
+use super::steering::Inbox;
 use super::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
 
 /// Most model steps in one turn.
@@ -233,6 +234,7 @@ pub async fn run_turn_in(
     let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
     let view = &snapshot.view;
     let thread = super::input::thread_of(&view.chat.messages);
+    let mut inbox = Inbox::open(turn_id, snapshot.seq, view);
     let turn_number = view
         .chat
         .messages
@@ -333,6 +335,7 @@ pub async fn run_turn_in(
             input,
             0,
             recorder,
+            &inbox,
         )
         .await;
     }
@@ -342,16 +345,34 @@ pub async fn run_turn_in(
     let mut stagnant = 0usize;
     let mut repaired = false;
     let mut steps = 0usize;
+    // The words the tools are cued by: the message and the steering since.
+    let mut cues = message.to_owned();
     let mut final_output: Option<(TurnIntent, ResolvedNarration, bool)> = None;
     // Why the loop ended without an answer, for the sentence the person reads.
     let mut stopped = "Me detuve antes de terminar: llegué al máximo de pasos de un turno. Dime si sigo desde aquí o ajusta lo que buscas.";
 
     while steps < MAX_STEPS {
         steps += 1;
+        // What the person wrote since the last step reaches this one: its fields
+        // change the ledger, its words may call for other tools, and the model plans
+        // the rest of the turn with it.
+        let steering = inbox.take(engine, caller, session_id).await?;
+        if !steering.is_empty() {
+            for text in &steering {
+                let said = memory::said_in(&grammar::parse(text, &CatalogVocabulary), turn_number);
+                ledger = memory::merge(&ledger, &said);
+            }
+            input.turn.facts = ledger.clone();
+            input.turn.steering.extend(steering);
+            cues = format!("{message} {}", input.turn.steering.join(" "));
+            let (names, tools) = project(engine, input.turn.stage, &cues);
+            visible_names = names;
+            input.tools = tools;
+        }
         let step = match model.step(&input).await {
             Ok(s) => s,
             Err(GatewayError::Refused(code)) => {
-                return refuse(engine, model, code, input, steps, recorder).await;
+                return refuse(engine, model, code, input, steps, recorder, &inbox).await;
             }
             Err(e) => {
                 tracing::warn!(error = %e, "model step failed");
@@ -533,7 +554,7 @@ pub async fn run_turn_in(
                     .board;
                 let now = memory::derive_stage(&board);
                 if now != input.turn.stage {
-                    let (names, tools) = project(engine, now, message);
+                    let (names, tools) = project(engine, now, &cues);
                     visible_names = names;
                     input.tools = tools;
                     input.turn.stage = now;
@@ -692,6 +713,7 @@ pub async fn run_turn_in(
             intent_kind: intent_kind(&intent),
         })],
         "finished",
+        &inbox,
     )
     .await?;
     let route = model.route_taken(turn_id);
@@ -739,6 +761,7 @@ async fn refuse(
     input: ModelInput,
     steps: usize,
     mut recorder: Recorder,
+    inbox: &Inbox,
 ) -> EngineResult<TurnOutcome> {
     let turn_id = recorder.trajectory.turn_id.clone();
     let turn_id = turn_id.as_str();
@@ -753,6 +776,7 @@ async fn refuse(
             luna_protocol::event::TurnRefused::new(turn_id, code),
         )],
         "finished",
+        inbox,
     )
     .await?;
     let route = model.route_taken(turn_id);

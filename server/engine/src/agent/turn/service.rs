@@ -79,7 +79,11 @@ pub async fn submit(
         .snapshot_at_latest(caller, &session.id)
         .await?;
     if let Some(active) = snapshot.view.active_turn {
-        return steer(engine, &session.id, active, message).await;
+        // The turn may have closed since the snapshot: then the message is a turn
+        // of its own.
+        if let Some(ack) = steer_turn(engine, &session.id, &active, message).await? {
+            return Ok(ack);
+        }
     }
     // A message while a research run of this session runs is steering for its next
     // phase (seed 004 §4.8), not a new turn.
@@ -153,7 +157,11 @@ async fn start(
                     steering: true,
                 })
             }
-            Some(id) => return steer(engine, session_id, id, message).await,
+            Some(id) => {
+                if let Some(ack) = steer_turn(engine, session_id, &id, message).await? {
+                    return Ok(ack);
+                }
+            }
             None => {}
         }
         // The running turn closed between the insert and the read: try again.
@@ -211,7 +219,10 @@ async fn start(
                         intent_kind: luna_protocol::event::IntentKind::Cierre,
                     }),
                 ];
-                if let Err(e) = close_turn(&engine, &session_id, &id, closing, "failed").await {
+                let inbox = super::steering::Inbox::unread(&id);
+                if let Err(e) =
+                    close_turn(&engine, &session_id, &id, closing, "failed", &inbox).await
+                {
                     tracing::error!(error = %e, turn = %id, "could not close a failed turn");
                 }
                 ("failed", None, None)
@@ -305,7 +316,51 @@ pub fn resume(
     })
 }
 
-/// `message` steers the running turn (or research run) `turn_id` of the session.
+/// `message` steers the chat turn `turn_id` if it still runs: checked in the write
+/// transaction of the session, which the turn's close takes too, so the message is
+/// either logged before the close (and the close says it came late) or, with `None`,
+/// left for a turn of its own.
+async fn steer_turn(
+    engine: &Engine,
+    session_id: &str,
+    turn_id: &str,
+    message: &str,
+) -> EngineResult<Option<TurnAck>> {
+    let mut tx = engine.sessions.begin(session_id).await?;
+    let running: Option<String> =
+        sqlx::query_scalar("select id from turns where id = $1 and status = 'running'")
+            .bind(turn_id)
+            .fetch_optional(&mut *tx)
+            .await?;
+    let known: Option<String> = sqlx::query_scalar("select id from turns where id = $1")
+        .bind(turn_id)
+        .fetch_optional(&mut *tx)
+        .await?;
+    // A turn without a row is one a test drives through the runner: it runs.
+    if running.is_none() && known.is_some() {
+        return Ok(None);
+    }
+    let appended = engine
+        .sessions
+        .append(
+            &mut tx,
+            session_id,
+            &SessionEvent::UserMessage(UserMessage {
+                turn_id: turn_id.to_owned(),
+                text: message.to_owned(),
+                steering: true,
+            }),
+        )
+        .await?;
+    tx.commit().await?;
+    engine.sessions.publish([appended]);
+    Ok(Some(TurnAck {
+        turn_id: turn_id.to_owned(),
+        steering: true,
+    }))
+}
+
+/// `message` steers the research run `turn_id` of the session.
 async fn steer(
     engine: &Engine,
     session_id: &str,
@@ -332,17 +387,21 @@ async fn steer(
 /// Appends the events that close `turn_id` in the log and takes its row out of
 /// 'running' (to `status`) in the same write transaction, so the log and the
 /// one-running-turn index agree: a message before this steers the turn, one after it
-/// starts the next turn. A turn without a row (tests driving the runner) only logs.
+/// starts the next turn. Steering in `inbox` that the loop never read is logged
+/// `turn_ended` first. A turn without a row (tests driving the runner) only logs.
 pub(crate) async fn close_turn(
     engine: &Engine,
     session_id: &str,
     turn_id: &str,
     events: Vec<SessionEvent>,
     status: &str,
+    inbox: &super::steering::Inbox,
 ) -> EngineResult<()> {
     let mut tx = engine.sessions.begin(session_id).await?;
     let mut appended = Vec::with_capacity(events.len());
-    for event in &events {
+    // Steering nobody read is answered before the turn's last event.
+    let late = inbox.late(&mut tx, session_id).await?;
+    for event in late.iter().chain(&events) {
         appended.push(engine.sessions.append(&mut tx, session_id, event).await?);
     }
     sqlx::query(

@@ -29,6 +29,7 @@ pub mod usage;
 pub mod wire;
 
 use std::collections::HashMap;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
@@ -186,6 +187,10 @@ pub struct OpenAiGateway {
     store: Store,
     /// Turns that escalated, until the runner reads `route_taken`.
     escalated: Mutex<HashMap<String, Route>>,
+    /// Set once the server refused `response_format` together with `tools` (llama.cpp
+    /// server, some proxies): from then on requests carry tools only and the JSON
+    /// intent is asked for by the prompt (`prompt::SYSTEM_PROMPT`).
+    tools_only: AtomicBool,
 }
 
 impl OpenAiGateway {
@@ -201,6 +206,7 @@ impl OpenAiGateway {
             http,
             store,
             escalated: Mutex::new(HashMap::new()),
+            tools_only: AtomicBool::new(false),
         })
     }
 
@@ -342,12 +348,13 @@ impl OpenAiGateway {
         input: &ModelInput,
     ) -> ChatRequest {
         let tools = prompt::tools(input);
+        let constrained = tools.is_empty() || !self.tools_only.load(Ordering::Relaxed);
         ChatRequest {
             model: profile.model.clone(),
             messages,
             tool_choice: (!tools.is_empty()).then(|| "auto".to_owned()),
             tools,
-            response_format: match tier {
+            response_format: constrained.then(|| match tier {
                 Tier::Primary => ResponseFormat::JsonObject,
                 Tier::Fallback => ResponseFormat::JsonSchema {
                     json_schema: JsonSchemaFormat {
@@ -356,7 +363,7 @@ impl OpenAiGateway {
                         strict: false,
                     },
                 },
-            },
+            }),
             prompt_cache_key: Some(cache_salt(&ctx.workspace_id)),
             temperature: 0.0,
             stream: self.config.stream,
@@ -378,13 +385,16 @@ impl OpenAiGateway {
         request: &ChatRequest,
     ) -> Result<(wire::ResponseMessage, Attempt), Failure> {
         let attempts = self.config.attempts_per_route.max(1);
-        for n in 1..=attempts {
+        let mut request = std::borrow::Cow::Borrowed(request);
+        let mut n = 0;
+        while n < attempts {
+            n += 1;
             let started = Instant::now();
             let mut http = self
                 .http
                 .post(&self.url)
                 .timeout(self.config.timeout)
-                .json(request);
+                .json(&*request);
             if let Some(key) = &self.config.api_key {
                 http = http.bearer_auth(key.expose());
             }
@@ -436,6 +446,22 @@ impl OpenAiGateway {
                             wait = wait.max(after);
                             after > MAX_RETRY_AFTER
                         });
+                        if status.as_u16() == 400
+                            && request.response_format.is_some()
+                            && !request.tools.is_empty()
+                            && refuses_format(response).await
+                        {
+                            // A server that cannot constrain the output while tools
+                            // are offered: once, the same request with tools only
+                            // (this attempt does not count); later requests skip it.
+                            attempt.duration_ms = started.elapsed().as_millis() as i64;
+                            self.record(&attempt).await;
+                            tracing::warn!(route = tier.name(), model = %profile.model, "the server refused response_format with tools; sending tools only");
+                            self.tools_only.store(true, Ordering::Relaxed);
+                            request.to_mut().response_format = None;
+                            n -= 1;
+                            continue;
+                        }
                         (status.as_u16() == 429 || status.is_server_error()) && !too_long
                     }
                 }
@@ -549,6 +575,25 @@ async fn read_answer(
     })
 }
 
+/// True when a 400 says the output constraint cannot go with tools: llama.cpp server
+/// ("Cannot use custom grammar constraints with tools."), proxies that name
+/// `response_format` or `json_schema`. Other client errors (a bad key) are not.
+async fn refuses_format(response: reqwest::Response) -> bool {
+    let Ok(body) = response.text().await else {
+        return false;
+    };
+    let body = body.to_lowercase();
+    [
+        "response_format",
+        "response format",
+        "json_schema",
+        "json_object",
+        "grammar",
+    ]
+    .iter()
+    .any(|needle| body.contains(needle))
+}
+
 fn retry_after(headers: &reqwest::header::HeaderMap) -> Option<Duration> {
     headers
         .get(reqwest::header::RETRY_AFTER)?
@@ -593,3 +638,6 @@ mod tests {
         assert!(schema.contains("narracion") && schema.contains("proponer_decision"));
     }
 }
+
+#[cfg(test)]
+mod replay_tests;

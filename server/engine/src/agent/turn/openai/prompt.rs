@@ -52,6 +52,22 @@ pub fn messages(input: &ModelInput) -> Vec<Message> {
             content: exchange.result.to_string(),
         });
     }
+    // Steering is said last, after what the turn did so far, so the model plans the
+    // rest of the turn with it.
+    if !input.turn.steering.is_empty() && input.turn.research.is_none() {
+        let said: Vec<String> = input
+            .turn
+            .steering
+            .iter()
+            .map(|t| format!("«{t}»"))
+            .collect();
+        out.push(Message::User {
+            content: format!(
+                "Mientras trabajabas, la persona escribió: {}. Tómalo en cuenta y replantea los pasos que siguen.",
+                said.join(", ")
+            ),
+        });
+    }
     if let Some(problem) = &input.repair {
         out.push(Message::User {
             content: format!(

@@ -13,7 +13,7 @@ use super::wire::{FunctionCall, ResponseMessage, Usage, WireToolCall};
 /// One `data:` payload of the stream.
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ChatChunk {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::wire::null_default")]
     pub choices: Vec<ChunkChoice>,
     #[serde(default)]
     pub usage: Option<Usage>,
@@ -39,7 +39,7 @@ pub struct Delta {
     /// OpenRouter's and Ollama's reasoning stream.
     #[serde(default)]
     pub reasoning: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "super::wire::null_default")]
     pub tool_calls: Vec<ToolCallDelta>,
 }
 

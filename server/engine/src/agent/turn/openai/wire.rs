@@ -2,7 +2,7 @@
 //! reads. Unknown response fields are ignored, so DeepSeek, OpenAI, Ollama, vLLM,
 //! llama.cpp and LiteLLM answers all parse.
 
-use serde::{Deserialize, Serialize};
+use serde::{Deserialize, Deserializer, Serialize};
 use serde_json::Value;
 
 /// `POST {base}/chat/completions`.
@@ -14,7 +14,10 @@ pub struct ChatRequest {
     pub tools: Vec<ToolDef>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub tool_choice: Option<String>,
-    pub response_format: ResponseFormat,
+    /// `None` for a server that refuses it together with `tools` (the JSON intent is
+    /// then asked for by the prompt alone).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub response_format: Option<ResponseFormat>,
     /// Prompt-prefix cache key: stable per workspace, never per conversation.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub prompt_cache_key: Option<String>,
@@ -106,7 +109,7 @@ pub struct JsonSchemaFormat {
 
 #[derive(Debug, Clone, Default, Deserialize)]
 pub struct ChatResponse {
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub choices: Vec<Choice>,
     #[serde(default)]
     pub usage: Option<Usage>,
@@ -123,7 +126,7 @@ pub struct Choice {
 pub struct ResponseMessage {
     #[serde(default)]
     pub content: Option<String>,
-    #[serde(default)]
+    #[serde(default, deserialize_with = "null_default")]
     pub tool_calls: Vec<WireToolCall>,
 }
 
@@ -158,4 +161,14 @@ impl Usage {
             .and_then(|d| d.cached_tokens)
             .or(self.prompt_cache_hit_tokens)
     }
+}
+
+/// Reads `null` as the type's default: LiteLLM sends `"tool_calls": null` (and other
+/// nulls) where the other servers leave the field out.
+pub fn null_default<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
