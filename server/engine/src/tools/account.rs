@@ -48,7 +48,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConListaGuardada, 140)
             .stage(Stage::ConBorrador, 160)
             .stage(Stage::DecisionPendiente, 110)
-            .cues(&["credito", "saldo"])
+            .cues(&["credito", "credit", "saldo", "gast", "consum"])
             .handler(usage),
     );
     reg.add(

@@ -162,6 +162,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 170)
             .stage(Stage::ConListaGuardada, 200)
             .stage(Stage::DecisionPendiente, 70)
+            .cues(&["tema", "desactualiz", "corrig", "corrij"])
             .handler(retrieve),
     );
     reg.add(
@@ -251,7 +252,7 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(2_000)
             .citations(&["ref"])
-            .cues(&["nota", "anota", "apunta"])
+            .cues(&["nota", "anot", "apunt", "recuerd", "sepa", "cerebro"])
             .handler(note),
     );
     reg.add(
@@ -272,7 +273,7 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(3_000)
             .citations(&["ref"])
-            .cues(&["edicion", "edita", "corrig", "corrij", "sugier", "suger"])
+            .cues(&["edicion", "edita", "corrig", "corrij", "sugier", "suger", "desactualiz", "mal"])
             .handler(suggest_edit),
     );
 }

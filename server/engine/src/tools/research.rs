@@ -68,7 +68,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::SinCriterio, 50)
             .stage(Stage::Buscando, 50)
             .stage(Stage::ConSeleccion, 90)
-            .cues(&["investig"])
+            .cues(&["investig", "estudio", "analisis", "deep"])
             .handler(start),
     );
     reg.add(

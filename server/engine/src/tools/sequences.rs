@@ -114,6 +114,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "steps", "status"])
             .stage(Stage::ConListaGuardada, 70)
             .stage(Stage::ConBorrador, 50)
+            .cues(&["secuencia", "cadencia", "sequence", "seguimiento"])
             .handler(draft),
     );
     reg.add(
@@ -175,6 +176,7 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref", "recipients", "warnings"])
             .stage(Stage::ConListaGuardada, 80)
             .stage(Stage::ConBorrador, 30)
+            .cues(&["secuencia", "cadencia", "sequence", "seguimiento"])
             .handler(preview),
     );
 }

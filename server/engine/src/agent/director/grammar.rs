@@ -141,43 +141,59 @@ pub struct StageMove {
 /// (the best N, the priorities, or all of them) are understood: a move of one named
 /// company is left to a model.
 fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
-    const VERBS: &[&str] = &[
-        "mueve",
-        "muevelos",
-        "muevelas",
-        "mover",
-        "pasa",
-        "pasalos",
-        "pasalas",
-        "cambia",
-        "cambialos",
-        "cambialas",
-    ];
-    let verb_at = words.iter().position(|w| VERBS.contains(w))?;
-    let (before, stage) = text.rsplit_once(" a ")?;
-    let stage = stage
-        .trim()
-        .trim_end_matches(['.', '!', '?', ','])
-        .trim_start_matches("la etapa de ")
-        .trim_start_matches("la etapa ")
-        .trim_start_matches("etapa ")
-        .trim();
-    if stage.is_empty() || stage.split(' ').count() > 4 {
-        return None;
-    }
-    let pronoun = words[verb_at].ends_with("los") || words[verb_at].ends_with("las");
+    // Verbs of moving, with or without a clitic («muévelos», «pásala»); «pásame» and
+    // «pásanos» give something to the person instead.
+    const VERBS: &[&str] = &["muev", "mueve", "mover", "pasa", "cambia"];
+    const NOT_MOVES: &[&str] = &["pasame", "pasanos", "pasamelos", "pasamelas", "cambiame"];
+    let is_verb = |w: &str| {
+        VERBS.iter().any(|v| w.starts_with(v)) && !NOT_MOVES.contains(&w) && !w.starts_with("pasad")
+    };
+    let verb_at = words.iter().position(|w| is_verb(w))?;
+    let verb = words[verb_at];
+    // The stage: after the last « a » («pásala a Ganado»), or where the companies
+    // already are («los primeros 8 ya están en conversación, muévelos»).
+    let tail = |marker: &str| -> Option<String> {
+        let (_, rest) = text.rsplit_once(marker)?;
+        let stage: Vec<&str> = rest
+            .split(' ')
+            .filter(|w| !w.is_empty())
+            .skip_while(|w| ["la", "etapa", "de"].contains(w))
+            .take_while(|w| !is_verb(w) && !["y", "porfa", "por", "ya"].contains(w))
+            .take(3)
+            .collect();
+        (!stage.is_empty()).then(|| stage.join(" "))
+    };
+    let stage = tail(" a ")
+        .or_else(|| tail(" estan en "))
+        .or_else(|| tail(" esta en "))
+        .or_else(|| tail(" etapa "))?;
+    let before = text.split(&format!(" a {stage}")).next().unwrap_or(text);
+    let pronoun = verb.ends_with("los") || verb.ends_with("las");
     let all = pronoun || before.contains("todos") || before.contains("todas");
-    let top = number_before(words, &["mejor", "primer", "prioritari", "empresa"]).or_else(|| {
-        ["la mejor", "el mejor", "la primera", "el primero"]
-            .iter()
-            .any(|one| before.contains(one))
-            .then_some(1)
-    });
+    let top = number_before(words, &["mejor", "primer", "prioritari", "empresa"])
+        .or_else(|| number_after(words, &["mejor", "primer"]))
+        .or_else(|| {
+            ["la mejor", "el mejor", "la primera", "el primero"]
+                .iter()
+                .any(|one| before.contains(one))
+                .then_some(1)
+        });
     let priorities = before.contains("prioritari");
     (all || top.is_some() || priorities).then(|| StageMove {
-        stage: stage.to_owned(),
+        stage,
         top,
         all: all && top.is_none(),
+    })
+}
+
+/// «los primeros 8», «los mejores 5»: a number right after one of `nouns`.
+fn number_after(words: &[&str], nouns: &[&str]) -> Option<u32> {
+    words.windows(2).find_map(|w| {
+        nouns
+            .iter()
+            .any(|n| w[0].starts_with(n))
+            .then(|| number(w[1]))
+            .flatten()
     })
 }
 
@@ -348,7 +364,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         sequence_steps,
         note,
         asks_count: !asks_usage
-            && has_any(&text, &["cuantos", "cuantas", "cuanto hay", "numero de"]),
+            && has_any(&text, &["cuantos", "cuantas", "cuanto hay", "numero de", "how many"]),
         asks_usage,
         usage_focus: acts.usage,
         rfcs: acts.rfcs.clone(),

@@ -45,6 +45,18 @@ const REFINE_CUES: &[&str] = &[
     "y si",
 ];
 
+/// Words that point back at what the session was about: «de esos», «para eso», «y
+/// cuántas son en total», «los 10 mejores» (of what was found).
+const BACK_REFERENCES: &[&str] = &[
+    "esos", "esas", "estos", "estas", "eso", "esto", "ellos", "ellas", "mismos", "mismas", "total",
+    "mejores", "primeros", "primeras",
+];
+
+/// True when the folded message points back at the session's request.
+pub fn points_back(folded: &str) -> bool {
+    folded.split(' ').any(|w| BACK_REFERENCES.contains(&w))
+}
+
 /// True when the folded message carries a refinement cue as whole words.
 fn has_cue(folded: &str) -> bool {
     let padded = format!(" {folded} ");
@@ -83,6 +95,14 @@ fn bare_number(folded: &str) -> Option<u32> {
                 "porfa",
                 "por",
                 "favor",
+                "de",
+                "esos",
+                "esas",
+                "estos",
+                "estas",
+                "mejores",
+                "primeros",
+                "primeras",
             ]
             .contains(w)
         });
@@ -126,25 +146,63 @@ fn asks_something_else(req: &Request, folded: &str) -> bool {
             .any(|w| OTHER_KINDS.iter().any(|k| w.starts_with(k)))
 }
 
+/// A request of another kind (a ranking, tenders, records) that points back at the
+/// session («¿y quién le vende más de esos?», «¿hay licitaciones para eso?»): the giro,
+/// places and buyers it does not name come from the ledger.
+pub fn complete(req: &Request, facts: &FactLedger, message: &str) -> Request {
+    if !points_back(&fold(message)) {
+        return req.clone();
+    }
+    let mut out = req.clone();
+    fill(&mut out, facts);
+    out
+}
+
 /// `req` completed from the ledger when the message refines the session's request;
 /// `None` when it is a request of its own (or there is nothing to recall).
-pub fn recall(req: &Request, facts: &FactLedger, message: &str) -> Option<Request> {
+/// `constraint`: the message names a constraint the grammar does not carry (a size,
+/// an amount, a time window: «pero que sean medianas»).
+pub fn recall(
+    req: &Request,
+    facts: &FactLedger,
+    message: &str,
+    constraint: bool,
+) -> Option<Request> {
     let folded = fold(message);
     if asks_something_else(req, &folded) {
         return None;
     }
-    let cue = has_cue(&folded);
+    let names_giro = req.giro.is_some() || req.query.is_some();
+    // A back reference refines only when the message names no giro of its own: «los 5
+    // mejores proveedores de limpieza» is a new request.
+    let back = points_back(&folded) && !names_giro;
+    let cue = has_cue(&folded) || back;
     let mut out = req.clone();
     if out.quantity.is_none() && cue {
         out.quantity = bare_number(&folded);
     }
+    let names_place = out.state.is_some() || !out.states.is_empty();
+    let names_buyer = !out.buyers.is_empty() || out.sold_to_government;
+    let names_any =
+        names_giro || names_place || names_buyer || out.quantity.is_some() || constraint;
+    // «¿y cuántas son en total?» names nothing but points back: the whole criterion.
+    if !(names_any || (back && out.asks_count)) || (names_giro && !cue) {
+        return None;
+    }
+    if !fill(&mut out, facts) {
+        return None;
+    }
+    // The person asked for the change: it is a search, not an unclear message.
+    out.search_cue = true;
+    out.small_talk = None;
+    Some(out)
+}
+
+/// Fills what `out` does not name from the ledger; true when anything was recalled.
+fn fill(out: &mut Request, facts: &FactLedger) -> bool {
     let names_giro = out.giro.is_some() || out.query.is_some();
     let names_place = out.state.is_some() || !out.states.is_empty();
     let names_buyer = !out.buyers.is_empty() || out.sold_to_government;
-    let names_any = names_giro || names_place || names_buyer || out.quantity.is_some();
-    if !names_any || (names_giro && !cue) {
-        return None;
-    }
     let mut recalled = false;
     if !names_giro {
         if let Some(v) = value(facts, FactField::Giro) {
@@ -183,19 +241,13 @@ pub fn recall(req: &Request, facts: &FactLedger, message: &str) -> Option<Reques
             None => {}
         }
     }
-    if out.quantity.is_none() {
+    if out.quantity.is_none() && !out.asks_count {
         if let Some(n) = value(facts, FactField::Cantidad).and_then(|v| v.parse().ok()) {
             out.quantity = Some(n);
             recalled = true;
         }
     }
-    if !recalled {
-        return None;
-    }
-    // The person asked for the change: it is a search, not an unclear message.
-    out.search_cue = true;
-    out.small_talk = None;
-    Some(out)
+    recalled
 }
 
 #[cfg(test)]
@@ -218,7 +270,7 @@ mod tests {
         let req = parse(message, &CatalogVocabulary);
         let mut all = earlier.to_vec();
         all.push(message);
-        recall(&req, &session(&all), message)
+        recall(&req, &session(&all), message, false)
     }
 
     const FIRST: &str = "40 fabricantes de empaque en Jalisco que ya le vendieron a gobierno";
@@ -242,6 +294,26 @@ mod tests {
         assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Jalisco"));
         let r = recall_of(&[FIRST], "solo los que le vendieron al IMSS").expect("a refinement");
         assert_eq!(r.buyers, vec!["IMSS".to_owned()]);
+        assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
+    }
+
+    #[test]
+    fn a_back_reference_takes_the_whole_criterion() {
+        let r = recall_of(&[FIRST], "¿y cuántas son en total?").expect("a count of the same");
+        assert!(r.asks_count);
+        assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Jalisco"));
+        let r = recall_of(&[FIRST], "ok búscame 15 de esos").expect("a search of the same");
+        assert_eq!(r.quantity, Some(15));
+        let r = recall_of(&[FIRST], "los 10 mejores").expect("the best of the same");
+        assert_eq!((r.quantity, r.sold_to_government), (Some(10), true));
+        // A ranking that points back keeps the giro.
+        let req = parse(
+            "¿y quién le vende más al gobierno de esos?",
+            &CatalogVocabulary,
+        );
+        let all = [FIRST, "¿y quién le vende más al gobierno de esos?"];
+        let r = complete(&req, &session(&all), all[1]);
         assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
     }
 

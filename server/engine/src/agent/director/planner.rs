@@ -160,6 +160,7 @@ impl LocalDirector {
             .iter()
             .find(|s| fold(s) == mv.stage)
             .or_else(|| stages.iter().find(|s| fold(s).starts_with(&mv.stage)))
+            .or_else(|| stages.iter().find(|s| fold(s).contains(&mv.stage)))
         else {
             return final_(
                 TurnIntent::Responder {},
@@ -699,9 +700,14 @@ impl LocalDirector {
         let ask = super::kinds::read(&input.turn.message, today());
         // A ranking or a question about records is its own request, never a refinement.
         let req = if ask.rank.is_none() && ask.kind == super::kinds::RecordKind::Suppliers {
-            super::memory::recall(&req, &input.turn.facts, &input.turn.message).unwrap_or(req)
+            let constraint = ask.size_band.is_some()
+                || ask.amount_min.is_some()
+                || ask.amount_max.is_some()
+                || ask.date_from.is_some();
+            super::memory::recall(&req, &input.turn.facts, &input.turn.message, constraint)
+                .unwrap_or(req)
         } else {
-            req
+            super::memory::complete(&req, &input.turn.facts, &input.turn.message)
         };
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
@@ -798,9 +804,11 @@ impl LocalDirector {
             req.small_talk,
             Some(intent::SmallTalk::Greeting | intent::SmallTalk::Help)
         );
+        // «¿cómo funciona esto? soy nuevo»: a question about Luna, whatever else it names.
+        let help = req.small_talk == Some(intent::SmallTalk::Help) && !req.search_cue;
         if let Some(kind) = req
             .small_talk
-            .filter(|_| t.is_empty() && (has_selection || !greets))
+            .filter(|_| t.is_empty() && (has_selection || !greets || help))
         {
             return ModelStep::Final(intent::small_talk_answer(kind));
         }
