@@ -11,6 +11,9 @@
 //!   packages, bare releases or JSON Lines of them, plain or gzip (`-` reads standard
 //!   input), streaming with a progress line on standard error; a killed import run
 //!   again on the same file resumes, a finished one is not imported twice.
+//! - `luna-server sync [<path>...]` imports what is new in the configured sources
+//!   (`LUNA_SYNC_SOURCES`, or the paths given): files already imported completely are
+//!   skipped by their hash; each sync is recorded (`mk_sync_runs`).
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
 //! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
 //!   pins the workspace to one model route (the pin gate, CONTRACT §7.5).
@@ -22,6 +25,7 @@
 //! it inserted and what it skipped, and why.
 
 mod progress;
+mod sync;
 
 use luna_engine::accounts::{Caller, KeySpec};
 use luna_engine::error::{EngineError, EngineResult};
@@ -86,6 +90,10 @@ pub async fn run(
     let command = args.first()?.as_str();
     if matches!(command, "import-ocds" | "import-sat69b") {
         return Some(import(command, &args[1..], engine).await);
+    }
+    if command == "sync" {
+        let configured = std::env::var("LUNA_SYNC_SOURCES").ok();
+        return Some(sync::run(&args[1..], configured.as_deref(), engine).await);
     }
     if !matches!(
         command,
@@ -262,7 +270,7 @@ pub async fn import_file(
 /// How many skipped items the summary names one by one (the rest are counted by reason).
 const SKIPPED_SHOWN: usize = 10;
 
-fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> String {
+pub(crate) fn render_report(file: &str, r: &luna_engine::market::import::ImportReport) -> String {
     use std::fmt::Write;
     let mut out = String::new();
     let i = &r.inserted;

@@ -49,13 +49,18 @@ async fn main() {
     let bytes = generate(&path.display().to_string(), n);
     let store = Store::open_temp().await.expect("store");
     let t = Instant::now();
-    let r = ocds::import_ocds_from(
-        &store,
-        ocds::Input::File(path.clone()),
-        ocds::Options::default(),
-    )
-    .await
-    .expect("import");
+    // `LUNA_BENCH_BATCH` and `LUNA_BENCH_CACHE_KIB` try other batch and cache sizes.
+    let mut opts = ocds::Options::default();
+    let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
+    if let Some(b) = env("LUNA_BENCH_BATCH") {
+        opts.batch = b as usize;
+    }
+    if let Some(c) = env("LUNA_BENCH_CACHE_KIB") {
+        opts.cache_kib = c as u32;
+    }
+    let r = ocds::import_ocds_from(&store, ocds::Input::File(path.clone()), opts)
+        .await
+        .expect("import");
     let secs = t.elapsed().as_secs_f64();
     let _ = std::fs::remove_file(&path);
     println!(

@@ -1079,3 +1079,34 @@ async fn a_newer_release_updates_figures_and_keeps_history_an_older_one_never_ov
         .unwrap();
     assert_eq!(n.0, 2);
 }
+
+/// Supplier totals are added batch by batch during an import (not recomputed from
+/// every award of the supplier): after a multi-batch import, and after a newer
+/// release changes figures, they still equal what the awards say.
+#[tokio::test]
+async fn supplier_totals_added_per_batch_equal_a_recount_of_their_awards() {
+    let store = Store::open_temp().await.unwrap();
+    let mut bytes = Vec::new();
+    ocds::sample::write_record_package(&mut bytes, 1_500, 7).unwrap();
+    let opts = ocds::Options {
+        batch: 64,
+        ..Default::default()
+    };
+    ocds::import_ocds_from(&store, ocds::Input::Bytes(bytes), opts)
+        .await
+        .unwrap();
+    let recount = "select count(*) from mk_suppliers s where s.awards_count <> (select count(*) from mk_awards a where a.supplier_id = s.id) \
+         or abs(s.awards_total - (select coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) from mk_awards a where a.supplier_id = s.id)) > 0.01 \
+         or coalesce(s.last_award, '') <> coalesce((select max(a.date) from mk_awards a where a.supplier_id = s.id), '')";
+    let (wrong,): (i64,) = sqlx::query_as(recount)
+        .fetch_one(store.pool())
+        .await
+        .unwrap();
+    assert_eq!(wrong, 0);
+    let (many,): (i64,) =
+        sqlx::query_as("select count(*) from mk_suppliers where awards_count > 1")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert!(many > 10, "suppliers recur across batches: {many}");
+}

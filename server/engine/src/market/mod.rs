@@ -12,6 +12,7 @@ pub mod fulltext;
 pub mod generator;
 pub mod import;
 pub mod ops;
+pub mod provenance;
 pub mod rows;
 pub mod types;
 

@@ -14,6 +14,8 @@
 use luna_protocol::tool::{Envelope, ResultRow, ResultStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
+use std::collections::HashMap;
+
 use serde_json::{json, Value};
 
 use crate::base::catalog::states::{State, StateContext};
@@ -457,8 +459,12 @@ fn compact_for_luna(mut row: ResultRow) -> ResultRow {
     row
 }
 
-fn search_envelope(page: &SearchPage, surface: Surface) -> EngineResult<Envelope> {
-    let rows = page
+fn search_envelope(
+    page: &SearchPage,
+    surface: Surface,
+    found: &HashMap<String, crate::market::provenance::Provenance>,
+) -> EngineResult<Envelope> {
+    let mut rows = page
         .results
         .iter()
         .map(|r| {
@@ -471,6 +477,9 @@ fn search_envelope(page: &SearchPage, surface: Surface) -> EngineResult<Envelope
             })
         })
         .collect::<EngineResult<Vec<_>>>()?;
+    if surface != Surface::Luna {
+        provenance::attach(&mut rows, found);
+    }
     let mut env = Envelope::rows(rows);
     env.has_more = page.has_more;
     env.cursor = page.cursor.clone();
@@ -498,7 +507,12 @@ async fn search(ctx: ToolCtx, args: Value) -> EngineResult<ToolOutput> {
     let mut cap = ctx.page_size_hint(row_estimate, MAX_LIMIT as usize);
     loop {
         let page = market.search(&args, Some(cap as u32)).await?;
-        let mut env = search_envelope(&page, ctx.surface)?;
+        let found = if ctx.surface == Surface::Luna {
+            HashMap::new()
+        } else {
+            provenance::of_rows(market.store(), &page.results).await?
+        };
+        let mut env = search_envelope(&page, ctx.surface, &found)?;
         let size = budget::size_chars(&env);
         if size <= fit || page.shown == 0 {
             return Ok(env.into());
@@ -530,6 +544,9 @@ async fn get(ctx: ToolCtx, args: GetArgs) -> EngineResult<ToolOutput> {
         MarketRecord::Risk(r) => to_row(r)?,
     };
     row.fields.insert("record_kind".into(), json!(branch));
+    if let Some(p) = provenance::of_record(ctx.engine.market.store(), &result.record).await? {
+        row.fields.insert("provenance".into(), json!(p));
+    }
     let mut env = Envelope::rows(vec![row]);
     // A supplier with many awards must not lose the whole row to the budget: shorten
     // its award list instead and say where the rest is.
@@ -832,6 +849,8 @@ pub const TOOL_NAMES: [&str; 8] = [
     "market_compare",
     "market_screen",
 ];
+
+mod provenance;
 
 #[cfg(test)]
 mod bounds_tests;

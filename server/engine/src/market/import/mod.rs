@@ -6,6 +6,7 @@
 
 pub mod ocds;
 pub mod sat69b;
+pub mod sync;
 
 use std::collections::BTreeMap;
 
@@ -59,6 +60,8 @@ pub struct ImportReport {
     pub warnings: Vec<String>,
     /// Facts about the run itself (resumed, already imported), in Spanish.
     pub notes: Vec<String>,
+    /// The same bytes had already been imported completely: nothing was read.
+    pub already_imported: bool,
 }
 
 impl ImportReport {

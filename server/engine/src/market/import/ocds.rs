@@ -27,7 +27,6 @@ mod release;
 mod runs;
 pub mod sample;
 
-use std::collections::HashSet;
 use std::io::Read;
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -41,10 +40,10 @@ use tokio::sync::mpsc;
 use super::{log_import, ImportReport};
 use crate::base::catalog::text::fold;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::store::Store;
+use crate::base::store::{Backend, Conn, Store};
 use luna_protocol::error::ErrorCode;
 use read::{Item, ReadError};
-use release::{refresh_suppliers, write_release, Ctx};
+use release::{refresh_suppliers, write_release, Ctx, Totals};
 
 /// Where the bytes of an import come from.
 #[derive(Debug, Clone)]
@@ -85,6 +84,10 @@ pub type OnProgress = Box<dyn FnMut(&Progress) + Send>;
 pub struct Options {
     /// Releases per transaction.
     pub batch: usize,
+    /// The SQLite page cache of the import's connection, in KiB (`pragma
+    /// cache_size`): a bulk load keeps touching index pages all over a large
+    /// database, and SQLite's default 2 MB made each of those a read from the OS.
+    pub cache_kib: u32,
     /// Called after every batch (and every batch's worth of releases skipped over).
     pub on_progress: Option<OnProgress>,
 }
@@ -93,6 +96,7 @@ impl Default for Options {
     fn default() -> Self {
         Options {
             batch: 500,
+            cache_kib: 128 * 1024,
             on_progress: None,
         }
     }
@@ -183,6 +187,7 @@ pub async fn import_ocds_from(
                 report.notes.push(format!(
                     "Este archivo ya se importó completo ({when}); no se cambió nada."
                 ));
+                report.already_imported = true;
                 return Ok(report);
             }
             runs::Start::Run { id, resume_after } => (id, resume_after),
@@ -217,12 +222,25 @@ pub async fn import_ocds_from(
         })
     };
 
-    // ---- the writer: batches of releases, one transaction each
+    // ---- the writer: batches of releases, one transaction each, on one connection
+    // with a page cache of `opts.cache_kib`.
+    let mut conn = store.pool().acquire().await?;
+    if store.backend() == Backend::Sqlite {
+        sqlx::query(&format!(
+            "pragma cache_size = -{}",
+            opts.cache_kib.max(2000)
+        ))
+        .execute(&mut *conn)
+        .await?;
+        // The connection goes back to the pool with its cache freed.
+        conn.close_on_drop();
+    }
     let batch_size = opts.batch.max(1);
     let mut ctx = Ctx {
         source: source_of("OCDS"),
         publisher: "OCDS".into(),
         now: crate::base::clock::now_ms(),
+        run_id,
         known: Default::default(),
     };
     let mut batch: Vec<Value> = Vec::with_capacity(batch_size);
@@ -244,7 +262,7 @@ pub async fn import_ocds_from(
                 if !batch.is_empty() {
                     // The releases read so far belong to the previous publisher.
                     if let Err(e) =
-                        flush(store, &mut ctx, &mut batch, run_id, seen, &mut report).await
+                        flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report).await
                     {
                         write_error = Some(e);
                         break;
@@ -270,7 +288,7 @@ pub async fn import_ocds_from(
                 batch.push(r);
                 if batch.len() >= batch_size {
                     if let Err(e) =
-                        flush(store, &mut ctx, &mut batch, run_id, seen, &mut report).await
+                        flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report).await
                     {
                         write_error = Some(e);
                         break;
@@ -281,12 +299,13 @@ pub async fn import_ocds_from(
         }
     }
     if write_error.is_none() && !batch.is_empty() {
-        write_error = flush(store, &mut ctx, &mut batch, run_id, seen, &mut report)
+        write_error = flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report)
             .await
             .err();
     }
     // Hang up first, so a reader blocked on a full channel stops.
     drop(rx);
+    drop(conn);
     let read_result = reader.await.map_err(EngineError::internal)?;
     progress(seen, &mut opts);
     if let Some(e) = write_error {
@@ -335,20 +354,20 @@ pub async fn import_ocds_from(
 
 /// Writes one batch and the run's resume point in one transaction.
 async fn flush(
-    store: &Store,
+    conn: &mut Conn,
     ctx: &mut Ctx,
     batch: &mut Vec<Value>,
     run_id: i64,
     seen: u64,
     report: &mut ImportReport,
 ) -> EngineResult<()> {
-    let mut touched: HashSet<String> = HashSet::new();
-    let mut tx = store.pool().begin().await?;
+    let mut totals = Totals::default();
+    let mut tx = sqlx::Connection::begin(&mut *conn).await?;
     for r in batch.drain(..) {
-        write_release(&mut tx, ctx, &r, report, &mut touched).await?;
+        write_release(&mut tx, ctx, &r, report, &mut totals).await?;
     }
-    refresh_suppliers(&mut tx, &touched).await?;
-    runs::checkpoint(&mut tx, run_id, seen, report).await?;
+    refresh_suppliers(&mut tx, totals).await?;
+    runs::checkpoint(&mut tx, run_id, seen, &ctx.publisher, report).await?;
     tx.commit().await?;
     Ok(())
 }

@@ -36,6 +36,12 @@ impl Figures {
     }
 }
 
+/// The release and import run a row's figures come from (its provenance).
+pub(super) struct Origin {
+    pub(super) release_id: Option<String>,
+    pub(super) run: i64,
+}
+
 /// Whether a release stamped `new` is newer than the row's `old` stamp.
 fn newer(new: Option<&str>, old: Option<&str>) -> bool {
     match (new, old) {
@@ -80,6 +86,7 @@ pub(super) async fn update_opportunity(
     ocid: &str,
     stamp: Option<&str>,
     figures: Figures,
+    origin: &Origin,
     report: &mut ImportReport,
 ) -> EngineResult<bool> {
     let row = sqlx::query(
@@ -108,7 +115,7 @@ pub(super) async fn update_opportunity(
         report.unchanged += 1;
     }
     sqlx::query(
-        "update mk_opportunities set amount = cast($1 as double precision), currency = $2, status = $3, closes = $4, release_date = $5 where ocid = $6",
+        "update mk_opportunities set amount = cast($1 as double precision), currency = $2, status = $3, closes = $4, release_date = $5, release_id = $7, import_run = $8 where ocid = $6",
     )
     .bind(opt_real(new.amount))
     .bind(&new.currency)
@@ -116,6 +123,8 @@ pub(super) async fn update_opportunity(
     .bind(&new.closes)
     .bind(stamp)
     .bind(ocid)
+    .bind(&origin.release_id)
+    .bind(origin.run)
     .execute(&mut *conn)
     .await?;
     Ok(true)
@@ -128,6 +137,7 @@ pub(super) async fn update_award(
     key: &str,
     stamp: Option<&str>,
     figures: Figures,
+    origin: &Origin,
 ) -> EngineResult<bool> {
     let row = sqlx::query(
         "select amount, currency, date, release_date from mk_awards where award_key = $1",
@@ -153,7 +163,7 @@ pub(super) async fn update_award(
         keep_history(conn, "award", key, old_stamp.as_deref(), &old, stamp).await?;
     }
     sqlx::query(
-        "update mk_awards set amount = cast($1 as double precision), currency = $2, date = $3, year = $4, release_date = $5 where award_key = $6",
+        "update mk_awards set amount = cast($1 as double precision), currency = $2, date = $3, year = $4, release_date = $5, release_id = $7, import_run = $8 where award_key = $6",
     )
     .bind(opt_real(new.amount))
     .bind(&new.currency)
@@ -161,6 +171,8 @@ pub(super) async fn update_award(
     .bind(new.date.as_deref().and_then(|d| d.get(..4)).and_then(|y| y.parse::<i64>().ok()))
     .bind(stamp)
     .bind(key)
+    .bind(&origin.release_id)
+    .bind(origin.run)
     .execute(&mut *conn)
     .await?;
     Ok(changed)

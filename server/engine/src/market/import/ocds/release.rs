@@ -10,7 +10,7 @@ use serde_json::Value;
 use super::fields::{
     budget_amount, date_of, party_identity, procedure_of, s, stamp_of, value_of, Party, Role,
 };
-use super::history::{update_award, update_opportunity, Figures};
+use super::history::{update_award, update_opportunity, Figures, Origin};
 use crate::base::error::EngineResult;
 use crate::base::store::{opt_real, Conn};
 use crate::market::import::ImportReport;
@@ -22,6 +22,8 @@ pub(super) struct Ctx {
     /// The buyer of last resort.
     pub publisher: String,
     pub now: i64,
+    /// The import run (`mk_import_runs`) every row this run writes points to.
+    pub run_id: i64,
     /// Suppliers this run has written, and whether their state is known: a supplier
     /// appears in many releases, and each statement saved counts at national scale.
     pub known: HashMap<String, bool>,
@@ -29,6 +31,32 @@ pub(super) struct Ctx {
 
 /// Bounds [`Ctx::known`] (about 100 bytes an entry).
 const KNOWN_MAX: usize = 200_000;
+
+/// What a batch changes in its suppliers' award count, total and last date. New
+/// awards add to the stored figures (one statement per supplier and batch, whatever
+/// the supplier's size); a supplier one of whose awards a newer release changed is
+/// recomputed from its awards.
+#[derive(Debug, Default)]
+pub(super) struct Totals {
+    /// Supplier → (new awards, their MXN total, their latest date).
+    add: HashMap<String, (i64, f64, Option<String>)>,
+    recompute: HashSet<String>,
+}
+
+impl Totals {
+    fn added(&mut self, supplier: &str, amount: Option<f64>, currency: &str, date: Option<&str>) {
+        let e = self.add.entry(supplier.to_string()).or_default();
+        e.0 += 1;
+        if currency == "MXN" {
+            e.1 += amount.unwrap_or(0.0);
+        }
+        if let Some(d) = date {
+            if e.2.as_deref().is_none_or(|old| d > old) {
+                e.2 = Some(d.to_string());
+            }
+        }
+    }
+}
 
 /// One adjudication to write: an award, or a contract standing for one.
 struct Grant {
@@ -180,7 +208,7 @@ pub(super) async fn write_release(
     ctx: &mut Ctx,
     release: &Value,
     report: &mut ImportReport,
-    touched: &mut HashSet<String>,
+    totals: &mut Totals,
 ) -> EngineResult<()> {
     let Some(ocid) = s(release.get("ocid")) else {
         report.skip("entrega", "La entrega no trae ocid.");
@@ -211,6 +239,10 @@ pub(super) async fn write_release(
     let procedure = procedure_of(tender);
     let release_date = date_of(release.get("date"));
     let stamp = stamp_of(release.get("date"));
+    let origin = Origin {
+        release_id: s(release.get("id")),
+        run: ctx.run_id,
+    };
 
     // ---- the tender as a Licitación
     if let Some(t) = tender {
@@ -237,7 +269,7 @@ pub(super) async fn write_release(
             _ => None,
         });
         let inserted = sqlx::query(
-            "insert into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source, release_date) values ($1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, $13, $14) on conflict do nothing",
+            "insert into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source, release_date, release_id, import_run) values ($1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, $13, $14, $15, $16) on conflict do nothing",
         )
         .bind(&ocid)
         .bind(&title)
@@ -253,6 +285,8 @@ pub(super) async fn write_release(
         .bind(&status)
         .bind(source)
         .bind(&stamp)
+        .bind(&origin.release_id)
+        .bind(origin.run)
         .execute(&mut *conn)
         .await?
         .rows_affected();
@@ -269,6 +303,7 @@ pub(super) async fn write_release(
                 date: None,
                 closes: closes.clone(),
             },
+            &origin,
             report,
         )
         .await?
@@ -353,8 +388,8 @@ pub(super) async fn write_release(
                 .unwrap_or((None, "MXN".into()));
             let key = format!("{source}:{ocid}:{}:{}", grant.id, party.key);
             let done = sqlx::query(
-                "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source, release_date) \
-                 select $1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, s.state_code, s.scian, $13, $15 from mk_suppliers s where s.id = $14 on conflict do nothing",
+                "insert into mk_awards (award_key, ocid, supplier_id, supplier_name, buyer, buyer_name, title, amount, currency, date, year, procedure, state_code, scian, source, release_date, release_id, import_run) \
+                 select $1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, s.state_code, s.scian, $13, $15, $16, $17 from mk_suppliers s where s.id = $14 on conflict do nothing",
             )
             .bind(&key)
             .bind(&ocid)
@@ -371,12 +406,14 @@ pub(super) async fn write_release(
             .bind(source)
             .bind(&party.key)
             .bind(&stamp)
+            .bind(&origin.release_id)
+            .bind(origin.run)
             .execute(&mut *conn)
             .await?
             .rows_affected();
             if done > 0 {
                 report.inserted.awards += 1;
-                touched.insert(party.key.clone());
+                totals.added(&party.key, amt, &currency, grant.date.as_deref());
             } else if update_award(
                 conn,
                 &key,
@@ -388,11 +425,12 @@ pub(super) async fn write_release(
                     date: grant.date.clone(),
                     closes: None,
                 },
+                &origin,
             )
             .await?
             {
                 report.updated += 1;
-                touched.insert(party.key.clone());
+                totals.recompute.insert(party.key.clone());
             } else {
                 report.unchanged += 1;
             }
@@ -445,12 +483,24 @@ async fn write_supplier(
     Ok(())
 }
 
-/// Recomputes the award count, total and last date of the given suppliers.
-pub(super) async fn refresh_suppliers(
-    conn: &mut Conn,
-    touched: &HashSet<String>,
-) -> EngineResult<()> {
-    let ids: Vec<&String> = touched.iter().collect();
+/// Brings the batch's suppliers' award count, total and last date up to date.
+pub(super) async fn refresh_suppliers(conn: &mut Conn, totals: Totals) -> EngineResult<()> {
+    for (id, (n, total, last)) in &totals.add {
+        if totals.recompute.contains(id) {
+            continue;
+        }
+        sqlx::query(
+            "update mk_suppliers set awards_count = awards_count + $1, awards_total = awards_total + cast($2 as double precision), \
+             last_award = case when last_award is null or last_award < $3 then $3 else last_award end where id = $4",
+        )
+        .bind(*n)
+        .bind(*total)
+        .bind(last)
+        .bind(id)
+        .execute(&mut *conn)
+        .await?;
+    }
+    let ids: Vec<&String> = totals.recompute.iter().collect();
     for chunk in ids.chunks(400) {
         let placeholders = vec!["?"; chunk.len()].join(",");
         let sql = format!(

@@ -87,11 +87,12 @@ pub(super) async fn checkpoint(
     conn: &mut Conn,
     id: i64,
     releases_done: u64,
+    publisher: &str,
     report: &ImportReport,
 ) -> EngineResult<()> {
     let i = &report.inserted;
     sqlx::query(
-        "update mk_import_runs set releases_done = $1, source = $2, suppliers = $3, opportunities = $4, awards = $5, updated = $6, unchanged = $7, skipped = $8 where id = $9",
+        "update mk_import_runs set releases_done = $1, source = $2, suppliers = $3, opportunities = $4, awards = $5, updated = $6, unchanged = $7, skipped = $8, publisher = $10 where id = $9",
     )
     .bind(releases_done as i64)
     .bind(&report.source)
@@ -102,6 +103,7 @@ pub(super) async fn checkpoint(
     .bind(report.unchanged as i64)
     .bind(report.skipped_total as i64)
     .bind(id)
+    .bind(publisher)
     .execute(&mut *conn)
     .await?;
     Ok(())
