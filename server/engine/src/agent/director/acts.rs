@@ -190,38 +190,38 @@ const RESEARCH_CUES: &[&str] = &[
 
 /// Outside channels and systems, and the name Luna says back.
 const CONNECTORS: &[(&str, &str)] = &[
-    ("whatsapp", "WhatsApp"),
-    ("whats", "WhatsApp"),
-    ("wasap", "WhatsApp"),
-    ("guasap", "WhatsApp"),
-    ("sms", "SMS"),
-    ("mensaje de texto", "SMS"),
-    ("linkedin", "LinkedIn"),
-    ("excel", "Excel"),
-    ("hoja de calculo", "una hoja de cálculo (Excel)"),
-    ("spreadsheet", "una hoja de cálculo (Excel)"),
-    ("google sheets", "Google Sheets"),
-    ("sheets", "Google Sheets"),
-    ("csv", "un archivo CSV"),
-    ("hubspot", "HubSpot"),
-    ("salesforce", "Salesforce"),
-    ("pipedrive", "Pipedrive"),
-    ("zoho", "Zoho"),
-    ("monday", "Monday"),
-    ("odoo", "Odoo"),
-    ("bitrix", "Bitrix24"),
-    ("bitrix24", "Bitrix24"),
-    ("dynamics", "Dynamics"),
-    ("notion", "Notion"),
-    ("gmail", "Gmail"),
-    ("outlook", "Outlook"),
-    ("slack", "Slack"),
-    ("google calendar", "Google Calendar"),
-    ("calendly", "Calendly"),
+    ("=whatsapp", "WhatsApp"),
+    ("=whats", "WhatsApp"),
+    ("=wasap", "WhatsApp"),
+    ("=guasap", "WhatsApp"),
+    ("=sms", "SMS"),
+    ("=mensaje =de =texto", "SMS"),
+    ("=linkedin", "LinkedIn"),
+    ("=excel", "Excel"),
+    ("=hoja =de =calculo", "una hoja de cálculo (Excel)"),
+    ("=spreadsheet", "una hoja de cálculo (Excel)"),
+    ("=google =sheets", "Google Sheets"),
+    ("=sheets", "Google Sheets"),
+    ("=csv", "un archivo CSV"),
+    ("=hubspot", "HubSpot"),
+    ("=salesforce", "Salesforce"),
+    ("=pipedrive", "Pipedrive"),
+    ("=zoho", "Zoho"),
+    ("=monday", "Monday"),
+    ("=odoo", "Odoo"),
+    ("=bitrix", "Bitrix24"),
+    ("=bitrix24", "Bitrix24"),
+    ("=dynamics", "Dynamics"),
+    ("=notion", "Notion"),
+    ("=gmail", "Gmail"),
+    ("=outlook", "Outlook"),
+    ("=slack", "Slack"),
+    ("=google =calendar", "Google Calendar"),
+    ("=calendly", "Calendly"),
     ("exporta*", "una exportación de archivos"),
     ("descarga*", "una exportación de archivos"),
-    ("llamales", "llamadas telefónicas"),
-    ("marcales", "llamadas telefónicas"),
+    ("=llamales", "llamadas telefónicas"),
+    ("=marcales", "llamadas telefónicas"),
 ];
 
 fn connector(tokens: &[Token]) -> Option<String> {
@@ -288,7 +288,8 @@ fn sequence(tokens: &[Token]) -> Option<u32> {
 }
 
 const CONTACT_CUES: &[&str] = &[
-    "contacto",
+    "=contacto",
+    "=contactos",
     "telefono",
     "tel",
     "decision makers",
@@ -311,7 +312,16 @@ const CONTACT_CUES: &[&str] = &[
 fn contacts(tokens: &[Token], sequence: bool) -> bool {
     if sequence {
         // In a sequence request, emails count as contacts only with «de».
-        return any(tokens, &["correo de", "correos de", "contacto", "telefono"]);
+        return any(
+            tokens,
+            &[
+                "correo de",
+                "correos de",
+                "=contacto",
+                "=contactos",
+                "telefono",
+            ],
+        );
     }
     any(tokens, CONTACT_CUES)
         || (any(tokens, &["correo*", "mail*", "email*"])
@@ -520,6 +530,9 @@ mod tests {
         );
         assert_eq!(acts("pásalos a Odoo").connector.as_deref(), Some("Odoo"));
         assert_eq!(acts("mándales un correo").connector, None);
+        // A word one letter from a brand is not the brand.
+        assert_eq!(acts("write a 3-step email sequence").connector, None);
+        assert!(!acts("y el resto a contactado").contacts);
     }
 
     #[test]

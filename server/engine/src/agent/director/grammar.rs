@@ -364,7 +364,10 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         sequence_steps,
         note,
         asks_count: !asks_usage
-            && has_any(&text, &["cuantos", "cuantas", "cuanto hay", "numero de", "how many"]),
+            && has_any(
+                &text,
+                &["cuantos", "cuantas", "cuanto hay", "numero de", "how many"],
+            ),
         asks_usage,
         usage_focus: acts.usage,
         rfcs: acts.rfcs.clone(),

@@ -197,14 +197,27 @@ pub fn understood(req: &Request) -> String {
 }
 
 /// The answer to small talk: short, and nothing changes.
-pub fn small_talk_answer(kind: SmallTalk) -> TurnOutput {
+/// `may_ask_giro`: the session does not know the giro yet (a known field is never asked).
+pub fn small_talk_answer(kind: SmallTalk, may_ask_giro: bool) -> TurnOutput {
     let narracion = match kind {
         SmallTalk::Greeting => "¡Hola! Dime qué empresas buscas —giro y estado— y te armo la lista.",
         SmallTalk::Thanks => "Con gusto. Aquí sigo si necesitas algo más.",
-        SmallTalk::Help => "Busco Proveedores, Licitaciones y Adjudicaciones de gobierno, cuento y comparo mercados, reviso marcas de riesgo, guardo empresas en tu CRM, consigo contactos y armo secuencias de correo. Dime, por ejemplo: «fabricantes de empaque en Jalisco que ya le vendieron a gobierno».",
+        SmallTalk::Help => "Busco Proveedores, Licitaciones y Adjudicaciones de gobierno, cuento y comparo segmentos, reviso marcas de riesgo, guardo empresas en tu CRM, consigo contactos y armo secuencias de correo. ¿Qué empresas buscas? Por ejemplo: «fabricantes de empaque en Jalisco que ya le vendieron a gobierno».",
+    };
+    // A question about Luna ends in a framing question: what to look for.
+    let intent = match kind {
+        SmallTalk::Help => TurnIntent::Encuadre {
+            criterio: String::new(),
+            pregunta: may_ask_giro.then(|| Pregunta {
+                texto: "¿Qué giro buscas y en qué estado?".into(),
+                campo: FactField::Giro,
+                opciones: None,
+            }),
+        },
+        SmallTalk::Greeting | SmallTalk::Thanks => TurnIntent::Responder {},
     };
     TurnOutput {
-        intent: TurnIntent::Responder {},
+        intent,
         narracion: narracion.into(),
     }
 }

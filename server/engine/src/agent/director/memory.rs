@@ -150,7 +150,8 @@ fn asks_something_else(req: &Request, folded: &str) -> bool {
 /// session («¿y quién le vende más de esos?», «¿hay licitaciones para eso?»): the giro,
 /// places and buyers it does not name come from the ledger.
 pub fn complete(req: &Request, facts: &FactLedger, message: &str) -> Request {
-    if !points_back(&fold(message)) {
+    // An action on the board («el contacto de los primeros 3») acts on the selection.
+    if req.has_action() || !points_back(&fold(message)) {
         return req.clone();
     }
     let mut out = req.clone();

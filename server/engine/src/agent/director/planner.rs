@@ -810,7 +810,8 @@ impl LocalDirector {
             .small_talk
             .filter(|_| t.is_empty() && (has_selection || !greets || help))
         {
-            return ModelStep::Final(intent::small_talk_answer(kind));
+            let may_ask = input.turn.facts.is_missing(FactField::Giro);
+            return ModelStep::Final(intent::small_talk_answer(kind, may_ask));
         }
         if !req.has_criterion() && has_selection {
             return ModelStep::Final(intent::unclear_answer(&req, true));

@@ -68,15 +68,21 @@ pub fn matches_word(token: &Token, known: &str) -> bool {
 
 /// Where the cue `phrase` occurs in `tokens` (start, end past it). Each word of the
 /// phrase matches a token as in [`matches_word`]; a word ending in `*` matches any token
-/// that starts with it («investig*»).
+/// that starts with it («investig*»); a word starting with `=` matches only itself
+/// (brand names and words whose stem is too broad: «=contacto» is not «contactado»).
 pub fn find(tokens: &[Token], phrase: &str) -> Option<(usize, usize)> {
     let cue: Vec<&str> = phrase.split(' ').filter(|w| !w.is_empty()).collect();
     if cue.is_empty() || cue.len() > tokens.len() {
         return None;
     }
-    let hit = |t: &Token, c: &str| match c.strip_suffix('*') {
-        Some(prefix) => t.word.starts_with(prefix),
-        None => matches_word(t, c),
+    let hit = |t: &Token, c: &str| {
+        if let Some(exact) = c.strip_prefix('=') {
+            t.word == exact
+        } else if let Some(prefix) = c.strip_suffix('*') {
+            t.word.starts_with(prefix)
+        } else {
+            matches_word(t, c)
+        }
     };
     (0..=tokens.len() - cue.len())
         .find(|&i| cue.iter().enumerate().all(|(k, c)| hit(&tokens[i + k], c)))
