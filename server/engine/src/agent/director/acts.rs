@@ -84,7 +84,20 @@ fn usage(tokens: &[Token]) -> Option<UsageFocus> {
     let credits = any(tokens, CREDIT_WORDS);
     let spent = any(tokens, SPENT_WORDS);
     let searches_left = any(tokens, SEARCH_WORDS) && any(tokens, LEFT_WORDS);
-    if !(credits || searches_left || (spent && any(tokens, &["cuanto", "how much"]))) {
+    let plan = any(
+        tokens,
+        &[
+            "cuanto me queda",
+            "cuanto nos queda",
+            "que plan",
+            "mi plan",
+            "nuestro plan",
+            "cuota",
+            "quota",
+            "limite del plan",
+        ],
+    );
+    if !(credits || plan || searches_left || (spent && any(tokens, &["cuanto", "how much"]))) {
         return None;
     }
     Some(if any(tokens, &["contacto", "contacts"]) && credits {
@@ -186,6 +199,18 @@ const RESEARCH_CUES: &[&str] = &[
     "quienes dominan",
     "entender el mercado",
     "market research",
+    "analisis de mercado",
+    "analisis del sector",
+    "estudio del sector",
+    "estudio de la industria",
+    "analisis de la industria",
+    "mapa del mercado",
+    "radiografia",
+    "reporte completo",
+    "informe completo",
+    "reporte de mercado",
+    "informe de mercado",
+    "benchmark",
 ];
 
 /// Outside channels and systems, and the name Luna says back.
@@ -516,6 +541,10 @@ mod tests {
             Some(UsageFocus::Credits)
         );
         assert_eq!(acts("busca empaque en Jalisco").usage, None);
+        assert_eq!(
+            acts("¿cuánto me queda del plan?").usage,
+            Some(UsageFocus::Credits)
+        );
     }
 
     #[test]

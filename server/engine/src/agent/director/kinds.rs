@@ -100,8 +100,35 @@ const SELL_VERBS: &[&str] = &[
     "buys",
     "wins",
     "win",
+    "facturan",
+    "factura",
+    "facturo",
+    "venda",
+    "gane",
+    "vendiendo",
+    "ganando",
 ];
 const MORE_WORDS: &[&str] = &["mas", "most", "mayor", "mayores"];
+/// What a supplier wins, by which a ranking orders («más contratos», «más monto»).
+const RANKED_BY: &[&str] = &[
+    "contrato",
+    "adjudicacion",
+    "monto",
+    "dinero",
+    "lana",
+    "factur",
+];
+/// A ranking named as such.
+const RANKING_PHRASES: &[&str] = &[
+    "ranking",
+    "principales proveedores",
+    "mayores proveedores",
+    "proveedores lideres",
+    "lideres del mercado",
+    "quien lidera",
+    "quienes lideran",
+    "top de proveedores",
+];
 
 fn starts(words: &[&str], stems: &[&str]) -> bool {
     words.iter().any(|w| stems.iter().any(|s| w.starts_with(s)))
@@ -163,8 +190,17 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     if phrase(folded, "ano con ano") || phrase(folded, "por ano") || phrase(folded, "cada ano") {
         return Some("year");
     }
-    let more = has(words, MORE_WORDS) || phrase(folded, "top proveedores");
-    if !more || !has(words, SELL_VERBS) {
+    // «más» as a comparison, not an amount bound («de más de 10 millones»).
+    let more = words.iter().enumerate().any(|(i, w)| {
+        MORE_WORDS.contains(w)
+            && !(words.get(i + 1).is_some_and(|n| ["de", "que"].contains(n))
+                && words.get(i + 2).is_some_and(|n| number(n).is_some()))
+    }) || phrase(folded, "top proveedores");
+    // Who sells most, in verbs («quién le vende más») or in what they win («los que
+    // tienen más contratos», «más monto»); or a ranking named as such.
+    let sells = has(words, SELL_VERBS) || starts(words, RANKED_BY);
+    let named = RANKING_PHRASES.iter().any(|p| phrase(folded, p));
+    if !(more && sells) && !named {
         return None;
     }
     if starts(words, &["dependencia", "comprador", "institucion", "buyer"]) {
@@ -359,6 +395,15 @@ mod tests {
             Some("year")
         );
         assert_eq!(read("proveedores de limpieza en Jalisco", TODAY).rank, None);
+        // Rankings in other words: what they win, or a ranking named as such.
+        assert_eq!(
+            read("los que tienen más contratos con el IMSS", TODAY).rank,
+            Some("supplier")
+        );
+        assert_eq!(
+            read("principales proveedores de la CFE en limpieza", TODAY).rank,
+            Some("supplier")
+        );
         assert_eq!(
             read("adjudicaciones del IMSS de más de 10 millones", TODAY).rank,
             None
