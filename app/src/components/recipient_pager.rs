@@ -30,12 +30,15 @@ pub fn RecipientPager(decision_id: String, total: u32) -> impl IntoView {
         }
     });
     let shown = move || email.get().flatten();
+    // Comparisons live outside `view!`: a `>` inside an attribute would end the tag.
+    let at_first = move || position.get() <= 1;
+    let at_last = move || position.get() >= total;
     view! {
         <section class="mt-2 rounded-lg border border-amber-200 bg-white p-2 text-sm dark:border-amber-900 dark:bg-slate-900"
             aria-label="Correo por destinatario" data-testid="recipient-pager">
             <div class="flex items-center justify-between gap-2">
                 <button type="button" class="rounded border border-slate-300 px-2 text-xs disabled:opacity-50 dark:border-slate-700"
-                    disabled=move || position.get() <= 1
+                    disabled=at_first
                     on:click=move |_| set_position.update(|p| *p = p.saturating_sub(1).max(1))>
                     "Anterior"
                 </button>
@@ -43,7 +46,7 @@ pub fn RecipientPager(decision_id: String, total: u32) -> impl IntoView {
                     {move || position_label(position.get(), total)}
                 </span>
                 <button type="button" class="rounded border border-slate-300 px-2 text-xs disabled:opacity-50 dark:border-slate-700"
-                    disabled=move || position.get() >= total
+                    disabled=at_last
                     on:click=move |_| set_position.update(|p| *p = (*p + 1).min(total))>
                     "Siguiente"
                 </button>

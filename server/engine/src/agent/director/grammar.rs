@@ -37,6 +37,16 @@ pub trait Vocabulary {
     fn find_state(&self, text: &str) -> Option<(String, String)>;
     /// The first giro named in `text`: (SCIAN prefix, display name).
     fn find_giro(&self, text: &str) -> Option<(String, String)>;
+    /// Every giro named in the tokens outside the place spans, in order. By default the
+    /// first only.
+    fn find_giros_in(
+        &self,
+        text: &str,
+        tokens: &[Token],
+        skip: &[(usize, usize)],
+    ) -> Vec<(String, String)> {
+        self.find_giro_in(text, tokens, skip).into_iter().collect()
+    }
     /// Government buyers named in `text` (display names).
     fn find_buyers(&self, text: &str) -> Vec<String>;
     /// Every place named (states, cities, regions). By default the first state only.
@@ -107,6 +117,9 @@ pub struct Request {
     /// The message asks for companies or records (a search verb or noun).
     #[serde(default)]
     pub search_cue: bool,
+    /// Every giro named, in order (the segments of a comparison of giros).
+    #[serde(default)]
+    pub giros: Vec<(String, String)>,
     /// What a question about credits asks for.
     #[serde(default)]
     pub usage_focus: Option<super::acts::UsageFocus>,
@@ -313,6 +326,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             "comparar",
             "comparame",
             "comparativo",
+            "diferencia entre",
+            "frente a",
             " contra ",
             " versus ",
             " vs ",
@@ -370,6 +385,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             ),
         asks_usage,
         usage_focus: acts.usage,
+        giros: vocab.find_giros_in(&text, &tokens, &places.spans),
         rfcs: acts.rfcs.clone(),
         stage_named: acts.stage.clone(),
         knowledge_edit: acts.knowledge_edit,

@@ -84,8 +84,14 @@ const QUERY_STOP: &[&str] = &[
 
 /// The giro named earliest in the message: (key, label).
 pub fn find_giro(tokens: &[Token], skip: &[(usize, usize)]) -> Option<Giro> {
+    find_giros(tokens, skip).into_iter().next()
+}
+
+/// Every giro named outside the place spans, in the order they are written («diferencia
+/// entre limpieza y seguridad» → limpieza, seguridad).
+pub fn find_giros(tokens: &[Token], skip: &[(usize, usize)]) -> Vec<Giro> {
     let in_place = |i: usize| skip.iter().any(|(a, b)| (*a..*b).contains(&i));
-    let mut best: Option<(usize, Giro)> = None;
+    let mut found: Vec<(usize, Giro)> = Vec::new();
     for giro in Giro::ALL {
         for syn in giro.synonyms() {
             let parts: Vec<&str> = syn.split(' ').collect();
@@ -99,12 +105,14 @@ pub fn find_giro(tokens: &[Token], skip: &[(usize, usize)]) -> Option<Giro> {
             if in_place(at) {
                 continue;
             }
-            if best.is_none_or(|(b, _)| at < b) {
-                best = Some((at, giro));
+            match found.iter_mut().find(|(_, g)| *g == giro) {
+                Some(entry) => entry.0 = entry.0.min(at),
+                None => found.push((at, giro)),
             }
         }
     }
-    best.map(|(_, g)| g)
+    found.sort_by_key(|(at, _)| *at);
+    found.into_iter().map(|(_, g)| g).collect()
 }
 
 /// A synonym word: function words and short words must be equal; content words may be

@@ -51,6 +51,19 @@ fn today() -> (i32, u32) {
     (now.year(), now.month())
 }
 
+/// Years written in the message (2000–2099), in order, without repeats.
+fn years(message: &str) -> Vec<i32> {
+    let mut out: Vec<i32> = Vec::new();
+    for w in fold(message).split(' ') {
+        if let Ok(y) = w.parse::<i32>() {
+            if (2000..=2099).contains(&y) && !out.contains(&y) {
+                out.push(y);
+            }
+        }
+    }
+    out
+}
+
 fn call(name: &str, args: Value) -> ToolCall {
     ToolCall {
         name: name.to_owned(),
@@ -520,6 +533,38 @@ impl LocalDirector {
                 .iter()
                 .take(5)
                 .map(|(key, name)| segment("state", key, name))
+                .collect()
+        } else if req.giros.len() >= 2 {
+            // «diferencia entre limpieza y seguridad en CDMX»: one segment per giro, each
+            // in the place named.
+            req.giros
+                .iter()
+                .take(5)
+                .map(|(key, label)| {
+                    let mut filters = Map::new();
+                    filters.insert("giro".into(), json!(key));
+                    if let Some((state, _)) = &req.state {
+                        filters.insert("state".into(), json!(state));
+                    }
+                    json!({"filters": filters, "label": label})
+                })
+                .collect()
+        } else if let [from, to, ..] = years(&input.turn.message)[..] {
+            // «compara 2023 contra 2024 en insumos médicos»: one segment per year.
+            [from, to]
+                .iter()
+                .map(|y| {
+                    let mut filters = Map::new();
+                    if let Some(g) = &giro {
+                        filters.insert("giro".into(), json!(g));
+                    }
+                    if let Some((state, _)) = &req.state {
+                        filters.insert("state".into(), json!(state));
+                    }
+                    filters.insert("date_from".into(), json!(y.to_string()));
+                    filters.insert("date_to".into(), json!(y.to_string()));
+                    json!({"filters": filters, "label": y.to_string()})
+                })
                 .collect()
         } else {
             return final_(

@@ -61,6 +61,18 @@ impl Vocabulary for CatalogVocabulary {
         super::lexicon::find_giro(tokens, skip).map(|g| (g.key().to_owned(), g.label().to_owned()))
     }
 
+    fn find_giros_in(
+        &self,
+        _text: &str,
+        tokens: &[Token],
+        skip: &[(usize, usize)],
+    ) -> Vec<(String, String)> {
+        super::lexicon::find_giros(tokens, skip)
+            .into_iter()
+            .map(|g| (g.key().to_owned(), g.label().to_owned()))
+            .collect()
+    }
+
     fn find_buyers(&self, text: &str) -> Vec<String> {
         let words: Vec<&str> = text.split(' ').collect();
         BUYERS
@@ -75,6 +87,17 @@ impl Vocabulary for CatalogVocabulary {
 mod tests {
     use super::*;
     use crate::agent::director::grammar::parse;
+
+    #[test]
+    fn two_giros_are_both_found_in_the_order_written() {
+        let r = parse(
+            "diferencia entre limpieza y seguridad en cdmx",
+            &CatalogVocabulary,
+        );
+        let keys: Vec<&str> = r.giros.iter().map(|g| g.0.as_str()).collect();
+        assert_eq!(keys, ["limpieza", "seguridad"]);
+        assert!(r.compare);
+    }
 
     #[test]
     fn the_catalogues_resolve_states_giros_and_buyers() {
