@@ -200,7 +200,7 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     // tienen más contratos», «más monto»); or a ranking named as such.
     let sells = has(words, SELL_VERBS) || starts(words, RANKED_BY);
     let named = RANKING_PHRASES.iter().any(|p| phrase(folded, p));
-    if !(more && sells) && !named {
+    if !(named || (more && sells)) {
         return None;
     }
     if starts(words, &["dependencia", "comprador", "institucion", "buyer"]) {
