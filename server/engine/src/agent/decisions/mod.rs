@@ -602,18 +602,7 @@ pub async fn requote_on_selection(
     session_id: &str,
     selected_companies: &[String],
 ) -> EngineResult<()> {
-    let ids = {
-        let mut conn = engine.store.pool().acquire().await?;
-        rows::pending_of_kind(&mut conn, session_id, DecisionKind::RevelarContactos).await?
-    };
-    for id in ids {
-        let row = {
-            let mut conn = engine.store.pool().acquire().await?;
-            match rows::find(&mut conn, &caller.workspace_id, session_id, &id).await? {
-                Some(r) => r,
-                None => continue,
-            }
-        };
+    for row in pending_rows(engine, caller, session_id, DecisionKind::RevelarContactos).await? {
         let Target::Reveal { quote_id } = &row.target else {
             continue;
         };
@@ -655,20 +644,51 @@ pub async fn requote_on_selection(
             continue;
         }
         let fresh = engine.people.quote(caller, &keep).await?;
-        let mut next = cards::reveal_card(engine, caller, &fresh.id).await?;
-        next.card.id = row.id.clone();
-        let mut tx = engine.sessions.begin(session_id).await?;
-        if !rows::update_card(&mut tx, &row.id, &next.target, &next.card).await? {
-            tx.rollback().await?;
-            continue;
-        }
-        let ev = SessionEvent::DecisionProposed(DecisionProposed {
-            turn_id: row.turn_id.clone(),
-            card: next.card,
-        });
-        let appended = engine.sessions.append(&mut tx, session_id, &ev).await?;
-        tx.commit().await?;
-        engine.sessions.publish([appended]);
+        let next = cards::reveal_card(engine, caller, &fresh.id).await?;
+        reoffer(engine, session_id, &row, next).await?;
     }
     Ok(())
+}
+
+/// The pending cards of `kind` in a session, as stored.
+async fn pending_rows(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+    kind: DecisionKind,
+) -> EngineResult<Vec<rows::DecisionRow>> {
+    let mut conn = engine.store.pool().acquire().await?;
+    let ids = rows::pending_of_kind(&mut conn, session_id, kind).await?;
+    let mut out = Vec::with_capacity(ids.len());
+    for id in ids {
+        if let Some(row) = rows::find(&mut conn, &caller.workspace_id, session_id, &id).await? {
+            out.push(row);
+        }
+    }
+    Ok(out)
+}
+
+/// Offers a pending card again with newly prepared content under the same id (a new
+/// quote, a new sequence version): stores it and appends `decision.proposed` in one
+/// transaction. False when the card stopped being pending meanwhile.
+async fn reoffer(
+    engine: &Engine,
+    session_id: &str,
+    row: &rows::DecisionRow,
+    mut next: Prepared,
+) -> EngineResult<bool> {
+    next.card.id = row.id.clone();
+    let mut tx = engine.sessions.begin(session_id).await?;
+    if !rows::update_card(&mut tx, &row.id, &next.target, &next.card).await? {
+        tx.rollback().await?;
+        return Ok(false);
+    }
+    let ev = SessionEvent::DecisionProposed(DecisionProposed {
+        turn_id: row.turn_id.clone(),
+        card: next.card,
+    });
+    let appended = engine.sessions.append(&mut tx, session_id, &ev).await?;
+    tx.commit().await?;
+    engine.sessions.publish([appended]);
+    Ok(true)
 }

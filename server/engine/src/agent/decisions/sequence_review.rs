@@ -5,9 +5,8 @@
 
 use luna_protocol::decision::{DecisionKind, RecipientEmail};
 use luna_protocol::error::ErrorCode;
-use luna_protocol::event::{DecisionProposed, SessionEvent};
 
-use super::{cards, find_in_session, rows, Target};
+use super::{cards, find_in_session, pending_rows, reoffer, Target};
 use crate::accounts::Caller;
 use crate::agent::turn::intent::DecisionDraft;
 use crate::base::error::{EngineError, EngineResult};
@@ -46,19 +45,8 @@ pub async fn reissue_sequence_cards(
     session_id: &str,
     sequence_id: &str,
 ) -> EngineResult<usize> {
-    let ids = {
-        let mut conn = engine.store.pool().acquire().await?;
-        rows::pending_of_kind(&mut conn, session_id, DecisionKind::RevisarSecuencia).await?
-    };
     let mut reissued = 0;
-    for id in ids {
-        let row = {
-            let mut conn = engine.store.pool().acquire().await?;
-            match rows::find(&mut conn, &caller.workspace_id, session_id, &id).await? {
-                Some(r) => r,
-                None => continue,
-            }
-        };
+    for row in pending_rows(engine, caller, session_id, DecisionKind::RevisarSecuencia).await? {
         match &row.target {
             Target::Sequence { sequence_id: s, .. } if s == sequence_id => {}
             _ => continue,
@@ -66,21 +54,10 @@ pub async fn reissue_sequence_cards(
         let draft = DecisionDraft::RevisarSecuencia {
             sequence_id: sequence_id.to_owned(),
         };
-        let mut next = cards::prepare(engine, caller, &draft, None).await?;
-        next.card.id = row.id.clone();
-        let mut tx = engine.sessions.begin(session_id).await?;
-        if !rows::update_card(&mut tx, &row.id, &next.target, &next.card).await? {
-            tx.rollback().await?;
-            continue;
+        let next = cards::prepare(engine, caller, &draft, None).await?;
+        if reoffer(engine, session_id, &row, next).await? {
+            reissued += 1;
         }
-        let ev = SessionEvent::DecisionProposed(DecisionProposed {
-            turn_id: row.turn_id.clone(),
-            card: next.card,
-        });
-        let appended = engine.sessions.append(&mut tx, session_id, &ev).await?;
-        tx.commit().await?;
-        engine.sessions.publish([appended]);
-        reissued += 1;
     }
     Ok(reissued)
 }
