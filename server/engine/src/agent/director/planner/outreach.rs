@@ -1,0 +1,221 @@
+//! Outreach by the local director: quoting the contacts of the best companies and
+//! drafting an email sequence over the saved list; both end in a card, nothing is
+//! charged or sent from here.
+
+use serde_json::{json, Value};
+
+use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
+use crate::agent::turn::gateway::{ModelInput, ModelStep};
+use crate::agent::turn::intent::{CierreVariante, DecisionDraft, Falta, FaltaTipo, TurnIntent};
+use crate::base::catalog::text::fold;
+
+/// The director's sequence steps: (day, subject, body), personalised with variables.
+const SEQUENCE_TEMPLATES: [(u32, &str, &str); 4] = [
+    (
+        0,
+        "{{empresa}} y sus ventas a gobierno",
+        "Hola {{nombre}}:\n\nVi que {{empresa}} ya le vende a gobierno ({{adjudicacion}}). Trabajamos con fabricantes como ustedes para llegar a más compradores. ¿Platicamos 15 minutos esta semana?\n\nSaludos,\n{{remitente}}",
+    ),
+    (
+        3,
+        "Seguimiento para {{empresa}}",
+        "Hola {{nombre}}, te escribo de nuevo por si mi correo anterior se perdió. ¿Tienes 15 minutos esta semana?\n\n{{remitente}}",
+    ),
+    (
+        7,
+        "¿Lo dejamos para después, {{nombre}}?",
+        "Hola {{nombre}}, no quiero llenar tu bandeja: si no es buen momento para {{empresa}}, lo retomamos más adelante.\n\n{{remitente}}",
+    ),
+    (
+        14,
+        "Una última idea para {{empresa}}",
+        "Hola {{nombre}}, si en algún momento buscan nuevos compradores en {{estado}}, aquí estoy.\n\n{{remitente}}",
+    ),
+];
+
+/// Most companies whose contacts one turn quotes (the auto lock is 10 per turn too).
+const MAX_CONTACT_COMPANIES: usize = 10;
+
+impl LocalDirector {
+    /// «consígueme el correo de los 10 mejores» over the board's selection: find the
+    /// people of the priority companies, quote the most senior one of each, and leave
+    /// the `revelar_contactos` card (nothing is charged before the person accepts, or
+    /// the auto budget covers it).
+    pub(super) fn contacts(&self, input: &ModelInput, top: u32) -> ModelStep {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("people_search") || !visible("people_quote") {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Conseguir correos de contacto".into(),
+                    },
+                },
+                "Todavía no puedo conseguir correos de contacto desde este chat.",
+            );
+        }
+        let board = &input.turn.board.selection;
+        let n = (top as usize).clamp(1, MAX_CONTACT_COMPANIES);
+        let mut targets: Vec<&str> = board
+            .iter()
+            .filter(|i| i.priority)
+            .map(|i| i.reference.as_str())
+            .collect();
+        targets.extend(
+            board
+                .iter()
+                .filter(|i| !i.priority)
+                .map(|i| i.reference.as_str()),
+        );
+        targets.truncate(n);
+        let searches = calls_of(t, "people_search");
+        if searches.is_empty() {
+            return ModelStep::Tools(
+                targets
+                    .iter()
+                    .map(|r| call("people_search", json!({"company_ref": r})))
+                    .collect(),
+            );
+        }
+        let quotes = calls_of(t, "people_quote");
+        if quotes.is_empty() {
+            // The first person listed for each company is its most senior contact.
+            let handles: Vec<String> = searches
+                .iter()
+                .filter_map(|s| {
+                    ok_rows(s)
+                        .first()
+                        .and_then(|r| r.get("ref"))
+                        .and_then(Value::as_str)
+                        .map(str::to_owned)
+                })
+                .collect();
+            if handles.is_empty() {
+                return final_(
+                    TurnIntent::Cierre {
+                        variante: CierreVariante::SinCobertura,
+                        salidas: vec![],
+                    },
+                    "No encontré contactos para esas empresas en el directorio de personas.",
+                );
+            }
+            return ModelStep::Tools(vec![call("people_quote", json!({"handles": handles}))]);
+        }
+        match quotes.last().and_then(|q| {
+            ok_rows(q)
+                .first()
+                .and_then(|r| r.get("quote_id"))
+                .and_then(Value::as_str)
+                .map(str::to_owned)
+        }) {
+            Some(quote_id) => {
+                let c = &quotes[quotes.len() - 1].call;
+                final_(
+                    TurnIntent::ProponerDecision { decision: DecisionDraft::RevelarContactos { quote_id } },
+                    format!(
+                        "Coticé el contacto principal de [[evidence:{c}.0.people]] empresas de tu selección: cuesta [[evidence:{c}.0.price]] créditos de contacto. Te dejo la tarjeta para revelarlos."
+                    ),
+                )
+            }
+            None => final_(
+                TurnIntent::Responder {},
+                "No pude cotizar los contactos en este momento; intenta de nuevo en un momento.",
+            ),
+        }
+    }
+
+    /// «ármame una secuencia de tres correos» over the saved list: draft it (inert),
+    /// preview it, and leave the `revisar_secuencia` card; nothing is sent from here.
+    pub(super) fn sequence(&self, input: &ModelInput, n: u32, stage: Option<&str>) -> ModelStep {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("sequence_draft") || !visible("sequence_preview") {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Armar la secuencia de correos".into(),
+                    },
+                },
+                "Todavía no puedo armar secuencias desde este chat.",
+            );
+        }
+        let collections = calls_of(t, "crm_collections");
+        let Some(lookup) = collections.last() else {
+            return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
+        };
+        let rows = ok_rows(lookup);
+        let row = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
+            .or_else(|| rows.first());
+        let Some(collection) = row.and_then(|r| r.get("ref").and_then(Value::as_str)) else {
+            return final_(
+                TurnIntent::Responder {},
+                "No encontré la colección guardada para armar la secuencia.",
+            );
+        };
+        // «para los que están en Nuevo»: the audience is that stage of the list.
+        let stage = stage.and_then(|wanted| {
+            let stages: Vec<&str> = row?
+                .get("stages")?
+                .as_array()?
+                .iter()
+                .filter_map(Value::as_str)
+                .collect();
+            stages
+                .iter()
+                .find(|s| fold(s) == wanted)
+                .or_else(|| stages.iter().find(|s| fold(s).starts_with(wanted)))
+                .map(|s| (*s).to_owned())
+        });
+        let mut audience = json!({"collection_id": collection});
+        if let Some(stage) = stage {
+            audience["stage"] = json!(stage);
+        }
+        let drafts = calls_of(t, "sequence_draft");
+        let Some(draft) = drafts.last() else {
+            let steps: Vec<Value> = SEQUENCE_TEMPLATES
+                .iter()
+                .take((n as usize).clamp(1, SEQUENCE_TEMPLATES.len()))
+                .map(|(day, subject, body)| json!({"delay_days": day, "subject": subject, "body": body}))
+                .collect();
+            return ModelStep::Tools(vec![call(
+                "sequence_draft",
+                json!({"name": "Seguimiento a la lista guardada", "audience": audience, "steps": steps}),
+            )]);
+        };
+        let Some(sequence_id) = ok_rows(draft)
+            .first()
+            .and_then(|r| r.get("sequence_id"))
+            .and_then(Value::as_str)
+            .map(str::to_owned)
+        else {
+            return final_(TurnIntent::Responder {}, "No pude guardar el borrador de la secuencia; revisa la colección e intenta de nuevo.");
+        };
+        let previews = calls_of(t, "sequence_preview");
+        let Some(preview) = previews.last() else {
+            return ModelStep::Tools(vec![call("sequence_preview", json!({"id": sequence_id}))]);
+        };
+        let (d, p) = (&draft.call, &preview.call);
+        if ok_rows(preview)
+            .first()
+            .and_then(|r| r.get("recipients"))
+            .and_then(Value::as_u64)
+            .unwrap_or(0)
+            == 0
+        {
+            return final_(
+                TurnIntent::Cierre { variante: CierreVariante::Parcial, salidas: vec![] },
+                format!("Dejé el borrador de [[evidence:{d}.0.steps]] correos, pero todavía nadie lo recibiría: primero consigue el correo de las empresas de la lista."),
+            );
+        }
+        final_(
+            TurnIntent::ProponerDecision { decision: DecisionDraft::RevisarSecuencia { sequence_id } },
+            format!(
+                "Armé un borrador de [[evidence:{d}.0.steps]] correos para [[evidence:{p}.0.recipients]] destinatarios. Nada se envía hasta que autorices cada paso en la tarjeta."
+            ),
+        )
+    }
+}

@@ -1,0 +1,207 @@
+//! Board and CRM actions of the local director: moving saved companies to a stage
+//! («mueve los 5 mejores a Contactado») and saving the selection («guárdalos»), each
+//! through a card or a level-0 call with «deshacer».
+
+use serde_json::{json, Value};
+
+use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
+use crate::agent::director::grammar::StageMove;
+use crate::agent::turn::gateway::{ModelInput, ModelStep};
+use crate::agent::turn::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
+use crate::base::catalog::text::fold;
+
+impl LocalDirector {
+    /// «mueve los 5 mejores a Contactado»: finds the saved list and the stage, reads
+    /// the chosen companies' records, then moves one with `crm_record` (level 0, with
+    /// «deshacer») or several with `crm_bulk_update` (a card of one tap).
+    pub(super) fn move_stage(&self, input: &ModelInput, mv: &StageMove) -> ModelStep {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if ![
+            "crm_collections",
+            "collection_query",
+            "crm_record",
+            "crm_bulk_update",
+        ]
+        .iter()
+        .all(|n| visible(n))
+        {
+            return final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Mover empresas de etapa".into(),
+                    },
+                },
+                "Todavía no puedo mover empresas de etapa desde aquí; hazlo desde el tablero.",
+            );
+        }
+        let Some(lookup) = calls_of(t, "crm_collections").last().copied() else {
+            return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
+        };
+        let rows = ok_rows(lookup);
+        let saved = input.turn.board.saved_collection.as_deref();
+        let Some(collection) = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == saved)
+            .or_else(|| rows.first())
+        else {
+            return final_(
+                TurnIntent::Responder {},
+                "No encontré la lista guardada; guárdala primero y luego la muevo.",
+            );
+        };
+        let collection_ref = collection
+            .get("ref")
+            .and_then(Value::as_str)
+            .unwrap_or_default();
+        let name = collection
+            .get("ref_label")
+            .and_then(Value::as_str)
+            .unwrap_or("tu lista");
+        let stages: Vec<&str> = collection
+            .get("stages")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        let Some(stage) = stages
+            .iter()
+            .find(|s| fold(s) == mv.stage)
+            .or_else(|| stages.iter().find(|s| fold(s).starts_with(&mv.stage)))
+            .or_else(|| stages.iter().find(|s| fold(s).contains(&mv.stage)))
+        else {
+            return final_(
+                TurnIntent::Responder {},
+                format!(
+                    "En «{name}» no hay una etapa «{}». Sus etapas son: {}.",
+                    mv.stage,
+                    stages.join(", ")
+                ),
+            );
+        };
+
+        // The chosen companies: priorities first, in the selection's order.
+        let selection = &input.turn.board.selection;
+        let ordered = selection
+            .iter()
+            .filter(|i| i.priority)
+            .chain(selection.iter().filter(|i| !i.priority));
+        let wanted = match (mv.top, mv.all) {
+            (Some(n), _) => n as usize,
+            (None, true) => selection.len(),
+            (None, false) => selection.iter().filter(|i| i.priority).count().max(1),
+        };
+        let chosen: Vec<&str> = ordered
+            .take(wanted)
+            .filter_map(|i| i.reference.strip_prefix("company:"))
+            .collect();
+        let queries = calls_of(t, "collection_query");
+        if queries.is_empty() {
+            return ModelStep::Tools(
+                chosen
+                    .iter()
+                    .map(|entity| {
+                        call(
+                            "collection_query",
+                            json!({"collection_id": collection_ref, "op": "query", "filter": {"entity_id": entity}, "limit": 1}),
+                        )
+                    })
+                    .collect(),
+            );
+        }
+        let records: Vec<(&str, i64)> = queries
+            .iter()
+            .filter_map(|ex| ok_rows(ex).first())
+            .filter_map(|r| Some((r.get("ref")?.as_str()?, r.get("version")?.as_i64()?)))
+            .collect();
+        if records.is_empty() {
+            return final_(
+                TurnIntent::Responder {},
+                format!("No encontré esas empresas en «{name}»."),
+            );
+        }
+        if let [(record, version)] = records.as_slice() {
+            return match calls_of(t, "crm_record").last() {
+                None => ModelStep::Tools(vec![call(
+                    "crm_record",
+                    json!({"op": "update", "record_id": record, "version": version, "stage": stage}),
+                )]),
+                Some(ex) if !ok_rows(ex).is_empty() => final_(
+                    TurnIntent::Responder {},
+                    format!("Moví [[{record}]] a «{stage}». Si no era así, toca «deshacer»."),
+                ),
+                Some(_) => final_(
+                    TurnIntent::Responder {},
+                    "No pude moverla: alguien la cambió hace un momento. Revisa el tablero y dime de nuevo.",
+                ),
+            };
+        }
+        let Some(bulk) = calls_of(t, "crm_bulk_update").last().copied() else {
+            let changes: Vec<Value> = records
+                .iter()
+                .map(|(record, version)| json!({"record_id": record, "version": version, "stage": stage}))
+                .collect();
+            return ModelStep::Tools(vec![call(
+                "crm_bulk_update",
+                json!({"collection_id": collection_ref, "changes": changes}),
+            )]);
+        };
+        match ok_rows(bulk)
+            .first()
+            .and_then(|r| r.get("proposal_id"))
+            .and_then(Value::as_str)
+        {
+            Some(pid) => final_(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::CambiosMasivos {
+                        proposal_id: pid.to_owned(),
+                    },
+                },
+                format!(
+                    "Te propongo pasar [[evidence:{c}.0.will_change]] empresas de «{name}» a «{stage}». Confírmalo en la tarjeta.",
+                    c = bulk.call
+                ),
+            ),
+            None => final_(
+                TurnIntent::Responder {},
+                "No pude preparar el cambio de etapa; revisa el tablero y dime de nuevo.",
+            ),
+        }
+    }
+
+    /// «guárdalos» with a selection already on the board: look up the collection, then
+    /// preview the save (a level-1 card; nothing is written before the tap).
+    pub(super) fn save_selection(&self, input: &ModelInput) -> Option<ModelStep> {
+        let t = &input.transcript;
+        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
+        if !visible("crm_collections") || !visible("crm_save_companies") {
+            return None;
+        }
+        let Some(lookup) = calls_of(t, "crm_collections").last().copied() else {
+            return Some(ModelStep::Tools(vec![call("crm_collections", json!({}))]));
+        };
+        let rows = ok_rows(lookup);
+        let collection = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
+            .or_else(|| rows.first())
+            .and_then(|r| r.get("ref").and_then(Value::as_str))?;
+        let Some(save) = calls_of(t, "crm_save_companies").last().copied() else {
+            return Some(ModelStep::Tools(vec![call(
+                "crm_save_companies",
+                json!({"collection_id": collection, "source": "selection", "conflict_policy": "skip"}),
+            )]));
+        };
+        let pid = ok_rows(save)
+            .iter()
+            .find_map(|r| r.get("proposal_id").and_then(Value::as_str))?;
+        Some(final_(
+            TurnIntent::ProponerDecision {
+                decision: DecisionDraft::GuardarEnCrm {
+                    proposal_id: pid.to_owned(),
+                },
+            },
+            "Te dejo la tarjeta para guardar tu selección en el CRM; nada se escribe hasta que la confirmes.",
+        ))
+    }
+}
