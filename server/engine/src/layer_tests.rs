@@ -41,12 +41,7 @@ const DOMAINS: &[&str] = &[
 ];
 
 /// Imports that still go up a layer: (file under `src/`, the name it imports).
-const KNOWN_UPWARD: &[(&str, &str)] = &[
-    // The board tools read pending cards and the research tools start runs, both
-    // agent services; next: the cards' storage moves down into a `decisions` domain.
-    ("tools/board.rs", "agent"),
-    ("tools/research.rs", "agent"),
-];
+const KNOWN_UPWARD: &[(&str, &str)] = &[];
 
 /// The crate-level names a source text refers to through `crate::…` paths, grouped
 /// `use crate::{a::X, b}` forms included.

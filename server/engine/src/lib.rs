@@ -51,6 +51,9 @@ pub struct Engine {
     pub registry: Arc<registry::Registry>,
     /// The model that plays Luna: the local director unless one is configured.
     pub model: turn::gateway::ModelHandle,
+    /// The agent's services the tools call (`tools::port`), installed here so no
+    /// tool imports the agent.
+    pub agent: Arc<dyn tools::AgentPort>,
     /// Long research runs driven by this process.
     pub research: research::Research,
     /// A running turn whose heartbeat (every sixth of this) is silent this long
@@ -117,6 +120,7 @@ impl Engine {
             ))),
             registry: Arc::new(tools::catalog()),
             model: turn::gateway::ModelHandle(Arc::new(director::planner::LocalDirector)),
+            agent: Arc::new(agent::port::Port),
             research: research::Research::new(),
             turn_stale: std::time::Duration::from_millis(turn::service::STALE_AFTER_MS as u64),
             store,

@@ -6,6 +6,7 @@
 pub mod decisions;
 pub mod director;
 pub mod evals;
+pub mod port;
 pub mod research;
 pub mod screen;
 pub mod turn;

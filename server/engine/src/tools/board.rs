@@ -222,7 +222,9 @@ async fn selection_update(ctx: ToolCtx, args: SelectionUpdateArgs) -> EngineResu
     });
     ctx.engine.sessions.append_one(session_id, patch).await?;
     let selected: Vec<String> = selection.iter().map(|i| i.reference.clone()).collect();
-    crate::agent::decisions::requote_on_selection(&ctx.engine, &ctx.caller, session_id, &selected)
+    ctx.engine
+        .agent
+        .requote_on_selection(&ctx.engine, &ctx.caller, session_id, &selected)
         .await?;
     let mut rows = vec![ResultRow::new(
         "record:selection",

@@ -10,8 +10,11 @@ pub mod crm;
 pub mod knowledge;
 pub mod market;
 pub mod people;
+pub mod port;
 pub mod research;
 pub mod sequences;
+
+pub use port::{AgentPort, ResearchProposal};
 
 use crate::registry::Registry;
 

@@ -14,7 +14,7 @@ use crate::registry::{
     ToolOutput,
 };
 
-use crate::agent::research::PHASES;
+use super::port::RESEARCH_PHASES as PHASES;
 
 /// `research_start{brief, refs?}`.
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -103,14 +103,17 @@ async fn start(ctx: ToolCtx, args: StartArgs) -> EngineResult<ToolOutput> {
             "Propón la decisión investigar con el proposal_id.",
         ));
     }
-    let p = crate::agent::research::propose(
-        &ctx.engine,
-        &ctx.caller,
-        ctx.session_id.as_deref(),
-        &args.brief,
-        &args.refs,
-    )
-    .await?;
+    let p = ctx
+        .engine
+        .agent
+        .research_propose(
+            &ctx.engine,
+            &ctx.caller,
+            ctx.session_id.as_deref(),
+            &args.brief,
+            &args.refs,
+        )
+        .await?;
     let phases: Vec<&str> = PHASES.iter().map(|(_, label)| *label).collect();
     let row = ResultRow::new(format!("record:{}", p.proposal_id), p.title.clone())
         .with("proposal_id", &p.proposal_id)
@@ -132,27 +135,10 @@ async fn start(ctx: ToolCtx, args: StartArgs) -> EngineResult<ToolOutput> {
 }
 
 async fn status(ctx: ToolCtx, args: StatusArgs) -> EngineResult<ToolOutput> {
-    let run = crate::agent::research::get(&ctx.engine, &ctx.caller, &args.run_id).await?;
-    let p = run.progress(None);
-    let phases: Vec<_> = p
-        .phases
-        .iter()
-        .map(|ph| json!({"label": ph.label, "status": ph.status, "found": ph.found}))
-        .collect();
-    // Every model step with the phase that took it and what came of it (a step past
-    // the cap is listed as `tope`: it was not called).
-    let model_steps: Vec<_> = run
-        .model_steps()
-        .map(|(phase, n)| json!({"phase": phase, "purpose": n.purpose, "outcome": n.outcome, "rejected": n.rejected}))
-        .collect();
-    let row = ResultRow::new(format!("run:{}", run.id), run.title.clone())
-        .with("status", p.status)
-        .with("phase", &p.phase)
-        .with("phases", phases)
-        .with("summary", &p.summary)
-        .with("refs", &p.refs)
-        .with("inference_used", run.inference_used)
-        .with("inference_cap", run.inference_cap)
-        .with("model_steps", model_steps);
+    let row = ctx
+        .engine
+        .agent
+        .research_status(&ctx.engine, &ctx.caller, &args.run_id)
+        .await?;
     Ok(Envelope::rows(vec![row]).into())
 }

@@ -18,20 +18,8 @@ use crate::Engine;
 
 // ---------------------------------------------------------------- propose / start
 
-/// What `research_start` previews.
-#[derive(Debug, Clone)]
-pub struct Proposal {
-    pub proposal_id: String,
-    pub title: String,
-    pub criterion: String,
-    pub inference_cap: u32,
-    /// Tool calls the run will make (each counts like a chat call).
-    pub calls_estimate: u32,
-    /// Créditos de inteligencia the searches and counts spend.
-    pub credits_estimate: u32,
-    /// When the proposal (and its card) expires, unix milliseconds.
-    pub expires_at: i64,
-}
+/// What `research_start` previews (the tools' type).
+pub use crate::tools::ResearchProposal as Proposal;
 
 /// The typed refusal of a proposal that expired before it was accepted.
 pub fn expired_refusal() -> EngineError {

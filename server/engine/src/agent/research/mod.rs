@@ -42,15 +42,9 @@ mod tests;
 pub use frame::Frame;
 pub use model::ModelStepNote;
 
-/// The real phases of a run, in order: (key, Spanish label).
-pub const PHASES: [(&str, &str); 6] = [
-    ("encuadre", "Encuadre del criterio"),
-    ("proveedores", "Buscando Proveedores"),
-    ("adjudicaciones", "Leyendo Adjudicaciones"),
-    ("riesgos", "Revisando marcas de riesgo"),
-    ("segmentos", "Comparando segmentos"),
-    ("informe", "Escribiendo el resultado"),
-];
+/// The real phases of a run, in order: (key, Spanish label); defined with the tools
+/// that show them.
+pub use crate::tools::port::RESEARCH_PHASES as PHASES;
 
 /// Start-ups that may pick an interrupted run up again before it is failed.
 pub const MAX_RESUMES: i64 = 3;
