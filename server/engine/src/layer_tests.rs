@@ -40,16 +40,36 @@ const DOMAINS: &[&str] = &[
     "sequences",
 ];
 
+/// The parts of the agent layer, lowest first: each may use the ones listed before it.
+/// The turn contract sits at the bottom; the director is a model that speaks it;
+/// research runs use the director; cards start research runs; the turn loop drives
+/// them all; the tools' port, the screen and the evals sit on top.
+const AGENT: &[&str] = &[
+    "contract",
+    "director",
+    "research",
+    "decisions",
+    "turn",
+    "port",
+    "screen",
+    "evals",
+];
+
 /// Imports that still go up a layer: (file under `src/`, the name it imports).
 const KNOWN_UPWARD: &[(&str, &str)] = &[];
 
 /// The crate-level names a source text refers to through `crate::…` paths, grouped
 /// `use crate::{a::X, b}` forms included.
 fn crate_names(src: &str) -> BTreeSet<String> {
+    names_under(src, "crate::")
+}
+
+/// The first names after `prefix` (`crate::`, `crate::agent::`) in a source text.
+fn names_under(src: &str, prefix: &str) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     let mut rest = src;
-    while let Some(i) = rest.find("crate::") {
-        rest = &rest[i + "crate::".len()..];
+    while let Some(i) = rest.find(prefix) {
+        rest = &rest[i + prefix.len()..];
         if let Some(group) = rest.strip_prefix('{') {
             // Top-level items of the group, up to its closing brace.
             let (mut depth, mut item, mut end) = (0usize, String::new(), group.len());
@@ -98,19 +118,34 @@ fn upward(rel: &str, src: &str) -> Vec<String> {
     };
     // Inline test modules are tests: they may use anything.
     let code = src.split("#[cfg(test)]\nmod tests {").next().unwrap_or(src);
-    crate_names(code)
-        .into_iter()
-        .filter(|t| t != own)
-        .filter(|t| match rank(t) {
-            None => true,
-            Some(r) if r > own_rank => true,
-            Some(1) if own_rank == 1 => {
-                let pos = |d: &str| DOMAINS.iter().position(|x| *x == d);
-                pos(t) > pos(own)
-            }
-            Some(_) => false,
-        })
-        .collect()
+    let mut up: Vec<String> = Vec::new();
+    if own == "agent" {
+        let part = rel.split('/').nth(1).unwrap_or("").trim_end_matches(".rs");
+        let pos = |p: &str| AGENT.iter().position(|x| *x == p);
+        if let Some(own_pos) = pos(part) {
+            up.extend(
+                names_under(code, "crate::agent::")
+                    .into_iter()
+                    .filter(|t| t != part && pos(t).is_none_or(|p| p > own_pos))
+                    .map(|t| format!("agent::{t}")),
+            );
+        }
+    }
+    up.extend(
+        crate_names(code)
+            .into_iter()
+            .filter(|t| t != own)
+            .filter(|t| match rank(t) {
+                None => true,
+                Some(r) if r > own_rank => true,
+                Some(1) if own_rank == 1 => {
+                    let pos = |d: &str| DOMAINS.iter().position(|x| *x == d);
+                    pos(t) > pos(own)
+                }
+                Some(_) => false,
+            }),
+    );
+    up
 }
 
 fn is_test_file(rel: &str) -> bool {
@@ -167,6 +202,27 @@ fn no_module_imports_a_layer_above_its_own() {
 
 #[test]
 fn an_upward_import_is_caught_in_every_form() {
+    // Inside the agent: the turn contract reaching into the loop, or the director into
+    // the cards; the loop using the contract and the director is fine.
+    assert_eq!(
+        upward(
+            "agent/contract/intent.rs",
+            "use crate::agent::turn::runner;\n"
+        ),
+        ["agent::turn"]
+    );
+    assert_eq!(
+        upward(
+            "agent/director/planner.rs",
+            "use crate::agent::{contract::intent, decisions::Held};\n"
+        ),
+        ["agent::decisions"]
+    );
+    assert!(upward(
+        "agent/turn/runner.rs",
+        "use crate::agent::contract::gateway;\nuse crate::agent::director::grammar;\n"
+    )
+    .is_empty());
     // A base module reaching into the agent, directly and inside a group.
     assert_eq!(
         upward("base/store.rs", "use crate::agent::turn::runner;\n"),

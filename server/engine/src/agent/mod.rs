@@ -3,6 +3,7 @@
 //! (`director`), long research runs (`research`), the board projection (`screen`) and
 //! the evals. It may import every layer below; nothing below imports it.
 
+pub mod contract;
 pub mod decisions;
 pub mod director;
 pub mod evals;

@@ -131,8 +131,8 @@ async fn editing_an_authorized_step_voids_its_authorization_and_the_board_says_s
 
 #[tokio::test]
 async fn the_review_card_pages_through_every_recipients_rendered_email() {
+    use crate::agent::contract::intent::DecisionDraft;
     use crate::agent::decisions;
-    use crate::agent::turn::intent::DecisionDraft;
     let fx = fx().await;
     let s = drafted(&fx).await;
     let p = decisions::prepare(
@@ -187,8 +187,8 @@ async fn the_review_card_pages_through_every_recipients_rendered_email() {
 
 #[tokio::test]
 async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
+    use crate::agent::contract::intent::DecisionDraft;
     use crate::agent::decisions;
-    use crate::agent::turn::intent::DecisionDraft;
     let fx = fx().await;
     let s = drafted(&fx).await;
     let p = decisions::prepare(

@@ -585,8 +585,8 @@ async fn the_workspace_sending_rate_holds_messages_for_the_next_pass() {
 
 #[tokio::test]
 async fn the_review_card_authorizes_only_the_ticked_steps_and_never_in_auto() {
+    use crate::agent::contract::intent::DecisionDraft;
     use crate::agent::decisions::{self, Held};
-    use crate::agent::turn::intent::DecisionDraft;
     let fx = fx().await;
     let s = drafted(&fx).await;
     decisions::auto::set_mode(

@@ -9,7 +9,7 @@ use luna_protocol::tool::Envelope;
 use serde_json::Value;
 
 use crate::accounts::Caller;
-use crate::agent::turn::intent::DecisionDraft;
+use crate::agent::contract::intent::DecisionDraft;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::crm::proposals::{is_stored, BULK_KIND, SAVE_KIND};

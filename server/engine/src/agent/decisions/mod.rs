@@ -517,11 +517,11 @@ async fn finish_as(
         appended.push(engine.sessions.append(&mut tx, &row.session_id, ev).await?);
     }
     if let Some(turn_id) = &row.turn_id {
-        crate::agent::turn::trajectory::append_in(
+        crate::agent::contract::trajectory::append_in(
             &mut tx,
             &row.session_id,
             turn_id,
-            &crate::agent::turn::trajectory::Step::DecisionResolved {
+            &crate::agent::contract::trajectory::Step::DecisionResolved {
                 decision_id: row.id.clone(),
                 decision: row.kind.as_str().to_owned(),
                 outcome: f.status.to_owned(),

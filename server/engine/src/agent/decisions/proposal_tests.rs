@@ -9,8 +9,8 @@ use serde_json::json;
 
 use super::tests::{board, final_step, fx, handles, save_card, tool, Adversary, Fx, SUPPLIERS};
 use super::*;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::{DecisionDraft, TurnIntent};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::{DecisionDraft, TurnIntent};
 use crate::registry::{Surface, ToolRequest};
 
 /// A save proposal made by a call of its own (another turn, as far as a card knows).

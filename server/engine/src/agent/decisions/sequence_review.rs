@@ -8,7 +8,7 @@ use luna_protocol::error::ErrorCode;
 
 use super::{cards, find_in_session, pending_rows, reoffer, Target};
 use crate::accounts::Caller;
-use crate::agent::turn::intent::DecisionDraft;
+use crate::agent::contract::intent::DecisionDraft;
 use crate::base::error::{EngineError, EngineResult};
 use crate::Engine;
 

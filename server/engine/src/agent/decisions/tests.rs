@@ -11,7 +11,7 @@ use serde_json::json;
 
 use super::*;
 use crate::accounts::Caller;
-use crate::agent::turn::intent::DecisionDraft;
+use crate::agent::contract::intent::DecisionDraft;
 use crate::billing::Ledger;
 use crate::knowledge::NewTopic;
 use crate::registry::{Surface, ToolRequest};
@@ -740,20 +740,22 @@ async fn an_admin_can_switch_auto_off_for_the_workspace() {
 /// returned in the same turn), scripted to cross every boundary it can think of.
 pub(super) struct Adversary<F>(pub(super) F);
 
-impl<F> crate::agent::turn::gateway::ModelGateway for Adversary<F>
+impl<F> crate::agent::contract::gateway::ModelGateway for Adversary<F>
 where
-    F: Fn(&crate::agent::turn::gateway::ModelInput) -> crate::agent::turn::gateway::ModelStep
+    F: Fn(
+            &crate::agent::contract::gateway::ModelInput,
+        ) -> crate::agent::contract::gateway::ModelStep
         + Send
         + Sync,
 {
-    fn route(&self) -> crate::agent::turn::gateway::Route {
-        crate::agent::turn::gateway::Route::Scripted
+    fn route(&self) -> crate::agent::contract::gateway::Route {
+        crate::agent::contract::gateway::Route::Scripted
     }
 
     fn step<'a>(
         &'a self,
-        input: &'a crate::agent::turn::gateway::ModelInput,
-    ) -> crate::agent::turn::gateway::StepFuture<'a> {
+        input: &'a crate::agent::contract::gateway::ModelInput,
+    ) -> crate::agent::contract::gateway::StepFuture<'a> {
         Box::pin(async move { Ok((self.0)(input)) })
     }
 }
@@ -769,18 +771,21 @@ fn find_key<'v>(v: &'v serde_json::Value, key: &str) -> Option<&'v str> {
     }
 }
 
-pub(super) fn tool(name: &str, args: serde_json::Value) -> crate::agent::turn::gateway::ToolCall {
-    crate::agent::turn::gateway::ToolCall {
+pub(super) fn tool(
+    name: &str,
+    args: serde_json::Value,
+) -> crate::agent::contract::gateway::ToolCall {
+    crate::agent::contract::gateway::ToolCall {
         name: name.into(),
         args,
     }
 }
 
 pub(super) fn final_step(
-    intent: crate::agent::turn::intent::TurnIntent,
+    intent: crate::agent::contract::intent::TurnIntent,
     text: &str,
-) -> crate::agent::turn::gateway::ModelStep {
-    crate::agent::turn::gateway::ModelStep::Final(crate::agent::turn::intent::TurnOutput {
+) -> crate::agent::contract::gateway::ModelStep {
+    crate::agent::contract::gateway::ModelStep::Final(crate::agent::contract::intent::TurnOutput {
         intent,
         narracion: text.into(),
     })
@@ -788,8 +793,8 @@ pub(super) fn final_step(
 
 #[tokio::test]
 async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
-    use crate::agent::turn::gateway::ModelStep;
-    use crate::agent::turn::intent::TurnIntent;
+    use crate::agent::contract::gateway::ModelStep;
+    use crate::agent::contract::intent::TurnIntent;
     use crate::agent::turn::runner::run_turn;
 
     let fx = fx(Plan::Founder, Role::Member).await;
@@ -820,7 +825,7 @@ async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
     // Turn 1: reveal directly with a forged quote, "send" without a tool, quote for
     // real and reveal that directly, then propose a card over a forged quote id.
     let h = people.clone();
-    let adversary = Adversary(move |input: &crate::agent::turn::gateway::ModelInput| {
+    let adversary = Adversary(move |input: &crate::agent::contract::gateway::ModelInput| {
         let t = &input.transcript;
         let real = t
             .iter()
@@ -904,15 +909,15 @@ async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
             .await
             .unwrap();
     let leaked = key.clone();
-    let adversary = Adversary(move |input: &crate::agent::turn::gateway::ModelInput| {
-        match input.transcript.len() {
+    let adversary = Adversary(
+        move |input: &crate::agent::contract::gateway::ModelInput| match input.transcript.len() {
             0 => ModelStep::Tools(vec![tool(
                 "people_reveal",
                 json!({"quote_id": quote, "confirm": true, "max_credits": 999, "idempotency_key": leaked}),
             )]),
             _ => final_step(TurnIntent::Responder {}, "Listo."),
-        }
-    });
+        },
+    );
     run_turn(
         &fx.engine,
         &adversary,
@@ -977,7 +982,7 @@ async fn after_saving_the_director_quotes_the_top_ten_and_leaves_a_priced_card()
     assert!(
         matches!(
             out.intent,
-            crate::agent::turn::intent::TurnIntent::ProponerDecision {
+            crate::agent::contract::intent::TurnIntent::ProponerDecision {
                 decision: DecisionDraft::RevelarContactos { .. }
             }
         ),
@@ -1297,7 +1302,7 @@ async fn after_saving_the_director_moves_the_best_to_a_stage_one_with_deshacer_s
     assert!(
         matches!(
             out.intent,
-            crate::agent::turn::intent::TurnIntent::ProponerDecision {
+            crate::agent::contract::intent::TurnIntent::ProponerDecision {
                 decision: DecisionDraft::CambiosMasivos { .. }
             }
         ),

@@ -9,7 +9,7 @@
 //! (nothing can be lost). To add an intent: add its cue words here or in `grammar`, and
 //! its branch in `planner::plan`, before the search.
 
-use crate::agent::turn::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
+use crate::agent::contract::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
 
 use super::grammar::Request;
 use super::words::{near, Token};

@@ -1,7 +1,7 @@
 //! Stage 5 of the director's interpreter: a follow-up refines what the session asked
 //! before. «ahora en Nuevo León», «¿y en Querétaro?», «mejor que sean 20», «solo los que
 //! le vendieron al IMSS» name one criterion; the others come from the session's fact
-//! ledger (`crate::agent::turn::memory`: what was said, inferred or taken from the
+//! ledger (the turn's `memory`: what was said, inferred or taken from the
 //! profile in earlier turns), so a refinement changes only the field it names and the
 //! search runs on the whole criterion.
 //!
@@ -11,13 +11,54 @@
 //! (`REFINE_CUES`) or it cannot stand alone as a request (it names no giro or kind of
 //! company). A message that names a giro without a cue is a new request.
 
-use crate::agent::turn::intent::{FactField, FactLedger, FactStatus};
-use crate::agent::turn::memory::GOVERNMENT;
+use crate::agent::contract::intent::{FactField, FactLedger, FactStatus};
 use crate::base::catalog::scian::Giro;
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
 
 use super::grammar::Request;
+
+/// What the person said in this message, as ledger fields said at `turn`.
+pub fn said_in(request: &Request, turn: u32) -> FactLedger {
+    let mut ledger = FactLedger::default();
+    let said = |v: String| FactStatus::Dicho {
+        valor: v,
+        turno: turn,
+    };
+    if let Some((_, label)) = &request.giro {
+        ledger.set(FactField::Giro, said(label.clone()));
+    } else if let Some(query) = &request.query {
+        ledger.set(FactField::Giro, said(query.clone()));
+    }
+    let states: Vec<&str> = if request.states.is_empty() {
+        request
+            .state
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect()
+    } else {
+        request
+            .states
+            .iter()
+            .map(|(_, name)| name.as_str())
+            .collect()
+    };
+    if !states.is_empty() {
+        ledger.set(FactField::Estado, said(states.join(", ")));
+    }
+    if let Some(n) = request.quantity {
+        ledger.set(FactField::Cantidad, said(n.to_string()));
+    }
+    if !request.buyers.is_empty() {
+        ledger.set(FactField::Comprador, said(request.buyers.join(", ")));
+    } else if request.sold_to_government {
+        ledger.set(FactField::Comprador, said(GOVERNMENT.to_owned()));
+    }
+    ledger
+}
+
+/// The ledger's value for "sold to any government buyer".
+pub const GOVERNMENT: &str = "gobierno";
 
 /// Words that mark a message as a change to the request before it (folded).
 const REFINE_CUES: &[&str] = &[
@@ -254,9 +295,9 @@ fn fill(out: &mut Request, facts: &FactLedger) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::contract::intent::merge;
     use crate::agent::director::grammar::parse;
     use crate::agent::director::vocab::CatalogVocabulary;
-    use crate::agent::turn::memory::{merge, said_in};
 
     fn session(messages: &[&str]) -> FactLedger {
         messages

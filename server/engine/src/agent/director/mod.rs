@@ -12,6 +12,7 @@ pub mod places;
 pub mod planner;
 pub mod vocab;
 pub mod words;
+pub mod writeup;
 
 #[cfg(test)]
 mod tests;

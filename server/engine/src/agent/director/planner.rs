@@ -6,10 +6,10 @@
 
 use serde_json::{json, Value};
 
-use crate::agent::turn::gateway::{
+use crate::agent::contract::gateway::{
     Exchange, ModelGateway, ModelInput, ModelStep, Route, StepFuture, ToolCall,
 };
-use crate::agent::turn::intent::{
+use crate::agent::contract::intent::{
     CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
 };
 

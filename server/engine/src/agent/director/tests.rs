@@ -3,7 +3,7 @@
 use luna_protocol::account::{Plan, Role};
 
 use super::planner::LocalDirector;
-use crate::agent::turn::intent::TurnIntent;
+use crate::agent::contract::intent::TurnIntent;
 use crate::agent::turn::runner::run_turn;
 use crate::testkit;
 

@@ -15,10 +15,10 @@ use luna_protocol::account::{Plan, Role};
 use serde::{Deserialize, Serialize};
 
 use crate::accounts::Caller;
+use crate::agent::contract::trajectory::{self, Step, Trajectory};
 use crate::agent::decisions::{self, Resolution};
 use crate::agent::director::planner::LocalDirector;
 use crate::agent::turn::runner::run_turn;
-use crate::agent::turn::trajectory::{self, Step, Trajectory};
 use crate::base::catalog::text::fold;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Store;
@@ -324,7 +324,7 @@ pub fn expectations(expect: &Expect, t: &Trajectory, delta: &BoardDelta) -> Vec<
     }
     if let Some(tipo) = &expect.falta {
         match t.final_intent() {
-            Some(crate::agent::turn::intent::TurnIntent::Limite { falta }) => {
+            Some(crate::agent::contract::intent::TurnIntent::Limite { falta }) => {
                 let got = serde_json::to_value(falta.tipo)
                     .ok()
                     .and_then(|v| v.as_str().map(str::to_owned))
@@ -338,8 +338,9 @@ pub fn expectations(expect: &Expect, t: &Trajectory, delta: &BoardDelta) -> Vec<
     }
     if let Some(campo) = &expect.pregunta {
         match t.final_intent() {
-            Some(crate::agent::turn::intent::TurnIntent::Encuadre {
-                pregunta: Some(p), ..
+            Some(crate::agent::contract::intent::TurnIntent::Encuadre {
+                pregunta: Some(p),
+                ..
             }) => {
                 let got = serde_json::to_value(p.campo)
                     .ok()

@@ -7,10 +7,10 @@ use luna_protocol::view::{apply, SessionView};
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
-use crate::agent::turn::gateway::Route;
-use crate::agent::turn::intent::{FactField, FaltaTipo, TurnIntent};
-use crate::agent::turn::narration::REF_KINDS;
-use crate::agent::turn::trajectory::{Step, Trajectory};
+use crate::agent::contract::gateway::Route;
+use crate::agent::contract::intent::{FactField, FaltaTipo, TurnIntent};
+use crate::agent::contract::narration::REF_KINDS;
+use crate::agent::contract::trajectory::{Step, Trajectory};
 use crate::base::catalog::text::fold;
 
 /// The eight evals, in the order of CONTRACT §14.
@@ -328,7 +328,10 @@ pub fn counts_with_market_count(t: &Trajectory) -> Result<(), String> {
 }
 
 /// The narration with every anchored span removed.
-fn unanchored_prose(text: &str, anchors: &[crate::agent::turn::narration::AnchorSpan]) -> String {
+fn unanchored_prose(
+    text: &str,
+    anchors: &[crate::agent::contract::narration::AnchorSpan],
+) -> String {
     let mut spans: Vec<(usize, usize)> = anchors.iter().map(|a| (a.start, a.end)).collect();
     spans.sort_unstable();
     let mut out = String::new();

@@ -25,7 +25,7 @@ use luna_protocol::board::Board;
 use serde::Deserialize;
 use serde_json::{Map, Value};
 
-use crate::agent::turn::trajectory::Trajectory;
+use crate::agent::contract::trajectory::Trajectory;
 use crate::base::catalog::scian::Giro;
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;

@@ -91,7 +91,7 @@ fn expected_arguments_match_by_meaning_not_by_spelling() {
 
 #[test]
 fn a_giro_sent_as_the_query_or_one_state_in_states_counts_as_the_filter() {
-    use crate::agent::turn::trajectory::{Step, ToolStep, Trajectory};
+    use crate::agent::contract::trajectory::{Step, ToolStep, Trajectory};
     let call = |tool: &str, args: Value, ok: bool| {
         Step::ToolCall(ToolStep {
             call: "c1".into(),

@@ -9,16 +9,16 @@ use serde_json::{json, Value};
 
 use super::bench;
 use super::checks::{cheap_route, out_of_scope, Eval};
-use crate::agent::turn::gateway::{
+use crate::agent::contract::gateway::{
     ModelGateway, ModelInput, ModelStep, Route, ScriptedModel, StepFuture, ToolCall,
 };
-use crate::agent::turn::intent::{
+use crate::agent::contract::intent::{
     CierreVariante, DecisionDraft, FactField, FactStatus, Falta, FaltaTipo, Pregunta, TurnIntent,
     TurnOutput,
 };
-use crate::agent::turn::narration::AnchorSpan;
+use crate::agent::contract::narration::AnchorSpan;
+use crate::agent::contract::trajectory::{self, Attempt, Step, ToolStep, Trajectory};
 use crate::agent::turn::runner::run_turn;
-use crate::agent::turn::trajectory::{self, Attempt, Step, ToolStep, Trajectory};
 use crate::testkit;
 
 // ------------------------------------------------------------------ builders

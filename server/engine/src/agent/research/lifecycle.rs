@@ -8,7 +8,7 @@ use luna_protocol::event::SessionEvent;
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::agent::turn::narration;
+use crate::agent::contract::narration;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;

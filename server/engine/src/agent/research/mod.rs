@@ -32,7 +32,6 @@ mod lifecycle;
 pub mod model;
 mod phases;
 mod run;
-pub mod writeup;
 
 #[cfg(test)]
 mod model_tests;

@@ -19,16 +19,17 @@ use serde_json::{Map, Value};
 
 use luna_protocol::session::Stage;
 
+use crate::agent::contract::gateway::{ModelInput, ModelStep, ModelTool, StepContext};
+use crate::agent::contract::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
+use crate::agent::contract::narration::{self, ResolvedNarration, Verdict};
 use crate::agent::director::grammar;
+use crate::agent::director::memory::said_in;
 use crate::agent::director::vocab::CatalogVocabulary;
-use crate::agent::turn::gateway::{ModelInput, ModelStep, ModelTool, StepContext};
-use crate::agent::turn::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
-use crate::agent::turn::memory::said_in;
-use crate::agent::turn::narration::{self, ResolvedNarration, Verdict};
 use crate::Engine;
 
 use super::frame::{Frame, Rejected};
-use super::{writeup, Run};
+use super::Run;
+use crate::agent::director::writeup;
 
 /// The run's inference cap and what it spent.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -186,7 +187,7 @@ fn input(
 async fn call(
     engine: &Engine,
     input: &ModelInput,
-) -> Result<ModelStep, crate::agent::turn::gateway::GatewayError> {
+) -> Result<ModelStep, crate::agent::contract::gateway::GatewayError> {
     let model = engine.model.0.clone();
     let step = model.step(input).await;
     let _ = model.route_taken(&input.context.turn_id);

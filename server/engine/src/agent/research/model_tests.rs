@@ -15,10 +15,10 @@ use luna_protocol::event::SessionEvent;
 use serde_json::{json, Value};
 
 use crate::accounts::Caller;
+use crate::agent::contract::gateway::{ModelHandle, ModelStep, ScriptedModel, ToolCall};
+use crate::agent::contract::input::ResearchTask;
+use crate::agent::contract::intent::{CierreVariante, TurnIntent, TurnOutput};
 use crate::agent::decisions::{self, Resolution};
-use crate::agent::turn::gateway::{ModelHandle, ModelStep, ScriptedModel, ToolCall};
-use crate::agent::turn::input::ResearchTask;
-use crate::agent::turn::intent::{CierreVariante, TurnIntent, TurnOutput};
 use crate::registry::{Surface, ToolRequest};
 use crate::Engine;
 
@@ -507,7 +507,7 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         .pending
         .is_empty());
     // And no card is prepared from an expired proposal.
-    let draft = crate::agent::turn::intent::DecisionDraft::Investigar { proposal_id: pid };
+    let draft = crate::agent::contract::intent::DecisionDraft::Investigar { proposal_id: pid };
     let e = decisions::prepare(&engine, &caller, &draft, None)
         .await
         .unwrap_err();
@@ -536,7 +536,7 @@ async fn the_local_director_understands_the_spanish_investigation_request() {
     assert!(matches!(
         out.intent,
         TurnIntent::ProponerDecision {
-            decision: crate::agent::turn::intent::DecisionDraft::Investigar { .. }
+            decision: crate::agent::contract::intent::DecisionDraft::Investigar { .. }
         }
     ));
     let view = engine

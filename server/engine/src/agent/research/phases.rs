@@ -6,21 +6,21 @@ use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
 use serde_json::{json, Value};
 
 use crate::accounts::Caller;
+use crate::agent::contract::input::ResearchTask;
+use crate::agent::contract::results::{label_for, summary_of};
 use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
-use crate::agent::turn::input::ResearchTask;
-use crate::agent::turn::runner::{label_for, summary_of};
 use crate::base::error::EngineResult;
 use crate::registry::{Surface, ToolRequest};
 use crate::Engine;
 
 use super::frame::{Frame, Rejected};
 use super::model::{self, Budget, ModelStepNote, Outcome, Purpose};
-use super::writeup;
 use super::{
     append_while_running, pending_steering, resolve_markup, to_anchors, Checkpoint, Run, RunResult,
     StoredCall, PHASES, TOP,
 };
+use crate::agent::director::writeup;
 
 /// What a phase produced, committed in one transaction by the driver.
 #[derive(Debug, Clone)]

@@ -11,9 +11,9 @@ use serde_json::{json, Value};
 use sqlx::Row;
 
 use crate::accounts::Caller;
-use crate::agent::turn::gateway::{Exchange, ToolCall};
-use crate::agent::turn::narration::{self, KnownRefs, ResolvedNarration};
-use crate::agent::turn::runner::harvest;
+use crate::agent::contract::gateway::{Exchange, ToolCall};
+use crate::agent::contract::narration::{self, KnownRefs, ResolvedNarration};
+use crate::agent::contract::results::harvest;
 use crate::base::error::{EngineError, EngineResult};
 use crate::registry::Registry;
 use crate::Engine;

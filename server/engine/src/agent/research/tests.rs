@@ -12,9 +12,9 @@ use luna_protocol::event::{Anchor, RunProgress, SessionEvent};
 use serde_json::{json, Value};
 
 use crate::accounts::Caller;
+use crate::agent::contract::intent::DecisionDraft;
 use crate::agent::decisions::{self, Resolution};
 use crate::agent::director::planner::LocalDirector;
-use crate::agent::turn::intent::DecisionDraft;
 use crate::registry::{Surface, ToolRequest};
 use crate::{testkit, Engine};
 
@@ -446,7 +446,7 @@ async fn the_local_director_turns_an_investiga_request_into_the_investigar_card(
         .any(|e| e.tool.name == "research_start"));
     assert!(matches!(
         out.intent,
-        crate::agent::turn::intent::TurnIntent::ProponerDecision {
+        crate::agent::contract::intent::TurnIntent::ProponerDecision {
             decision: DecisionDraft::Investigar { .. }
         }
     ));

@@ -332,8 +332,8 @@ async fn quitar_removes_one_company_from_the_session_selection() {
 
 #[tokio::test]
 async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log() {
-    use crate::agent::turn::gateway::{ModelStep, ScriptedModel, ToolCall};
-    use crate::agent::turn::intent::{TurnIntent, TurnOutput};
+    use crate::agent::contract::gateway::{ModelStep, ScriptedModel, ToolCall};
+    use crate::agent::contract::intent::{TurnIntent, TurnOutput};
     use luna_protocol::chat::ChatMessage;
     use luna_protocol::decision::Resolution;
 

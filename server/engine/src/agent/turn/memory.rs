@@ -15,11 +15,10 @@ use luna_protocol::session::{CommercialProfile, Stage};
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
-use crate::agent::director::grammar::Request;
 use crate::base::error::{EngineError, EngineResult};
 
-use super::gateway::Exchange;
-use super::intent::{FactField, FactLedger, FactStatus};
+use crate::agent::contract::gateway::Exchange;
+use crate::agent::contract::intent::{FactField, FactLedger, FactStatus};
 
 /// The stage of the session, from what is on its board (CONTRACT §7.4). A session with
 /// nothing on the board is `buscando`: whatever the first message asks, the search
@@ -42,57 +41,8 @@ pub fn derive_stage(board: &Board) -> Stage {
     }
 }
 
-/// What the person said in this message, as ledger fields said at `turn`.
-pub fn said_in(request: &Request, turn: u32) -> FactLedger {
-    let mut ledger = FactLedger::default();
-    let said = |v: String| FactStatus::Dicho {
-        valor: v,
-        turno: turn,
-    };
-    if let Some((_, label)) = &request.giro {
-        ledger.set(FactField::Giro, said(label.clone()));
-    } else if let Some(query) = &request.query {
-        ledger.set(FactField::Giro, said(query.clone()));
-    }
-    let states: Vec<&str> = if request.states.is_empty() {
-        request
-            .state
-            .iter()
-            .map(|(_, name)| name.as_str())
-            .collect()
-    } else {
-        request
-            .states
-            .iter()
-            .map(|(_, name)| name.as_str())
-            .collect()
-    };
-    if !states.is_empty() {
-        ledger.set(FactField::Estado, said(states.join(", ")));
-    }
-    if let Some(n) = request.quantity {
-        ledger.set(FactField::Cantidad, said(n.to_string()));
-    }
-    if !request.buyers.is_empty() {
-        ledger.set(FactField::Comprador, said(request.buyers.join(", ")));
-    } else if request.sold_to_government {
-        ledger.set(FactField::Comprador, said(GOVERNMENT.to_owned()));
-    }
-    ledger
-}
-
-/// The ledger's value for "sold to any government buyer".
-pub const GOVERNMENT: &str = "gobierno";
-
-/// The previous ledger with this message's fields laid over it: a field the message
-/// names is replaced, every other field keeps its value and the turn it came from.
-pub fn merge(previous: &FactLedger, said: &FactLedger) -> FactLedger {
-    let mut ledger = previous.clone();
-    for (field, status) in &said.fields {
-        ledger.set(*field, status.clone());
-    }
-    ledger
-}
+pub use crate::agent::contract::intent::merge;
+pub use crate::agent::director::memory::{said_in, GOVERNMENT};
 
 /// Fields nobody said but the turn's successful searches and counts were asked for:
 /// what the model understood the message to mean, `inferido` at `turn`.

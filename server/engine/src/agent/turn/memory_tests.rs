@@ -6,9 +6,9 @@
 use luna_protocol::account::{Plan, Role};
 use serde_json::{json, Value};
 
-use super::gateway::{ModelStep, ScriptedModel, ToolCall};
-use super::intent::{FactField, FactStatus, Pregunta, TurnIntent, TurnOutput};
 use super::runner::{run_turn, TurnOutcome};
+use crate::agent::contract::gateway::{ModelStep, ScriptedModel, ToolCall};
+use crate::agent::contract::intent::{FactField, FactStatus, Pregunta, TurnIntent, TurnOutput};
 use crate::agent::director::planner::LocalDirector;
 use crate::testkit;
 

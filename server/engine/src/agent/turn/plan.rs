@@ -11,7 +11,7 @@
 //! plan remembers which kinds were accepted (`done`) so no part runs twice.
 
 use luna_protocol::decision::DecisionKind;
-use serde::{Deserialize, Serialize};
+
 use sqlx::Row;
 
 use crate::agent::director::grammar::Request;
@@ -37,20 +37,7 @@ fn parts(req: &Request) -> Vec<DecisionKind> {
     out
 }
 
-/// The plan a continuation turn works on, as the model sees it.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct PlanBrief {
-    /// The person's request, in their words.
-    pub pedido: String,
-    /// The cards already accepted along the plan (their parts are done).
-    pub hecho: Vec<DecisionKind>,
-}
-
-impl PlanBrief {
-    pub fn done(&self, kind: DecisionKind) -> bool {
-        self.hecho.contains(&kind)
-    }
-}
+pub use crate::agent::contract::input::PlanBrief;
 
 /// A pending plan as stored.
 #[derive(Debug, Clone, PartialEq, Eq)]

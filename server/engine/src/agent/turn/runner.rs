@@ -21,17 +21,19 @@ use crate::base::error::EngineResult;
 use crate::registry::{Surface, ToolRequest};
 use crate::Engine;
 
-use super::gateway::{
+use super::memory;
+use super::plan::{self, PlanBrief};
+use super::steering::Inbox;
+use crate::agent::contract::gateway::{
     Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
     ThinkingSink,
 };
-use super::input::{BoardBrief, TurnInput};
-use super::intent::{check_intent, CierreVariante, Falta, FaltaTipo, TurnIntent, TurnOutput};
-use super::memory;
-use super::narration::{self, KnownRefs, ResolvedNarration, REF_KINDS};
-use super::plan::{self, PlanBrief};
-use super::steering::Inbox;
-use super::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
+use crate::agent::contract::input::{BoardBrief, TurnInput};
+use crate::agent::contract::intent::{
+    check_intent, CierreVariante, Falta, FaltaTipo, TurnIntent, TurnOutput,
+};
+use crate::agent::contract::narration::{self, KnownRefs, ResolvedNarration};
+use crate::agent::contract::trajectory::{attempts_of, Recorder, Step, ToolStep, Trajectory};
 
 /// Most model steps in one turn.
 pub const MAX_STEPS: usize = 8;
@@ -55,112 +57,7 @@ pub struct TurnOutcome {
     pub trajectory: Trajectory,
 }
 
-/// Formats a citable value for the person: integers with thousands separators,
-/// amounts as MXN.
-pub fn format_value(field: &str, value: &Value) -> Option<String> {
-    match value {
-        Value::Number(n) if field.contains("amount") || field.contains("monto") => {
-            n.as_f64().map(|f| format!("${}", group_thousands(f, 2)))
-        }
-        Value::Number(n) => match (n.as_i64(), n.as_f64()) {
-            (Some(i), _) => Some(group_thousands(i as f64, 0)),
-            (None, Some(f)) => Some(group_thousands(f, 2)),
-            _ => None,
-        },
-        Value::String(s) if !s.is_empty() => Some(s.clone()),
-        _ => None,
-    }
-}
-
-fn group_thousands(value: f64, decimals: usize) -> String {
-    let formatted = format!("{:.*}", decimals, value.abs());
-    let (int, frac) = formatted
-        .split_once('.')
-        .map_or((formatted.as_str(), None), |(i, f)| (i, Some(f)));
-    let mut grouped = String::new();
-    for (i, c) in int.chars().enumerate() {
-        if i > 0 && (int.len() - i) % 3 == 0 {
-            grouped.push(',');
-        }
-        grouped.push(c);
-    }
-    let sign = if value < 0.0 { "-" } else { "" };
-    match frac {
-        Some(f) => format!("{sign}{grouped}.{f}"),
-        None => format!("{sign}{grouped}"),
-    }
-}
-
-/// Records every citable object of a tool result under its ref (keeping the first
-/// label seen), and every citable field as `evidence:<call>.<row>.<field>`. Returns how
-/// many refs were new.
-pub fn harvest(
-    known: &mut KnownRefs,
-    call: &str,
-    citations: &[&str],
-    envelope: &Envelope,
-) -> usize {
-    let before = known.len();
-    known.insert(format!("evidence:{call}.shown"), envelope.shown.to_string());
-    for (i, row) in envelope.results.iter().enumerate() {
-        if let Some((kind, _)) = row.ref_.split_once(':') {
-            // The first label an object had in this turn stays (a company found by a
-            // search keeps its name when a later screening row labels it by RFC).
-            if REF_KINDS.contains(&kind) && known.label(&row.ref_).is_none() {
-                known.insert(row.ref_.clone(), row.ref_label.clone());
-            }
-        }
-        for field in citations.iter().filter(|f| **f != "ref") {
-            if let Some(text) = row.fields.get(*field).and_then(|v| format_value(field, v)) {
-                known.insert(format!("evidence:{call}.{i}.{field}"), text);
-            }
-        }
-    }
-    known.len() - before
-}
-
-/// The line the person reads while a tool runs, in product language:
-/// "Buscando proveedores en Jalisco" rather than the tool's generic label.
-pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
-    let kind = match args
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("suppliers")
-    {
-        "opportunities" => "licitaciones",
-        "awards" => "adjudicaciones",
-        "permits" => "registros",
-        "risks" => "marcas de riesgo",
-        _ => "proveedores",
-    };
-    let verb = match tool {
-        "market_search" => "Buscando",
-        "market_count" => "Contando",
-        _ => return generic.to_owned(),
-    };
-    match args.pointer("/filters/state").and_then(Value::as_str) {
-        Some(state) => format!("{verb} {kind} en {state}"),
-        None => format!("{verb} {kind}"),
-    }
-}
-
-/// The tool line's summary: how many results (and whether there are more), or the
-/// typed error's message.
-pub fn summary_of(response: &crate::registry::ToolResponse) -> String {
-    match &response.outcome {
-        Ok(env) if env.results.is_empty() => "Sin resultados".to_owned(),
-        Ok(env) => {
-            let more = if env.has_more { " (hay más)" } else { "" };
-            let noun = if env.shown == 1 {
-                "resultado"
-            } else {
-                "resultados"
-            };
-            format!("{} {noun}{more}", env.shown)
-        }
-        Err(e) => e.message.clone(),
-    }
-}
+pub use crate::agent::contract::results::{format_value, harvest, label_for, summary_of};
 
 fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
     resolved
@@ -233,7 +130,7 @@ pub async fn run_turn_in(
     let sessions = &engine.sessions;
     let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
     let view = &snapshot.view;
-    let thread = super::input::thread_of(&view.chat.messages);
+    let thread = crate::agent::contract::input::thread_of(&view.chat.messages);
     let mut inbox = Inbox::open(turn_id, snapshot.seq, view);
     let turn_number = view
         .chat
@@ -790,8 +687,8 @@ async fn refuse(
     Ok(TurnOutcome {
         turn_id: turn_id.to_owned(),
         intent: TurnIntent::Limite {
-            falta: super::intent::Falta {
-                tipo: super::intent::FaltaTipo::Operacion,
+            falta: crate::agent::contract::intent::Falta {
+                tipo: crate::agent::contract::intent::FaltaTipo::Operacion,
                 detalle: code.message().to_owned(),
             },
         },

@@ -20,9 +20,9 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::Engine;
 
-use super::gateway::ModelGateway;
 use super::plan::{self, Next, PlanBrief};
 use super::runner::run_turn_in;
+use crate::agent::contract::gateway::ModelGateway;
 
 /// By default, a running turn silent for this long belongs to a process that died
 /// (`Engine::turn_stale`); it says it is alive six times as often.

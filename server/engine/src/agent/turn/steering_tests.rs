@@ -11,11 +11,11 @@ use luna_protocol::chat::ChatMessage;
 use luna_protocol::event::{SessionEvent, SteeringOutcome};
 use serde_json::json;
 
-use super::gateway::{
+use super::service::submit;
+use crate::agent::contract::gateway::{
     ModelGateway, ModelInput, ModelStep, Route, ScriptedModel, StepFuture, ToolCall,
 };
-use super::intent::{FactField, FactStatus, TurnIntent, TurnOutput};
-use super::service::submit;
+use crate::agent::contract::intent::{FactField, FactStatus, TurnIntent, TurnOutput};
 use crate::testkit;
 
 async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {

@@ -9,10 +9,10 @@ use luna_protocol::chat::ChatMessage;
 use luna_protocol::event::{IntentKind, SessionEvent};
 use serde_json::json;
 
-use super::gateway::{ModelStep, ScriptedModel, ToolCall};
-use super::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
 use super::runner::{run_turn, MAX_STEPS};
 use super::service::submit;
+use crate::agent::contract::gateway::{ModelStep, ScriptedModel, ToolCall};
+use crate::agent::contract::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
 use crate::testkit;
 
 fn fin(intent: TurnIntent, narracion: &str) -> ModelStep {
@@ -105,9 +105,9 @@ async fn an_unresolved_ref_gets_one_repair_then_a_trimmed_responder() {
     let (engine, caller, session) = setup().await;
     let model = ScriptedModel::new([
         tools("usage", json!({})),
-        fin(TurnIntent::Cierre { variante: super::intent::CierreVariante::Completo, salidas: vec![] }, "Hay [[company:inventada]] opciones."),
+        fin(TurnIntent::Cierre { variante: crate::agent::contract::intent::CierreVariante::Completo, salidas: vec![] }, "Hay [[company:inventada]] opciones."),
         fin(
-            TurnIntent::Cierre { variante: super::intent::CierreVariante::Completo, salidas: vec![] },
+            TurnIntent::Cierre { variante: crate::agent::contract::intent::CierreVariante::Completo, salidas: vec![] },
             "Te quedan [[evidence:c1.0.contact_credits_left]] créditos. Además hay 40 empresas listas.",
         ),
     ]);
@@ -272,10 +272,9 @@ async fn wait_finished(
 #[tokio::test]
 async fn the_same_idempotency_key_returns_the_same_turn() {
     let (engine, caller, session) = setup().await;
-    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
-        TurnIntent::Responder {},
-        "Hola, ¿qué buscas?",
-    )]));
+    let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> = Arc::new(
+        ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?")]),
+    );
     let a = submit(&engine, model.clone(), &caller, &session, "hola", "key-1")
         .await
         .unwrap();
@@ -418,7 +417,7 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
         matches!(
             &out.intent,
             TurnIntent::ProponerDecision {
-                decision: super::intent::DecisionDraft::GuardarEnCrm { .. }
+                decision: crate::agent::contract::intent::DecisionDraft::GuardarEnCrm { .. }
             }
         ),
         "{:?} {}",
@@ -485,7 +484,7 @@ async fn three_searches_without_new_evidence_end_the_loop() {
     assert!(matches!(
         out.intent,
         TurnIntent::Cierre {
-            variante: super::intent::CierreVariante::Parcial,
+            variante: crate::agent::contract::intent::CierreVariante::Parcial,
             ..
         }
     ));
@@ -639,10 +638,9 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         .view;
     assert_eq!(view.active_turn, None);
 
-    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(ScriptedModel::new([fin(
-        TurnIntent::Responder {},
-        "Hola de nuevo, ¿qué buscas?",
-    )]));
+    let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> = Arc::new(
+        ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola de nuevo, ¿qué buscas?")]),
+    );
     let ack = submit(
         &engine,
         model,
@@ -664,14 +662,14 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
     /// A model that thinks a while, so the first turn is still running when the
     /// second message arrives.
     struct Slow(ScriptedModel);
-    impl super::gateway::ModelGateway for Slow {
-        fn route(&self) -> super::gateway::Route {
+    impl crate::agent::contract::gateway::ModelGateway for Slow {
+        fn route(&self) -> crate::agent::contract::gateway::Route {
             self.0.route()
         }
         fn step<'a>(
             &'a self,
-            input: &'a super::gateway::ModelInput,
-        ) -> super::gateway::StepFuture<'a> {
+            input: &'a crate::agent::contract::gateway::ModelInput,
+        ) -> crate::agent::contract::gateway::StepFuture<'a> {
             Box::pin(async move {
                 tokio::time::sleep(Duration::from_millis(300)).await;
                 self.0.step(input).await
@@ -679,10 +677,11 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
         }
     }
     let (engine, caller, session) = setup().await;
-    let model: Arc<dyn super::gateway::ModelGateway> = Arc::new(Slow(ScriptedModel::new([
-        fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?"),
-        fin(TurnIntent::Responder {}, "Hola otra vez."),
-    ])));
+    let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> =
+        Arc::new(Slow(ScriptedModel::new([
+            fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?"),
+            fin(TurnIntent::Responder {}, "Hola otra vez."),
+        ])));
     let (a, b) = tokio::join!(
         submit(&engine, model.clone(), &caller, &session, "hola", "k-a"),
         submit(
@@ -735,7 +734,7 @@ async fn a_message_while_a_turn_starts_steers_it_and_the_database_holds_one_runn
     .execute(engine.store.pool())
     .await
     .unwrap();
-    let model: Arc<dyn super::gateway::ModelGateway> =
+    let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> =
         Arc::new(ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola.")]));
     let ack = submit(&engine, model, &caller, &session, "busco empaque", "k-b")
         .await

@@ -7,10 +7,10 @@
 use luna_protocol::decision::DecisionKind;
 
 use super::{final_, LocalDirector};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::input::PlanBrief;
+use crate::agent::contract::intent::TurnIntent;
 use crate::agent::director::grammar::Request;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::TurnIntent;
-use crate::agent::turn::plan::PlanBrief;
 
 impl LocalDirector {
     pub(super) fn continue_plan(

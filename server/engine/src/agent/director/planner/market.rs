@@ -4,10 +4,10 @@
 use serde_json::{json, Map, Value};
 
 use super::{call, calls_of, final_, ok_rows, years, LocalDirector};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::{Falta, FaltaTipo, TurnIntent};
 use crate::agent::director::criteria::describe;
 use crate::agent::director::grammar::Request;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::{Falta, FaltaTipo, TurnIntent};
 
 impl LocalDirector {
     /// «compara empaque en Jalisco contra Nuevo León»: one `market_compare` over the

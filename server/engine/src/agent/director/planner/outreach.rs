@@ -5,8 +5,8 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::{CierreVariante, DecisionDraft, Falta, FaltaTipo, TurnIntent};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::{CierreVariante, DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::base::catalog::text::fold;
 
 /// The director's sequence steps: (day, subject, body), personalised with variables.

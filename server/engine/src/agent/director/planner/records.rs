@@ -7,10 +7,10 @@
 use serde_json::{json, Map, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::TurnIntent;
 use crate::agent::director::grammar::Request;
 use crate::agent::director::kinds::{Ask, RecordKind};
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::TurnIntent;
 
 /// Groups a ranking shows.
 const RANK_LIMIT: u32 = 5;

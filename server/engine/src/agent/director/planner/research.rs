@@ -4,12 +4,12 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::input::{ResearchStep, ResearchTask};
+use crate::agent::contract::intent::{CierreVariante, DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::agent::director::criteria::supplier_filters;
 use crate::agent::director::grammar::parse;
 use crate::agent::director::vocab::CatalogVocabulary;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::input::{ResearchStep, ResearchTask};
-use crate::agent::turn::intent::{CierreVariante, DecisionDraft, Falta, FaltaTipo, TurnIntent};
 
 impl LocalDirector {
     /// «investiga … y dime quién domina»: preview a long research run and leave the
@@ -106,7 +106,7 @@ impl LocalDirector {
                     variante: CierreVariante::Completo,
                     salidas: vec![],
                 },
-                crate::agent::research::writeup::markup(&input.transcript, &step.criterion),
+                crate::agent::director::writeup::markup(&input.transcript, &step.criterion),
             ),
         }
     }

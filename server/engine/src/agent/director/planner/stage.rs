@@ -5,9 +5,9 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::agent::director::grammar::StageMove;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::base::catalog::text::fold;
 
 impl LocalDirector {

@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector};
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 
 /// The most characters of a note's title (its first words).
 const TITLE_CHARS: usize = 80;

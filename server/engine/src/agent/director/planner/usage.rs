@@ -5,9 +5,9 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector};
+use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::intent::TurnIntent;
 use crate::agent::director::acts::UsageFocus;
-use crate::agent::turn::gateway::{ModelInput, ModelStep};
-use crate::agent::turn::intent::TurnIntent;
 
 impl LocalDirector {
     pub(super) fn usage(&self, input: &ModelInput, focus: UsageFocus) -> ModelStep {

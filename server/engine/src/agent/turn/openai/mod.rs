@@ -37,10 +37,10 @@ use std::time::{Duration, Instant};
 use luna_protocol::event::RefusalCode;
 use sha2::{Digest, Sha256};
 
-use crate::agent::turn::gateway::{
+use crate::agent::contract::gateway::{
     GatewayError, ModelGateway, ModelInput, ModelStep, Route, StepContext, StepFuture, ThinkingSink,
 };
-use crate::agent::turn::intent::TurnOutput;
+use crate::agent::contract::intent::TurnOutput;
 use crate::base::store::Store;
 
 pub use self::config::{ApiKey, GatewayConfig, Price, Profile, MAX_RETRY_AFTER};

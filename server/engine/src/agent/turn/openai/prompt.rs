@@ -4,8 +4,8 @@
 
 use serde_json::Value;
 
-use crate::agent::turn::gateway::{ModelInput, ModelStep, ToolCall};
-use crate::agent::turn::intent::TurnOutput;
+use crate::agent::contract::gateway::{ModelInput, ModelStep, ToolCall};
+use crate::agent::contract::intent::TurnOutput;
 
 use super::wire::{FunctionCall, FunctionDef, Message, ResponseMessage, ToolDef, WireToolCall};
 
@@ -190,8 +190,8 @@ mod tests {
 
     #[test]
     fn a_research_step_reaches_the_model_with_its_task_and_the_run_transcript() {
-        use crate::agent::turn::gateway::{Exchange, StepContext};
-        use crate::agent::turn::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
+        use crate::agent::contract::gateway::{Exchange, StepContext};
+        use crate::agent::contract::input::{BoardBrief, ResearchStep, ResearchTask, TurnInput};
         let input = ModelInput {
             turn: TurnInput {
                 message: "investiga empaque en Jalisco".into(),

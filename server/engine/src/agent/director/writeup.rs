@@ -6,7 +6,7 @@
 
 use serde_json::Value;
 
-use crate::agent::turn::gateway::Exchange;
+use crate::agent::contract::gateway::Exchange;
 
 /// The result rows of a call (`[]` for an error).
 pub fn rows(e: &Exchange) -> &[Value] {

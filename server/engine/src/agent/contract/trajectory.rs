@@ -1,7 +1,7 @@
 //! The trajectory of a turn (issues 6 and 11): every step — tool calls with arguments
 //! and results, the model's answers (accepted or sent to repair), the narration with
 //! its anchors, the decisions offered and how they were resolved, the route — in one
-//! serialisable type that the blocking evals (`crate::agent::evals`) read.
+//! serialisable type that the blocking evals (the agent's `evals`) read.
 //!
 //! The runner records it while the turn runs ([`Recorder`]), in the same places it
 //! appends session events, and persists each step in `trajectory_steps`; resolving a

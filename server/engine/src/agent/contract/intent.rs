@@ -238,6 +238,16 @@ pub fn check_intent(
     }
 }
 
+/// The previous ledger with this message's fields laid over it: a field the message
+/// names is replaced, every other field keeps its value and the turn it came from.
+pub fn merge(previous: &FactLedger, said: &FactLedger) -> FactLedger {
+    let mut ledger = previous.clone();
+    for (field, status) in &said.fields {
+        ledger.set(*field, status.clone());
+    }
+    ledger
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -113,7 +113,7 @@ pub struct TurnInput {
     /// Set when this turn continues a chained request after its card was accepted:
     /// the request and the parts already done (CONTRACT §7.6).
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub plan: Option<super::plan::PlanBrief>,
+    pub plan: Option<PlanBrief>,
 }
 
 /// What a research run asks of the model in one step.
@@ -141,4 +141,19 @@ pub struct ResearchStep {
     pub filters: serde_json::Value,
     /// What this step must answer, in Spanish.
     pub instructions: String,
+}
+
+/// The plan a continuation turn works on, as the model sees it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct PlanBrief {
+    /// The person's request, in their words.
+    pub pedido: String,
+    /// The cards already accepted along the plan (their parts are done).
+    pub hecho: Vec<luna_protocol::decision::DecisionKind>,
+}
+
+impl PlanBrief {
+    pub fn done(&self, kind: luna_protocol::decision::DecisionKind) -> bool {
+        self.hecho.contains(&kind)
+    }
 }
