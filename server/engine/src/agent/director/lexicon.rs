@@ -171,6 +171,14 @@ mod tests {
         assert_eq!(giro("insumo médico"), Some("insumos_medicos"));
         // A greeting is not the health giro.
         assert_eq!(giro("saludos, gracias"), None);
+        // «como» shares the three-letter stem «com» with «comida»: a stem that short
+        // names nothing, so the question word is not the food giro.
+        assert_eq!(
+            giro("como ha ido año con año lo de uniformes"),
+            Some("uniformes")
+        );
+        assert_eq!(giro("como esta empaque en jalisco"), Some("empaque"));
+        assert_eq!(giro("como le va a las comidas"), Some("alimentos"));
     }
 
     #[test]

@@ -60,10 +60,18 @@ pub fn near(written: &str, known: &str) -> bool {
     allowed > 0 && strsim::damerau_levenshtein(written, known) <= allowed
 }
 
-/// Whether a written token is the catalogue word `known` in another form (same stem)
-/// or with a typo.
+/// Shortest stem that names a word: Snowball cuts «comida» and «como» alike to «com»,
+/// so a stem under four letters says nothing about which word was written.
+pub const MIN_STEM: usize = 4;
+
+/// Whether a written token is the catalogue word `known` in another form (same stem,
+/// when the stem is long enough to tell words apart) or with a typo.
 pub fn matches_word(token: &Token, known: &str) -> bool {
-    token.word == known || token.stem == stem(known) || near(&token.word, known)
+    if token.word == known || near(&token.word, known) {
+        return true;
+    }
+    let known_stem = stem(known);
+    known_stem.len() >= MIN_STEM && token.stem == known_stem
 }
 
 /// Where the cue `phrase` occurs in `tokens` (start, end past it). Each word of the
