@@ -140,7 +140,18 @@ async fn rankings_and_records_answer_without_touching_the_board() {
         }
     };
     let before = selection().await;
-    let cases: [(&str, &str, serde_json::Value); 4] = [
+    let cases: [(&str, &str, serde_json::Value); 6] = [
+        // «cuántas …» over records is a count, not a page of them.
+        (
+            "cuantas adjudicaciones tiene la CFE de construccion",
+            "market_count",
+            serde_json::json!({"kind": "awards", "filters": {"buyer": "CFE", "giro": "construccion"}}),
+        ),
+        (
+            "¿cuántas licitaciones abiertas hay de limpieza?",
+            "market_count",
+            serde_json::json!({"kind": "opportunities", "filters": {"giro": "limpieza", "status": "active"}}),
+        ),
         (
             "¿quién le vende más al IMSS?",
             "market_aggregate",

@@ -138,6 +138,26 @@ impl LocalDirector {
         }
         let filters = record_filters(req, ask, ask.kind);
         let what = noun(ask.kind, ask.active);
+        // «¿cuántas adjudicaciones…?»: the exact figure (free text alone has no count).
+        if req.asks_count && (req.query.is_none() || req.giro.is_some()) {
+            return Some(match calls_of(t, "market_count").first() {
+                None => ModelStep::Tools(vec![call(
+                    "market_count",
+                    json!({"kind": ask.kind.key(), "filters": filters}),
+                )]),
+                Some(ex) if ok_rows(ex).is_empty() => final_(
+                    TurnIntent::Responder {},
+                    format!("No pude contar {what} con esos criterios; prueba con otro giro, estado, comprador o periodo."),
+                ),
+                Some(ex) => final_(
+                    TurnIntent::Responder {},
+                    format!(
+                        "Hay [[evidence:{c}.0.total]] {what} con esos criterios.",
+                        c = ex.call
+                    ),
+                ),
+            });
+        }
         Some(match calls_of(t, "market_search").first() {
             None => {
                 let mut args = json!({"kind": ask.kind.key(), "filters": filters, "limit": RECORD_LIMIT});
