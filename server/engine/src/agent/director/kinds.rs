@@ -60,6 +60,30 @@ pub struct Ask {
     pub top: Option<u32>,
 }
 
+impl Ask {
+    /// Whether the answer is not a list of companies: a ranking or records.
+    pub fn is_records(&self) -> bool {
+        self.rank.is_some() || self.kind != RecordKind::Suppliers
+    }
+
+    /// This (earlier) ask refined by a follow-up: the follow-up's constraints replace
+    /// this one's, the kind of answer stays («¿y del año pasado?» after a ranking).
+    pub fn refined_by(&self, later: &Ask) -> Ask {
+        let mut out = self.clone();
+        out.procedure = later.procedure.or(out.procedure);
+        out.amount_min = later.amount_min.or(out.amount_min);
+        out.amount_max = later.amount_max.or(out.amount_max);
+        if later.date_from.is_some() || later.date_to.is_some() {
+            out.date_from.clone_from(&later.date_from);
+            out.date_to.clone_from(&later.date_to);
+        }
+        out.size_band = later.size_band.or(out.size_band);
+        out.top = later.top.or(out.top);
+        out.active |= later.active;
+        out
+    }
+}
+
 const COMPANY_NOUNS: &[&str] = &[
     "proveedor",
     "empresa",

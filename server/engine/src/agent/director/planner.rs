@@ -17,6 +17,7 @@ use super::criteria::{count_args, describe, market_args, why_for};
 use super::grammar::parse;
 use super::intent;
 use super::vocab::CatalogVocabulary;
+use crate::agent::contract::input::Speaker;
 use crate::base::catalog::text::fold;
 
 /// Result pages the director reads before selecting (each page fits Luna's output budget).
@@ -87,6 +88,22 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .unwrap_or(&[])
 }
 
+/// The kind of answer the person's previous message asked for, when it was a ranking
+/// or records (not companies): what a follow-up to it keeps asking for.
+fn earlier_records_ask(input: &ModelInput) -> Option<super::kinds::Ask> {
+    let mut said = input
+        .turn
+        .thread
+        .iter()
+        .rev()
+        .filter(|m| m.quien == Speaker::Persona);
+    let mut previous = said.next()?;
+    if previous.texto == input.turn.message {
+        previous = said.next()?;
+    }
+    Some(super::kinds::read(&previous.texto, today())).filter(super::kinds::Ask::is_records)
+}
+
 impl LocalDirector {
     fn plan(&self, input: &ModelInput) -> ModelStep {
         if let Some(step) = &input.turn.research {
@@ -95,15 +112,24 @@ impl LocalDirector {
         let req = parse(&input.turn.message, &CatalogVocabulary);
         // A follow-up refines the session's request: the fields it does not name come
         // from the ledger.
-        let ask = super::kinds::read(&input.turn.message, today());
+        let mut ask = super::kinds::read(&input.turn.message, today());
         // A ranking or a question about records is its own request, never a refinement.
-        let req = if ask.rank.is_none() && ask.kind == super::kinds::RecordKind::Suppliers {
+        let req = if !ask.is_records() {
             let constraint = ask.size_band.is_some()
                 || ask.amount_min.is_some()
                 || ask.amount_max.is_some()
                 || ask.date_from.is_some();
-            super::memory::recall(&req, &input.turn.facts, &input.turn.message, constraint)
-                .unwrap_or(req)
+            match super::memory::recall(&req, &input.turn.facts, &input.turn.message, constraint) {
+                Some(refined) => {
+                    // A follow-up to a ranking or a records question asks for the same
+                    // kind of answer («¿y al ISSSTE?»).
+                    if let Some(earlier) = earlier_records_ask(input) {
+                        ask = earlier.refined_by(&ask);
+                    }
+                    refined
+                }
+                None => req,
+            }
         } else {
             super::memory::complete(&req, &input.turn.facts, &input.turn.message)
         };

@@ -215,3 +215,50 @@ async fn rankings_and_records_answer_without_touching_the_board() {
         assert_eq!(selection().await, before, "{message} changed the selection");
     }
 }
+
+/// A follow-up to a ranking or a records question keeps asking for that kind of
+/// answer: «¿y al ISSSTE?» after «¿quién le vende más al IMSS de insumos médicos?» ranks
+/// the ISSSTE's suppliers of the same giro, and never builds a selection.
+#[tokio::test]
+async fn a_follow_up_to_a_ranking_ranks_again() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    let turns = [
+        ("quien le vende mas al IMSS de insumos medicos", "IMSS"),
+        ("y al ISSSTE?", "ISSSTE"),
+    ];
+    for (i, (message, buyer)) in turns.iter().enumerate() {
+        let out = run_turn(
+            &engine,
+            &director,
+            &caller,
+            &session,
+            &format!("f{i}"),
+            message,
+        )
+        .await
+        .unwrap();
+        let made = out
+            .transcript
+            .iter()
+            .find(|e| e.tool.name == "market_aggregate")
+            .unwrap_or_else(|| panic!("{message}: {:?}", out.transcript));
+        assert_eq!(made.tool.args["group_by"], "supplier", "{message}");
+        assert_eq!(made.tool.args["filters"]["buyer"], *buyer, "{message}");
+        assert_eq!(
+            made.tool.args["filters"]["giro"], "insumos_medicos",
+            "{message}"
+        );
+        assert!(
+            !out.transcript
+                .iter()
+                .any(|e| e.tool.name == "selection_update"),
+            "{message} built a selection"
+        );
+    }
+}
