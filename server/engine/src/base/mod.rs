@@ -10,4 +10,5 @@ pub mod error;
 pub mod ids;
 pub mod password;
 pub mod store;
+pub mod stored;
 pub mod surface;

@@ -4,10 +4,8 @@
 //! matches exactly. `company_save` keys a saved company by its RFC (or directory id)
 //! and a `claim_token` bound to the workspace, so two saves never duplicate.
 
-use crate::base::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::Serialize;
-use sqlx::Row;
 
 use crate::base::catalog::states::State;
 use crate::base::catalog::text::fold;
@@ -16,7 +14,8 @@ use crate::base::error::EngineResult;
 use crate::base::ids::sha256_hex;
 use crate::base::store::Store;
 
-#[derive(Debug, Clone, PartialEq, Serialize)]
+/// A `co_companies` row as stored (read with `FromRow`, `COLS`).
+#[derive(Debug, Clone, PartialEq, Serialize, sqlx::FromRow)]
 pub struct Company {
     pub id: String,
     pub rfc: Option<String>,
@@ -32,21 +31,6 @@ pub struct Company {
 }
 
 impl Company {
-    fn from_row(r: &DbRow) -> EngineResult<Company> {
-        Ok(Company {
-            id: r.try_get("id")?,
-            rfc: r.try_get("rfc")?,
-            name: r.try_get("name")?,
-            state: r.try_get("state")?,
-            city: r.try_get("city")?,
-            sector: r.try_get("sector")?,
-            employees: r.try_get("employees")?,
-            domain: r.try_get("domain")?,
-            supplier_id: r.try_get("supplier_id")?,
-            source: r.try_get("source")?,
-        })
-    }
-
     pub fn ref_(&self) -> String {
         format!("company:{}", self.id)
     }
@@ -126,7 +110,7 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
     }
     sql.push_str(" order by supplier_id is null, name_folded, id limit ? offset ?");
     let sql = crate::base::store::numbered(&sql);
-    let mut query = sqlx::query(&sql);
+    let mut query = sqlx::query_as::<_, Company>(&sql);
     for b in &binds {
         query = query.bind(b);
     }
@@ -137,11 +121,7 @@ pub async fn search(store: &Store, q: &DirectoryQuery) -> EngineResult<(Vec<Comp
         .fetch_all(store.pool())
         .await?;
     let has_more = rows.len() > limit as usize;
-    let out = rows
-        .iter()
-        .take(limit as usize)
-        .map(Company::from_row)
-        .collect::<EngineResult<Vec<_>>>()?;
+    let out = rows.into_iter().take(limit as usize).collect();
     Ok((out, has_more))
 }
 
@@ -155,17 +135,17 @@ pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Compan
     if key.is_empty() {
         return Ok(None);
     }
-    let row = sqlx::query(&format!(
+    let row = sqlx::query_as::<_, Company>(&format!(
         "select {COLS} from co_companies where id = $1 or rfc = $2 limit 1"
     ))
     .bind(key)
     .bind(key.to_uppercase())
     .fetch_optional(store.pool())
     .await?;
-    if let Some(r) = row {
-        return Ok(Some(Company::from_row(&r)?));
+    if let Some(c) = row {
+        return Ok(Some(c));
     }
-    let row = sqlx::query(
+    let row = sqlx::query_as::<_, SupplierCompany>(
         "select id, rfc, name, state_code, municipality, scian, size_band, website from mk_suppliers
          where id = $1 or rfc = $2 limit 1",
     )
@@ -173,39 +153,55 @@ pub async fn get(store: &Store, company_ref: &str) -> EngineResult<Option<Compan
     .bind(key.to_uppercase())
     .fetch_optional(store.pool())
     .await?;
-    row.map(|r| from_supplier(&r)).transpose()
+    Ok(row.map(SupplierCompany::into_company))
 }
 
-fn from_supplier(r: &DbRow) -> EngineResult<Company> {
-    let id: String = r.try_get("id")?;
-    let state_code: Option<i64> = r.try_get("state_code")?;
-    let scian: Option<String> = r.try_get("scian")?;
-    let size: Option<String> = r.try_get("size_band")?;
-    let website: Option<String> = r.try_get("website")?;
-    Ok(Company {
-        rfc: r.try_get("rfc")?,
-        name: r.try_get("name")?,
-        state: state_code
-            .and_then(|c| u8::try_from(c).ok())
-            .and_then(State::from_code)
-            .map(|s| s.name().to_owned()),
-        city: r.try_get("municipality")?,
-        sector: scian
-            .as_deref()
-            .and_then(crate::base::catalog::scian::name_of)
-            .map(str::to_owned),
-        employees: size.as_deref().map(employees_for_size).map(str::to_owned),
-        domain: website.map(|w| {
-            w.trim_start_matches("https://")
-                .trim_start_matches("http://")
-                .trim_start_matches("www.")
-                .trim_end_matches('/')
-                .to_owned()
-        }),
-        supplier_id: Some(id.clone()),
-        source: "proveedores".into(),
-        id,
-    })
+/// The `mk_suppliers` columns a directory company is made from.
+#[derive(sqlx::FromRow)]
+struct SupplierCompany {
+    id: String,
+    rfc: Option<String>,
+    name: String,
+    state_code: Option<i64>,
+    municipality: Option<String>,
+    scian: Option<String>,
+    size_band: Option<String>,
+    website: Option<String>,
+}
+
+impl SupplierCompany {
+    fn into_company(self) -> Company {
+        Company {
+            rfc: self.rfc,
+            name: self.name,
+            state: self
+                .state_code
+                .and_then(|c| u8::try_from(c).ok())
+                .and_then(State::from_code)
+                .map(|s| s.name().to_owned()),
+            city: self.municipality,
+            sector: self
+                .scian
+                .as_deref()
+                .and_then(crate::base::catalog::scian::name_of)
+                .map(str::to_owned),
+            employees: self
+                .size_band
+                .as_deref()
+                .map(employees_for_size)
+                .map(str::to_owned),
+            domain: self.website.map(|w| {
+                w.trim_start_matches("https://")
+                    .trim_start_matches("http://")
+                    .trim_start_matches("www.")
+                    .trim_end_matches('/')
+                    .to_owned()
+            }),
+            supplier_id: Some(self.id.clone()),
+            source: "proveedores".into(),
+            id: self.id,
+        }
+    }
 }
 
 fn employees_for_size(size: &str) -> &'static str {
@@ -285,15 +281,15 @@ pub async fn ensure_demo(store: &Store) -> EngineResult<usize> {
         return Ok(0);
     }
     let mut added = 0;
-    let rows = sqlx::query(
+    let rows = sqlx::query_as::<_, SupplierCompany>(
         "select id, rfc, name, state_code, municipality, scian, size_band, website from mk_suppliers
          where rfc is not null order by id limit 400",
     )
     .fetch_all(store.pool())
     .await?;
-    for (i, r) in rows.iter().enumerate() {
+    for (i, r) in rows.into_iter().enumerate() {
         if i % 2 == 0 {
-            let mut c = from_supplier(r)?;
+            let mut c = r.into_company();
             c.source = "directorio".into();
             insert(store, &c).await?;
             added += 1;
@@ -332,6 +328,13 @@ pub async fn ensure_demo(store: &Store) -> EngineResult<usize> {
     Ok(added)
 }
 
+/// An id and a name (`link_suppliers`).
+#[derive(sqlx::FromRow)]
+struct Named {
+    id: String,
+    name: String,
+}
+
 /// Links directory companies to market suppliers: by RFC, else by exact folded name.
 /// Returns how many links were added.
 pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
@@ -343,15 +346,13 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
     .execute(store.pool())
     .await?
     .rows_affected();
-    let unlinked = sqlx::query(
-        "select id, name_folded from co_companies where supplier_id is null and rfc is null",
+    let unlinked = sqlx::query_as::<_, Named>(
+        "select id, name_folded as name from co_companies where supplier_id is null and rfc is null",
     )
     .fetch_all(store.pool())
     .await?;
     let mut by_name = 0;
-    for r in unlinked {
-        let id: String = r.try_get("id")?;
-        let name: String = r.try_get("name_folded")?;
+    for Named { id, name } in unlinked {
         let compact = name.replace(' ', "");
         // Short tokens (legal suffixes split by punctuation: "s a de c v") are left out.
         let long: Vec<&str> = name
@@ -368,13 +369,14 @@ pub async fn link_suppliers(store: &Store) -> EngineResult<u64> {
         let sql = crate::base::store::numbered(&format!(
             "select s.id, s.name from mk_suppliers s where {clause} limit 20"
         ));
-        let hits = sqlx::query(&sql).bind(q).fetch_all(store.pool()).await?;
+        let hits = sqlx::query_as::<_, Named>(&sql)
+            .bind(q)
+            .fetch_all(store.pool())
+            .await?;
         for h in hits {
-            let sname: String = h.try_get("name")?;
-            if fold(&sname).replace(' ', "") == compact {
-                let sid: String = h.try_get("id")?;
+            if fold(&h.name).replace(' ', "") == compact {
                 sqlx::query("update co_companies set supplier_id = $1 where id = $2")
-                    .bind(sid)
+                    .bind(h.id)
                     .bind(&id)
                     .execute(store.pool())
                     .await?;

@@ -5,10 +5,11 @@ use crate::base::store::DbRow;
 use luna_protocol::tool::ResultRow;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::Row;
+use sqlx::FromRow;
 
 use crate::accounts::Caller;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::stored::{self, text_enum};
 use crate::base::surface::Surface;
 
 use super::errors::{invalid, invalid_with};
@@ -63,19 +64,13 @@ impl FieldDef {
     }
 }
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum CollectionStatus {
-    Active,
-    Archived,
-}
-
-impl CollectionStatus {
-    pub fn as_str(self) -> &'static str {
-        match self {
-            CollectionStatus::Active => "active",
-            CollectionStatus::Archived => "archived",
-        }
+text_enum! {
+    /// `crm_collections.status`.
+    #[derive(Serialize, Deserialize)]
+    #[serde(rename_all = "snake_case")]
+    pub enum CollectionStatus {
+        Active = "active",
+        Archived = "archived",
     }
 }
 
@@ -90,23 +85,29 @@ pub struct Collection {
     pub status: CollectionStatus,
 }
 
+/// `crm_collections` as stored; [`Collection`] is it decoded.
+#[derive(FromRow)]
+struct StoredCollection {
+    id: String,
+    workspace_id: String,
+    name: String,
+    stages: String,
+    primary_field: String,
+    fields: String,
+    status: String,
+}
+
 impl Collection {
     pub fn from_row(row: &DbRow) -> EngineResult<Collection> {
-        let stages: String = row.try_get("stages")?;
-        let fields: String = row.try_get("fields")?;
-        let status: String = row.try_get("status")?;
+        let r = StoredCollection::from_row(row)?;
         Ok(Collection {
-            id: row.try_get("id")?,
-            workspace_id: row.try_get("workspace_id")?,
-            name: row.try_get("name")?,
-            stages: serde_json::from_str(&stages).map_err(internal)?,
-            primary_field: row.try_get("primary_field")?,
-            fields: serde_json::from_str(&fields).map_err(internal)?,
-            status: if status == "archived" {
-                CollectionStatus::Archived
-            } else {
-                CollectionStatus::Active
-            },
+            stages: stored::json("crm_collections.stages", &r.stages)?,
+            fields: stored::json("crm_collections.fields", &r.fields)?,
+            status: r.status.parse()?,
+            id: r.id,
+            workspace_id: r.workspace_id,
+            name: r.name,
+            primary_field: r.primary_field,
         })
     }
 
@@ -238,21 +239,37 @@ pub const PEOPLE_FIELD: &str = "personas";
 
 pub const RECORD_COLS: &str = "id, workspace_id, collection_id, entity_id, title, stage, fields, version, deleted_at, created_at, updated_at";
 
+/// `crm_records` as stored (`RECORD_COLS`); [`Record`] is it decoded.
+#[derive(FromRow)]
+struct StoredRecord {
+    id: String,
+    workspace_id: String,
+    collection_id: String,
+    entity_id: Option<String>,
+    title: String,
+    stage: String,
+    fields: String,
+    version: i64,
+    deleted_at: Option<i64>,
+    created_at: i64,
+    updated_at: i64,
+}
+
 impl Record {
     pub fn from_row(row: &DbRow) -> EngineResult<Record> {
-        let fields: String = row.try_get("fields")?;
+        let r = StoredRecord::from_row(row)?;
         Ok(Record {
-            id: row.try_get("id")?,
-            workspace_id: row.try_get("workspace_id")?,
-            collection_id: row.try_get("collection_id")?,
-            entity_id: row.try_get("entity_id")?,
-            title: row.try_get("title")?,
-            stage: row.try_get("stage")?,
-            fields: serde_json::from_str(&fields).map_err(internal)?,
-            version: row.try_get("version")?,
-            deleted_at: row.try_get("deleted_at")?,
-            created_at: row.try_get("created_at")?,
-            updated_at: row.try_get("updated_at")?,
+            fields: stored::json("crm_records.fields", &r.fields)?,
+            id: r.id,
+            workspace_id: r.workspace_id,
+            collection_id: r.collection_id,
+            entity_id: r.entity_id,
+            title: r.title,
+            stage: r.stage,
+            version: r.version,
+            deleted_at: r.deleted_at,
+            created_at: r.created_at,
+            updated_at: r.updated_at,
         })
     }
 
@@ -304,4 +321,14 @@ pub fn record_id(reference: &str) -> &str {
 /// Strips the `collection:` prefix; a bare id passes through.
 pub fn collection_id(reference: &str) -> &str {
     reference.strip_prefix("collection:").unwrap_or(reference)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_collection_status_round_trips_and_unknown_text_is_an_error() {
+        stored::assert_round_trips::<CollectionStatus>();
+    }
 }

@@ -3,7 +3,6 @@
 //! `market_capabilities` and compiled into the turn input.
 
 use serde::Serialize;
-use sqlx::Row;
 
 use super::types::MarketKind;
 use super::Market;
@@ -48,78 +47,105 @@ pub struct Coverage {
     pub summary: String,
 }
 
+/// One source's imports (`mk_imports`, grouped).
+#[derive(sqlx::FromRow)]
+struct SourceStats {
+    source: String,
+    label: String,
+    kind: String,
+    n: i64,
+    last_at: i64,
+}
+
+/// One kind's row count and date range.
+#[derive(sqlx::FromRow)]
+struct KindStats {
+    n: i64,
+    date_from: Option<String>,
+    date_to: Option<String>,
+}
+
+/// Rows per state code.
+#[derive(sqlx::FromRow)]
+struct StateStats {
+    state_code: i64,
+    n: i64,
+}
+
+fn rows_count(n: i64) -> u64 {
+    n.max(0) as u64
+}
+
 impl Market {
     /// The coverage map.
     pub async fn coverage(&self) -> EngineResult<Coverage> {
         let pool = self.store.pool();
         let mut sources = Vec::new();
-        for row in sqlx::query(
-            "select source, max(label), max(kind), count(*), max(finished_at) from mk_imports group by source order by 5 desc",
+        for row in sqlx::query_as::<_, SourceStats>(
+            "select source, max(label) as label, max(kind) as kind, count(*) as n,
+                    max(finished_at) as last_at
+               from mk_imports group by source order by 5 desc",
         )
         .fetch_all(pool)
         .await?
         {
-            let n: i64 = row.try_get(3)?;
             sources.push(SourceCoverage {
-                source: row.try_get(0)?,
-                label: row.try_get(1)?,
-                kind: row.try_get(2)?,
-                imports: n.max(0) as u64,
-                last_import_at: row.try_get(4)?,
+                source: row.source,
+                label: row.label,
+                kind: row.kind,
+                imports: rows_count(row.n),
+                last_import_at: row.last_at,
             });
         }
         let specs = [
             (
                 MarketKind::Suppliers,
-                "select count(*), null, null from mk_suppliers",
+                "select count(*) as n, null as date_from, null as date_to from mk_suppliers",
             ),
             (
                 MarketKind::Opportunities,
-                "select count(*), min(published), max(published) from mk_opportunities",
+                "select count(*) as n, min(published) as date_from, max(published) as date_to from mk_opportunities",
             ),
             (
                 MarketKind::Awards,
-                "select count(*), min(date), max(date) from mk_awards",
+                "select count(*) as n, min(date) as date_from, max(date) as date_to from mk_awards",
             ),
             (
                 MarketKind::Permits,
-                "select count(*), min(date), max(date) from mk_permits",
+                "select count(*) as n, min(date) as date_from, max(date) as date_to from mk_permits",
             ),
             (
                 MarketKind::Risks,
-                "select count(*), min(date), max(date) from mk_risks",
+                "select count(*) as n, min(date) as date_from, max(date) as date_to from mk_risks",
             ),
         ];
         let mut kinds = Vec::new();
         for (kind, sql) in specs {
-            let row = sqlx::query(sql).fetch_one(pool).await?;
-            let n: i64 = row.try_get(0)?;
+            let row = sqlx::query_as::<_, KindStats>(sql).fetch_one(pool).await?;
             kinds.push(KindCoverage {
                 kind,
                 label: kind.label().to_string(),
-                rows: n.max(0) as u64,
-                date_from: row.try_get(1)?,
-                date_to: row.try_get(2)?,
+                rows: rows_count(row.n),
+                date_from: row.date_from,
+                date_to: row.date_to,
             });
         }
         let mut by_state = std::collections::HashMap::<i64, (u64, u64)>::new();
-        for row in sqlx::query(
-            "select state_code, count(*) from mk_suppliers where state_code is not null group by state_code",
+        for row in sqlx::query_as::<_, StateStats>(
+            "select state_code, count(*) as n from mk_suppliers where state_code is not null group by state_code",
         )
         .fetch_all(pool)
         .await?
         {
-            let n: i64 = row.try_get(1)?;
-            by_state.entry(row.try_get(0)?).or_default().0 = n.max(0) as u64;
+            by_state.entry(row.state_code).or_default().0 = rows_count(row.n);
         }
-        for row in sqlx::query(
-            "select state_code, count(*) from mk_awards where state_code is not null group by state_code",
+        for row in sqlx::query_as::<_, StateStats>(
+            "select state_code, count(*) as n from mk_awards where state_code is not null group by state_code",
         )
         .fetch_all(pool)
         .await?
         {
-            let n: i64 = row.try_get(1)?;
-            by_state.entry(row.try_get(0)?).or_default().1 = n.max(0) as u64;
+            by_state.entry(row.state_code).or_default().1 = rows_count(row.n);
         }
         let mut states: Vec<StateCoverage> = Vec::new();
         let mut states_without_data = Vec::new();

@@ -1,8 +1,9 @@
-//! Mapping SQLite rows to result rows, with Spanish `ref_label`s and stable refs
-//! (`company:<id>`, `record:<kind>:<id>`).
+//! Mapping market rows to result rows, with Spanish `ref_label`s and stable refs
+//! (`company:<id>`, `record:<kind>:<id>`). Each table is read into its `Stored*` row
+//! struct (`FromRow`) and decoded here.
 
 use crate::base::store::DbRow;
-use sqlx::Row;
+use sqlx::FromRow;
 
 use super::types::*;
 use crate::base::catalog::scian;
@@ -44,80 +45,112 @@ fn state_name(code: Option<i64>) -> Option<String> {
         .map(|s| s.name().to_string())
 }
 
+/// `mk_suppliers` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredSupplier {
+    id: String,
+    rfc: Option<String>,
+    rfc_valid: i64,
+    name: String,
+    state_code: Option<i64>,
+    municipality: Option<String>,
+    scian: Option<String>,
+    size_band: Option<String>,
+    website: Option<String>,
+    logo_url: Option<String>,
+    awards_count: i64,
+    awards_total: f64,
+    last_award: Option<String>,
+    source: String,
+}
+
 pub fn supplier(row: &DbRow) -> EngineResult<SupplierRow> {
-    let id: String = row.try_get("id")?;
-    let name: String = row.try_get("name")?;
-    let state = state_name(row.try_get("state_code")?);
-    let scian: Option<String> = row.try_get("scian")?;
+    let r = StoredSupplier::from_row(row)?;
+    let state = state_name(r.state_code);
     let ref_label = match &state {
-        Some(s) => format!("{name} ({s})"),
-        None => name.clone(),
+        Some(s) => format!("{} ({s})", r.name),
+        None => r.name.clone(),
     };
     Ok(SupplierRow {
-        r#ref: company_ref(&id),
+        r#ref: company_ref(&r.id),
         ref_label,
-        rfc: row.try_get("rfc")?,
-        rfc_valid: row.try_get::<i64, _>("rfc_valid")? == 1,
-        name,
+        rfc: r.rfc,
+        rfc_valid: r.rfc_valid == 1,
+        name: r.name,
         state,
-        municipality: row.try_get("municipality")?,
-        scian_name: scian
+        municipality: r.municipality,
+        scian_name: r
+            .scian
             .as_deref()
             .and_then(scian::name_of)
             .map(str::to_string),
-        scian,
-        size_band: row.try_get("size_band")?,
-        website: row.try_get("website")?,
-        logo_url: row.try_get("logo_url")?,
-        awards_count: row.try_get("awards_count")?,
-        awards_total_mxn: row.try_get("awards_total")?,
-        last_award: row.try_get("last_award")?,
-        source: row.try_get("source")?,
+        scian: r.scian,
+        size_band: r.size_band,
+        website: r.website,
+        logo_url: r.logo_url,
+        awards_count: r.awards_count,
+        awards_total_mxn: r.awards_total,
+        last_award: r.last_award,
+        source: r.source,
         evidence: Vec::new(),
-        id,
+        id: r.id,
     })
 }
 
+/// `mk_awards` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredAward {
+    id: i64,
+    ocid: Option<String>,
+    supplier_id: String,
+    supplier_name: String,
+    buyer: String,
+    buyer_name: Option<String>,
+    title: String,
+    amount: Option<f64>,
+    currency: String,
+    date: Option<String>,
+    procedure: Option<String>,
+    state_code: Option<i64>,
+    scian: Option<String>,
+    source: String,
+}
+
 pub fn award(row: &DbRow) -> EngineResult<AwardRow> {
-    let id: i64 = row.try_get("id")?;
-    let supplier_id: String = row.try_get("supplier_id")?;
-    let supplier_name: String = row.try_get("supplier_name")?;
-    let buyer: String = row.try_get("buyer")?;
-    let amount: Option<f64> = row.try_get("amount")?;
-    let currency: String = row.try_get("currency")?;
-    let date: Option<String> = row.try_get("date")?;
-    let procedure: Option<String> = row.try_get("procedure")?;
-    let mut label = format!("Adjudicación de {buyer} a {supplier_name}");
-    if let Some(a) = amount {
-        label.push_str(&format!(" por {}", money(a, &currency)));
+    let r = StoredAward::from_row(row)?;
+    let mut label = format!("Adjudicación de {} a {}", r.buyer, r.supplier_name);
+    if let Some(a) = r.amount {
+        label.push_str(&format!(" por {}", money(a, &r.currency)));
     }
-    if let Some(d) = &date {
+    if let Some(d) = &r.date {
         label.push_str(&format!(" ({d})"));
     }
     Ok(AwardRow {
-        r#ref: record_ref("award", id),
+        r#ref: record_ref("award", r.id),
         ref_label: label,
-        id,
-        ocid: row.try_get("ocid")?,
-        supplier_ref: company_ref(&supplier_id),
-        supplier_id,
-        supplier_name,
-        buyer,
-        buyer_name: row.try_get("buyer_name")?,
-        title: row.try_get("title")?,
-        amount,
-        currency,
-        date,
-        procedure_label: procedure
-            .as_deref()
-            .and_then(Procedure::from_key)
-            .map(|p| p.label().to_string()),
-        procedure,
-        state: state_name(row.try_get("state_code")?),
-        scian: row.try_get("scian")?,
-        source: row.try_get("source")?,
+        id: r.id,
+        ocid: r.ocid,
+        supplier_ref: company_ref(&r.supplier_id),
+        supplier_id: r.supplier_id,
+        supplier_name: r.supplier_name,
+        buyer: r.buyer,
+        buyer_name: r.buyer_name,
+        title: r.title,
+        amount: r.amount,
+        currency: r.currency,
+        date: r.date,
+        procedure_label: procedure_label(r.procedure.as_deref()),
+        procedure: r.procedure,
+        state: state_name(r.state_code),
+        scian: r.scian,
+        source: r.source,
         evidence: Vec::new(),
     })
+}
+
+fn procedure_label(key: Option<&str>) -> Option<String> {
+    key.and_then(Procedure::from_key)
+        .map(|p| p.label().to_string())
 }
 
 pub fn award_evidence(a: &AwardRow) -> Evidence {
@@ -131,77 +164,114 @@ pub fn award_evidence(a: &AwardRow) -> Evidence {
     }
 }
 
+/// `mk_opportunities` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredOpportunity {
+    id: i64,
+    ocid: String,
+    title: String,
+    buyer: String,
+    buyer_name: Option<String>,
+    procedure: Option<String>,
+    state_code: Option<i64>,
+    scian: Option<String>,
+    amount: Option<f64>,
+    currency: String,
+    published: Option<String>,
+    closes: Option<String>,
+    status: Option<String>,
+    source: String,
+}
+
 pub fn opportunity(row: &DbRow) -> EngineResult<OpportunityRow> {
-    let id: i64 = row.try_get("id")?;
-    let title: String = row.try_get("title")?;
-    let buyer: String = row.try_get("buyer")?;
-    let procedure: Option<String> = row.try_get("procedure")?;
+    let r = StoredOpportunity::from_row(row)?;
     Ok(OpportunityRow {
-        r#ref: record_ref("opportunity", id),
-        ref_label: format!("Licitación «{title}» de {buyer}"),
-        id,
-        ocid: row.try_get("ocid")?,
-        title,
-        buyer,
-        buyer_name: row.try_get("buyer_name")?,
-        procedure_label: procedure
-            .as_deref()
-            .and_then(Procedure::from_key)
-            .map(|p| p.label().to_string()),
-        procedure,
-        state: state_name(row.try_get("state_code")?),
-        scian: row.try_get("scian")?,
-        amount: row.try_get("amount")?,
-        currency: row.try_get("currency")?,
-        published: row.try_get("published")?,
-        closes: row.try_get("closes")?,
-        status: row.try_get("status")?,
-        source: row.try_get("source")?,
+        r#ref: record_ref("opportunity", r.id),
+        ref_label: format!("Licitación «{}» de {}", r.title, r.buyer),
+        id: r.id,
+        ocid: r.ocid,
+        title: r.title,
+        buyer: r.buyer,
+        buyer_name: r.buyer_name,
+        procedure_label: procedure_label(r.procedure.as_deref()),
+        procedure: r.procedure,
+        state: state_name(r.state_code),
+        scian: r.scian,
+        amount: r.amount,
+        currency: r.currency,
+        published: r.published,
+        closes: r.closes,
+        status: r.status,
+        source: r.source,
         evidence: Vec::new(),
     })
+}
+
+/// `mk_permits` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredPermit {
+    id: i64,
+    holder_id: Option<String>,
+    holder_rfc: Option<String>,
+    holder_name: String,
+    permit_type: String,
+    number: Option<String>,
+    status: String,
+    date: Option<String>,
+    state_code: Option<i64>,
+    source: String,
 }
 
 pub fn permit(row: &DbRow) -> EngineResult<PermitRow> {
-    let id: i64 = row.try_get("id")?;
-    let holder_name: String = row.try_get("holder_name")?;
-    let permit_type: String = row.try_get("permit_type")?;
-    let holder_id: Option<String> = row.try_get("holder_id")?;
+    let r = StoredPermit::from_row(row)?;
     Ok(PermitRow {
-        r#ref: record_ref("permit", id),
-        ref_label: format!("{permit_type} de {holder_name}"),
-        id,
-        holder_ref: holder_id.as_deref().map(company_ref),
-        holder_rfc: row.try_get("holder_rfc")?,
-        holder_name,
-        permit_type,
-        number: row.try_get("number")?,
-        status: row.try_get("status")?,
-        date: row.try_get("date")?,
-        state: state_name(row.try_get("state_code")?),
-        source: row.try_get("source")?,
+        r#ref: record_ref("permit", r.id),
+        ref_label: format!("{} de {}", r.permit_type, r.holder_name),
+        id: r.id,
+        holder_ref: r.holder_id.as_deref().map(company_ref),
+        holder_rfc: r.holder_rfc,
+        holder_name: r.holder_name,
+        permit_type: r.permit_type,
+        number: r.number,
+        status: r.status,
+        date: r.date,
+        state: state_name(r.state_code),
+        source: r.source,
         evidence: Vec::new(),
     })
 }
 
+/// `mk_risks` as stored. `mark_kind` is the source's text: a kind the catalogue does
+/// not know is shown as it came, not refused.
+#[derive(sqlx::FromRow)]
+struct StoredRisk {
+    id: i64,
+    rfc: String,
+    name: String,
+    mark_kind: String,
+    source: String,
+    date: Option<String>,
+    notice: Option<String>,
+    note: Option<String>,
+}
+
 pub fn risk(row: &DbRow) -> EngineResult<RiskRow> {
-    let id: i64 = row.try_get("id")?;
-    let name: String = row.try_get("name")?;
-    let mark_kind: String = row.try_get("mark_kind")?;
-    let mark_label = MarkKind::from_key(&mark_kind)
+    let r = StoredRisk::from_row(row)?;
+    let mark_label = MarkKind::from_key(&r.mark_kind)
         .map(|k| k.label().to_string())
-        .unwrap_or_else(|| mark_kind.clone());
+        .unwrap_or_else(|| r.mark_kind.clone());
     Ok(RiskRow {
-        r#ref: record_ref("risk", id),
-        ref_label: format!("Marca de riesgo {mark_label}: {name}"),
-        id,
-        rfc: row.try_get("rfc")?,
-        name,
-        mark_kind,
+        r#ref: record_ref("risk", r.id),
+        ref_label: format!("Marca de riesgo {mark_label}: {}", r.name),
+        id: r.id,
+        rfc: r.rfc,
+        name: r.name,
+        mark_kind: r.mark_kind,
         mark_label,
-        source: row.try_get("source")?,
-        date: row.try_get("date")?,
-        notice: row.try_get("notice")?,
-        note: row.try_get("note")?,
+        source: r.source,
+        date: r.date,
+        notice: r.notice,
+        note: r.note,
         evidence: Vec::new(),
     })
 }

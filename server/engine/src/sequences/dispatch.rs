@@ -23,7 +23,7 @@ use crate::base::error::EngineResult;
 use crate::base::store::{Conn, Scope};
 
 use super::model::Status;
-use super::rows::{self, SendRow};
+use super::rows::{self, SendRow, SendStatus};
 use super::suppressions::{self, Reason};
 use super::template;
 use super::transport::{Outgoing, SendError};
@@ -167,7 +167,7 @@ async fn sent_today(
 async fn settle(
     engine: &impl Deps,
     id: &str,
-    status: &str,
+    status: SendStatus,
     message_id: Option<&str>,
     error: Option<&str>,
     next: Option<i64>,
@@ -199,7 +199,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "blocked",
+            SendStatus::Blocked,
             None,
             Some("la secuencia cambió después de autorizarla"),
             None,
@@ -213,7 +213,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "blocked",
+            SendStatus::Blocked,
             None,
             Some("paso sin autorización"),
             None,
@@ -227,7 +227,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "blocked",
+            SendStatus::Blocked,
             None,
             Some("el contenido no coincide con lo autorizado"),
             None,
@@ -240,7 +240,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "suppressed",
+            SendStatus::Suppressed,
             None,
             Some(sup.reason.label()),
             None,
@@ -253,7 +253,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "cancelled",
+            SendStatus::Cancelled,
             None,
             Some(super::replies::REPLIED),
             None,
@@ -266,7 +266,7 @@ async fn deliver(
         return settle(
             engine,
             &send.id,
-            "blocked",
+            SendStatus::Blocked,
             None,
             Some("fuera de la audiencia autorizada"),
             None,
@@ -288,12 +288,30 @@ async fn deliver(
     match engine.sequences().mailer.send(&msg).await {
         Ok(message_id) => {
             report.sent += 1;
-            settle(engine, &send.id, "sent", Some(&message_id), None, None, now).await?;
+            settle(
+                engine,
+                &send.id,
+                SendStatus::Sent,
+                Some(&message_id),
+                None,
+                None,
+                now,
+            )
+            .await?;
         }
         Err(SendError::Transient(e)) if send.attempts + 1 < MAX_ATTEMPTS => {
             report.retried += 1;
             let next = now + backoff_ms(send.attempts);
-            settle(engine, &send.id, "pending", None, Some(&e), Some(next), now).await?;
+            settle(
+                engine,
+                &send.id,
+                SendStatus::Pending,
+                None,
+                Some(&e),
+                Some(next),
+                now,
+            )
+            .await?;
         }
         Err(SendError::Bounced(answer)) => {
             report.bounced += 1;
@@ -304,7 +322,7 @@ async fn deliver(
             rows::settle(
                 &mut tx,
                 &send.id,
-                "failed",
+                SendStatus::Failed,
                 None,
                 Some(&format!("rebotó: {answer}")),
                 None,
@@ -328,14 +346,23 @@ async fn deliver(
         Err(SendError::Transient(e)) => {
             report.failed += 1;
             let why = format!("sin entregar tras {MAX_ATTEMPTS} intentos: {e}");
-            settle(engine, &send.id, "failed", None, Some(&why), None, now).await?;
+            settle(
+                engine,
+                &send.id,
+                SendStatus::Failed,
+                None,
+                Some(&why),
+                None,
+                now,
+            )
+            .await?;
         }
         Err(e) => {
             report.failed += 1;
             settle(
                 engine,
                 &send.id,
-                "failed",
+                SendStatus::Failed,
                 None,
                 Some(&e.to_string()),
                 None,
@@ -359,7 +386,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                 settle(
                     engine,
                     id,
-                    "sent",
+                    SendStatus::Sent,
                     Some(&format!("<{id}@luna.local>")),
                     None,
                     None,
@@ -371,7 +398,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                 settle(
                     engine,
                     id,
-                    "pending",
+                    SendStatus::Pending,
                     None,
                     Some("reintento tras una interrupción"),
                     Some(now),
@@ -383,7 +410,7 @@ pub async fn recover(engine: &impl Deps, now: i64) -> EngineResult<usize> {
                 settle(
                     engine,
                     id,
-                    "unknown",
+                    SendStatus::Unknown,
                     None,
                     Some("interrumpido durante el envío; no se reintenta"),
                     None,

@@ -1,12 +1,11 @@
 //! SQL for sequences: drafts, authorizations, the frozen audience, the send log and
 //! replies. Every query of this aggregate lives here (the suppression list: `suppressions`).
 
-use sqlx::Row;
-
 use crate::base::store::Conn;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::stored::{self, text_enum};
 
 use super::model::{Audience, Recipient, Sequence, Status, Step};
 
@@ -17,23 +16,56 @@ fn json(v: &impl serde::Serialize) -> EngineResult<String> {
 const COLS: &str =
     "id, workspace_id, session_id, name, audience, steps, sender, status, version, activated_at";
 
-fn from_row(r: &crate::base::store::DbRow) -> EngineResult<Sequence> {
-    let audience: String = r.try_get("audience")?;
-    let steps: String = r.try_get("steps")?;
-    let status: String = r.try_get("status")?;
-    Ok(Sequence {
-        id: r.try_get("id")?,
-        workspace_id: r.try_get("workspace_id")?,
-        session_id: r.try_get("session_id")?,
-        name: r.try_get("name")?,
-        audience: serde_json::from_str::<Audience>(&audience).map_err(EngineError::internal)?,
-        steps: serde_json::from_str::<Vec<Step>>(&steps).map_err(EngineError::internal)?,
-        sender: r.try_get("sender")?,
-        status: Status::parse(&status)
-            .ok_or_else(|| EngineError::internal(format!("bad status {status}")))?,
-        version: r.try_get("version")?,
-        activated_at: r.try_get("activated_at")?,
-    })
+/// `sequences` as stored (`COLS`); [`Sequence`] is it decoded.
+#[derive(sqlx::FromRow)]
+struct StoredSequence {
+    id: String,
+    workspace_id: String,
+    session_id: Option<String>,
+    name: String,
+    audience: String,
+    steps: String,
+    sender: String,
+    status: String,
+    version: i64,
+    activated_at: Option<i64>,
+}
+
+impl TryFrom<StoredSequence> for Sequence {
+    type Error = EngineError;
+
+    fn try_from(r: StoredSequence) -> EngineResult<Sequence> {
+        Ok(Sequence {
+            audience: stored::json::<Audience>("sequences.audience", &r.audience)?,
+            steps: stored::json::<Vec<Step>>("sequences.steps", &r.steps)?,
+            status: stored::parse("sequences.status", &r.status, Status::parse)?,
+            id: r.id,
+            workspace_id: r.workspace_id,
+            session_id: r.session_id,
+            name: r.name,
+            sender: r.sender,
+            version: r.version,
+            activated_at: r.activated_at,
+        })
+    }
+}
+
+text_enum! {
+    /// Where one scheduled step to one recipient stands (`sequence_sends.status`).
+    pub enum SendStatus {
+        Pending = "pending",
+        /// Claimed by a dispatcher.
+        Sending = "sending",
+        Sent = "sent",
+        Failed = "failed",
+        Suppressed = "suppressed",
+        /// Will never go out (the recipient unsubscribed, bounced or replied).
+        Cancelled = "cancelled",
+        /// Voided by an edit after authorization (rescheduled under the new version).
+        Blocked = "blocked",
+        /// A dispatcher stopped mid-send: never retried.
+        Unknown = "unknown",
+    }
 }
 
 pub struct NewSequence<'a> {
@@ -71,14 +103,15 @@ pub async fn insert(conn: &mut Conn, s: &NewSequence<'_>) -> EngineResult<()> {
 }
 
 pub async fn find(conn: &mut Conn, workspace_id: &str, id: &str) -> EngineResult<Option<Sequence>> {
-    let row = sqlx::query(&format!(
+    sqlx::query_as::<_, StoredSequence>(&format!(
         "select {COLS} from sequences where id = $1 and workspace_id = $2"
     ))
     .bind(id.trim().trim_start_matches("sequence:"))
     .bind(workspace_id)
     .fetch_optional(conn)
-    .await?;
-    row.as_ref().map(from_row).transpose()
+    .await?
+    .map(Sequence::try_from)
+    .transpose()
 }
 
 pub async fn list(
@@ -86,7 +119,7 @@ pub async fn list(
     workspace_id: &str,
     status: Option<Status>,
 ) -> EngineResult<Vec<Sequence>> {
-    let rows = sqlx::query(&format!(
+    sqlx::query_as::<_, StoredSequence>(&format!(
         "select {COLS} from sequences where workspace_id = $1 and ($2 is null or status = $3)
           order by updated_at desc limit 50"
     ))
@@ -94,8 +127,10 @@ pub async fn list(
     .bind(status.map(Status::as_str))
     .bind(status.map(Status::as_str))
     .fetch_all(conn)
-    .await?;
-    rows.iter().map(from_row).collect()
+    .await?
+    .into_iter()
+    .map(Sequence::try_from)
+    .collect()
 }
 
 /// Stores an edit: new content, a new version, back to `borrador`. Returns false when
@@ -225,25 +260,33 @@ pub async fn audience(
     sequence_id: &str,
     version: i64,
 ) -> EngineResult<Vec<Recipient>> {
-    let rows = sqlx::query(
+    sqlx::query_as::<_, StoredRecipient>(
         "select email, record_id, vars, time_zone from sequence_audience
           where sequence_id = $1 and version = $2 order by email",
     )
     .bind(sequence_id)
     .bind(version)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            let vars: String = r.try_get("vars")?;
-            Ok(Recipient {
-                email: r.try_get("email")?,
-                record_id: r.try_get("record_id")?,
-                vars: serde_json::from_str(&vars).map_err(EngineError::internal)?,
-                time_zone: r.try_get("time_zone")?,
-            })
+    .await?
+    .into_iter()
+    .map(|r| {
+        Ok(Recipient {
+            vars: stored::json("sequence_audience.vars", &r.vars)?,
+            email: r.email,
+            record_id: r.record_id,
+            time_zone: r.time_zone,
         })
-        .collect()
+    })
+    .collect()
+}
+
+/// `sequence_audience` as stored; `vars` is JSON text.
+#[derive(sqlx::FromRow)]
+struct StoredRecipient {
+    email: String,
+    record_id: String,
+    vars: String,
+    time_zone: Option<String>,
 }
 
 /// Schedules one (step, recipient). A step that already went out (or is on its way)
@@ -283,7 +326,7 @@ pub async fn insert_send(
 }
 
 /// A send the dispatcher works on.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct SendRow {
     pub id: String,
     pub workspace_id: String,
@@ -298,7 +341,7 @@ pub struct SendRow {
 
 /// Sends due at `now`, oldest first, with the recipient's zone.
 pub async fn due(conn: &mut Conn, now: i64, limit: i64) -> EngineResult<Vec<SendRow>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as::<_, SendRow>(
         "select s.id, s.workspace_id, s.sequence_id, s.version, s.step, s.email, s.attempts,
                 a.time_zone
            from sequence_sends s
@@ -310,21 +353,7 @@ pub async fn due(conn: &mut Conn, now: i64, limit: i64) -> EngineResult<Vec<Send
     .bind(now)
     .bind(limit)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(SendRow {
-                id: r.try_get("id")?,
-                workspace_id: r.try_get("workspace_id")?,
-                sequence_id: r.try_get("sequence_id")?,
-                version: r.try_get("version")?,
-                step: r.try_get("step")?,
-                email: r.try_get("email")?,
-                attempts: r.try_get("attempts")?,
-                time_zone: r.try_get("time_zone")?,
-            })
-        })
-        .collect()
+    .await?)
 }
 
 /// The claim: `pending` → `sending` for one dispatcher only.
@@ -346,7 +375,7 @@ pub async fn claim(conn: &mut Conn, id: &str, worker: &str, now: i64) -> EngineR
 pub async fn settle(
     conn: &mut Conn,
     id: &str,
-    status: &str,
+    status: SendStatus,
     message_id: Option<&str>,
     error: Option<&str>,
     next_attempt_at: Option<i64>,
@@ -358,10 +387,10 @@ pub async fn settle(
                 next_attempt_at = coalesce($6, next_attempt_at)
           where id = $7 and status = 'sending'",
     )
-    .bind(status)
+    .bind(status.as_str())
     .bind(message_id)
     .bind(error)
-    .bind(status)
+    .bind(status.as_str())
     .bind(now)
     .bind(next_attempt_at)
     .bind(id)
@@ -410,7 +439,7 @@ pub async fn sent_by_sender_since(
     workspace_id: &str,
     since: i64,
 ) -> EngineResult<Vec<(String, i64)>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as::<_, (String, i64)>(
         "select q.sender, count(*) as n from sequence_sends s join sequences q on q.id = s.sequence_id
           where s.workspace_id = $1
             and ((s.status = 'sent' and s.sent_at >= $2)
@@ -421,10 +450,7 @@ pub async fn sent_by_sender_since(
     .bind(since)
     .bind(since)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get("sender")?, r.try_get("n")?)))
-        .collect()
+    .await?)
 }
 
 /// Per recipient with steps waiting: (email, the soonest attempt, their zone).
@@ -432,7 +458,7 @@ pub async fn next_sends(
     conn: &mut Conn,
     sequence_id: &str,
 ) -> EngineResult<Vec<(String, i64, Option<String>)>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as::<_, (String, i64, Option<String>)>(
         "select s.email, min(s.next_attempt_at) as next_at, max(a.time_zone) as time_zone
            from sequence_sends s
            left join sequence_audience a
@@ -442,16 +468,7 @@ pub async fn next_sends(
     )
     .bind(sequence_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get("email")?,
-                r.try_get("next_at")?,
-                r.try_get("time_zone")?,
-            ))
-        })
-        .collect()
+    .await?)
 }
 
 /// Per-recipient progress: (email, steps sent, steps pending, why the rest stopped).
@@ -459,7 +476,7 @@ pub async fn progress(
     conn: &mut Conn,
     sequence_id: &str,
 ) -> EngineResult<Vec<(String, i64, i64, Option<String>)>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as::<_, (String, i64, i64, Option<String>)>(
         "select email, sum(case when status = 'sent' then 1 else 0 end) as sent,
                 sum(case when status in ('pending', 'sending') then 1 else 0 end) as waiting,
                 max(case when status in ('cancelled', 'suppressed') then error end) as stopped
@@ -467,17 +484,7 @@ pub async fn progress(
     )
     .bind(sequence_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok((
-                r.try_get("email")?,
-                r.try_get("sent")?,
-                r.try_get("waiting")?,
-                r.try_get("stopped")?,
-            ))
-        })
-        .collect()
+    .await?)
 }
 
 /// Whether the recipient answered this sequence (`replies`).
@@ -493,7 +500,7 @@ pub async fn replied(conn: &mut Conn, sequence_id: &str, email: &str) -> EngineR
 }
 
 /// A contact the workspace revealed.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, sqlx::FromRow)]
 pub struct RevealedContact {
     pub company_ref: String,
     pub company_name: String,
@@ -508,24 +515,13 @@ pub async fn revealed_contacts(
     conn: &mut Conn,
     workspace_id: &str,
 ) -> EngineResult<Vec<RevealedContact>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as::<_, RevealedContact>(
         "select company_ref, company_name, role, full_name, email from people_reveals
           where workspace_id = $1 order by revealed_at, person_id",
     )
     .bind(workspace_id)
     .fetch_all(conn)
-    .await?;
-    rows.iter()
-        .map(|r| {
-            Ok(RevealedContact {
-                company_ref: r.try_get("company_ref")?,
-                company_name: r.try_get("company_name")?,
-                role: r.try_get("role")?,
-                full_name: r.try_get("full_name")?,
-                email: r.try_get("email")?,
-            })
-        })
-        .collect()
+    .await?)
 }
 
 /// Whether an older version of the sequence was authorized (an edit since voided it).
@@ -542,4 +538,14 @@ pub async fn authorized_before(
     .fetch_one(conn)
     .await?;
     Ok(n > 0)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_send_status_round_trips_and_unknown_text_is_an_error() {
+        stored::assert_round_trips::<SendStatus>();
+    }
 }

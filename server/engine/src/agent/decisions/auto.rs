@@ -211,7 +211,7 @@ pub async fn set_mode(
         contacts_spent: before.contacts_spent,
         ..c
     });
-    let patch = match (&counter, before.mode != SessionMode::Preguntar.as_str()) {
+    let patch = match (&counter, before.mode != SessionMode::Preguntar) {
         (Some(c), _) => vec![PatchOp::add(Board::AUTO, json!(c))],
         (None, true) => vec![PatchOp::remove(Board::AUTO)],
         (None, false) => Vec::new(),
@@ -219,7 +219,7 @@ pub async fn set_mode(
     rows::set_session_auto(
         &mut tx,
         session_id,
-        req.mode.as_str(),
+        req.mode,
         credit_cap,
         contact_cap,
         &classes,
@@ -260,7 +260,7 @@ pub async fn counter(
 }
 
 pub(super) fn counter_of(s: &rows::SessionAuto) -> Option<AutoCounter> {
-    if s.mode == SessionMode::Preguntar.as_str() {
+    if s.mode == SessionMode::Preguntar {
         return None;
     }
     Some(AutoCounter {

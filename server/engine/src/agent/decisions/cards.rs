@@ -304,7 +304,7 @@ async fn research_card(
     proposal_id: &str,
 ) -> EngineResult<Prepared> {
     let p = crate::agent::research::proposal(engine, caller, proposal_id).await?;
-    if p.status != "propuesta" {
+    if p.status != crate::agent::research::RunState::Propuesta {
         return Err(EngineError::typed(
             ErrorCode::Conflict,
             "Esa investigación ya se lanzó.",

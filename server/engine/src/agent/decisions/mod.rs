@@ -325,7 +325,7 @@ async fn resolve_as(
             caller,
             &row,
             rows::Finish {
-                status: "declined",
+                status: DecisionOutcome::Declined,
                 resolved_by: &caller.user_id,
                 via: via.as_str(),
                 result: None,
@@ -392,7 +392,7 @@ async fn resolve_as(
         caller,
         &row,
         rows::Finish {
-            status: "accepted",
+            status: DecisionOutcome::Accepted,
             resolved_by: &caller.user_id,
             via: via.as_str(),
             result: Some(&executed.result),
@@ -450,11 +450,8 @@ async fn finish_as(
     mut patch: Vec<PatchOp>,
     reserved: Option<&auto::Reservation>,
 ) -> EngineResult<Option<Resolved>> {
-    let outcome = match f.status {
-        "accepted" => DecisionOutcome::Accepted,
-        "expired" => DecisionOutcome::Expired,
-        _ => DecisionOutcome::Declined,
-    };
+    let outcome = f.status;
+    let status = rows::DecisionStatus::of(outcome).as_str();
     let mut tx = engine.sessions.begin(&row.session_id).await?;
     let mut decorated = None;
     if let (Some(r), DecisionOutcome::Accepted) = (reserved, outcome) {
@@ -524,7 +521,7 @@ async fn finish_as(
             &crate::agent::contract::trajectory::Step::DecisionResolved {
                 decision_id: row.id.clone(),
                 decision: row.kind.as_str().to_owned(),
-                outcome: f.status.to_owned(),
+                outcome: status.to_owned(),
                 via: f.via.to_owned(),
                 credits: f.credits,
                 contacts: f.contacts,
@@ -536,7 +533,7 @@ async fn finish_as(
     audit_in(
         &mut tx,
         caller,
-        &format!("decision.{}", f.status),
+        &format!("decision.{status}"),
         &json!({
             "decision": row.id, "kind": row.kind.as_str(), "session": row.session_id,
             "via": f.via, "credits": f.credits, "contacts": f.contacts, "receipt": f.receipt,
@@ -575,7 +572,7 @@ async fn expire(
         caller,
         row,
         rows::Finish {
-            status: "expired",
+            status: DecisionOutcome::Expired,
             resolved_by: &caller.user_id,
             via,
             result: Some(&result),
@@ -630,7 +627,7 @@ pub async fn requote_on_selection(
                 caller,
                 &row,
                 rows::Finish {
-                    status: "expired",
+                    status: DecisionOutcome::Expired,
                     resolved_by: &caller.user_id,
                     via: "person",
                     result: Some(&result),

@@ -2,18 +2,49 @@
 //! and the workspace's auto policy. Every query of this aggregate lives here.
 
 use luna_protocol::decision::{DecisionCard, DecisionKind, DecisionOutcome, DecisionResult};
-use luna_protocol::session::AutoPolicy;
-use sqlx::Row;
+use luna_protocol::session::{AutoPolicy, SessionMode};
 
 use crate::base::store::Conn;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::stored::{self, count, text_enum};
 
 use super::Target;
 
 fn to_json(v: &impl serde::Serialize) -> EngineResult<String> {
     serde_json::to_string(v).map_err(EngineError::internal)
+}
+
+text_enum! {
+    /// Where a decision stands (`decisions.status`): `pending` until it leaves it once.
+    pub enum DecisionStatus {
+        Pending = "pending",
+        Accepted = "accepted",
+        Declined = "declined",
+        Expired = "expired",
+    }
+}
+
+impl DecisionStatus {
+    /// The outcome once resolved; `None` while pending.
+    pub fn outcome(self) -> Option<DecisionOutcome> {
+        match self {
+            DecisionStatus::Pending => None,
+            DecisionStatus::Accepted => Some(DecisionOutcome::Accepted),
+            DecisionStatus::Declined => Some(DecisionOutcome::Declined),
+            DecisionStatus::Expired => Some(DecisionOutcome::Expired),
+        }
+    }
+
+    /// The final status a resolution stores.
+    pub fn of(outcome: DecisionOutcome) -> DecisionStatus {
+        match outcome {
+            DecisionOutcome::Accepted => DecisionStatus::Accepted,
+            DecisionOutcome::Declined => DecisionStatus::Declined,
+            DecisionOutcome::Expired => DecisionStatus::Expired,
+        }
+    }
 }
 
 /// A stored decision.
@@ -26,19 +57,46 @@ pub struct DecisionRow {
     pub target: Target,
     pub idempotency_key: String,
     pub expires_at: Option<i64>,
-    pub status: String,
+    pub status: DecisionStatus,
     pub result: Option<DecisionResult>,
 }
 
 impl DecisionRow {
     /// The outcome once resolved; `None` while pending.
     pub fn outcome(&self) -> Option<DecisionOutcome> {
-        match self.status.as_str() {
-            "accepted" => Some(DecisionOutcome::Accepted),
-            "declined" => Some(DecisionOutcome::Declined),
-            "expired" => Some(DecisionOutcome::Expired),
-            _ => None,
-        }
+        self.status.outcome()
+    }
+}
+
+/// `decisions` as stored; [`DecisionRow`] is it decoded.
+#[derive(sqlx::FromRow)]
+struct StoredDecision {
+    id: String,
+    session_id: String,
+    turn_id: Option<String>,
+    kind: String,
+    target: String,
+    idempotency_key: String,
+    expires_at: Option<i64>,
+    status: String,
+    result: Option<String>,
+}
+
+impl TryFrom<StoredDecision> for DecisionRow {
+    type Error = EngineError;
+
+    fn try_from(r: StoredDecision) -> EngineResult<DecisionRow> {
+        Ok(DecisionRow {
+            kind: stored::parse("decisions.kind", &r.kind, DecisionKind::parse)?,
+            target: stored::json("decisions.target", &r.target)?,
+            status: r.status.parse()?,
+            result: stored::opt_json("decisions.result", r.result.as_deref())?,
+            id: r.id,
+            session_id: r.session_id,
+            turn_id: r.turn_id,
+            idempotency_key: r.idempotency_key,
+            expires_at: r.expires_at,
+        })
     }
 }
 
@@ -80,7 +138,7 @@ pub async fn find(
     session_id: &str,
     id: &str,
 ) -> EngineResult<Option<DecisionRow>> {
-    let row = sqlx::query(
+    sqlx::query_as::<_, StoredDecision>(
         "select id, session_id, turn_id, kind, target, idempotency_key, expires_at,
                 status, result
            from decisions where id = $1 and session_id = $2 and workspace_id = $3",
@@ -89,26 +147,9 @@ pub async fn find(
     .bind(session_id)
     .bind(workspace_id)
     .fetch_optional(conn)
-    .await?;
-    let Some(r) = row else { return Ok(None) };
-    let kind: String = r.try_get("kind")?;
-    let target: String = r.try_get("target")?;
-    let result: Option<String> = r.try_get("result")?;
-    Ok(Some(DecisionRow {
-        id: r.try_get("id")?,
-        session_id: r.try_get("session_id")?,
-        turn_id: r.try_get("turn_id")?,
-        kind: DecisionKind::parse(&kind)
-            .ok_or_else(|| EngineError::internal(format!("bad kind {kind}")))?,
-        target: serde_json::from_str(&target).map_err(EngineError::internal)?,
-        idempotency_key: r.try_get("idempotency_key")?,
-        expires_at: r.try_get("expires_at")?,
-        status: r.try_get("status")?,
-        result: result
-            .map(|s| serde_json::from_str(&s))
-            .transpose()
-            .map_err(EngineError::internal)?,
-    }))
+    .await?
+    .map(DecisionRow::try_from)
+    .transpose()
 }
 
 /// Replaces a pending card (a re-quote keeps the decision's id).
@@ -143,7 +184,7 @@ pub async fn update_target(conn: &mut Conn, id: &str, target: &Target) -> Engine
 
 /// How a decision left `pending`.
 pub struct Finish<'a> {
-    pub status: &'static str,
+    pub status: DecisionOutcome,
     pub resolved_by: &'a str,
     pub via: &'static str,
     pub result: Option<&'a DecisionResult>,
@@ -161,7 +202,7 @@ pub async fn finish(conn: &mut Conn, id: &str, f: &Finish<'_>) -> EngineResult<b
                               result = $5, credits = $6, contacts = $7
           where id = $8 and status = 'pending'",
     )
-    .bind(f.status)
+    .bind(DecisionStatus::of(f.status).as_str())
     .bind(f.resolved_by)
     .bind(f.via)
     .bind(now_ms())
@@ -214,7 +255,7 @@ pub async fn pending_of_kind(
 /// The session's auto settings as stored.
 #[derive(Debug, Clone)]
 pub struct SessionAuto {
-    pub mode: String,
+    pub mode: SessionMode,
     pub credit_cap: u32,
     pub contact_cap: u32,
     pub credits_spent: u32,
@@ -224,12 +265,60 @@ pub struct SessionAuto {
     pub set_at: Option<i64>,
 }
 
-fn count(v: i64) -> u32 {
-    u32::try_from(v.max(0)).unwrap_or(u32::MAX)
+/// The auto columns of `work_sessions` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredSessionAuto {
+    mode: String,
+    credit_cap: i64,
+    contact_cap: i64,
+    credits_spent: i64,
+    contacts_spent: i64,
+    auto_classes: String,
+    auto_set_by: Option<String>,
+    auto_set_at: Option<i64>,
 }
 
-fn parse_classes(raw: &str) -> EngineResult<Vec<DecisionKind>> {
-    serde_json::from_str(raw).map_err(EngineError::internal)
+impl TryFrom<StoredSessionAuto> for SessionAuto {
+    type Error = EngineError;
+
+    fn try_from(r: StoredSessionAuto) -> EngineResult<SessionAuto> {
+        Ok(SessionAuto {
+            mode: stored::parse("work_sessions.mode", &r.mode, SessionMode::parse)?,
+            credit_cap: count(r.credit_cap),
+            contact_cap: count(r.contact_cap),
+            credits_spent: count(r.credits_spent),
+            contacts_spent: count(r.contacts_spent),
+            classes: stored::json("work_sessions.auto_classes", &r.auto_classes)?,
+            set_by: r.auto_set_by,
+            set_at: r.auto_set_at,
+        })
+    }
+}
+
+/// `workspace_auto_policy` as stored.
+#[derive(sqlx::FromRow)]
+struct StoredPolicy {
+    allowed: i64,
+    default_credit_cap: i64,
+    default_contact_cap: i64,
+    max_credit_cap: i64,
+    max_contact_cap: i64,
+    classes: String,
+}
+
+impl TryFrom<StoredPolicy> for AutoPolicy {
+    type Error = EngineError;
+
+    fn try_from(r: StoredPolicy) -> EngineResult<AutoPolicy> {
+        Ok(AutoPolicy {
+            allowed: r.allowed != 0,
+            default_credit_cap: count(r.default_credit_cap),
+            default_contact_cap: count(r.default_contact_cap),
+            max_credit_cap: count(r.max_credit_cap),
+            max_contact_cap: count(r.max_contact_cap),
+            classes: stored::json("workspace_auto_policy.classes", &r.classes)?,
+        })
+    }
 }
 
 pub async fn session_auto(
@@ -237,7 +326,7 @@ pub async fn session_auto(
     workspace_id: &str,
     session_id: &str,
 ) -> EngineResult<SessionAuto> {
-    let r = sqlx::query(
+    sqlx::query_as::<_, StoredSessionAuto>(
         "select mode, credit_cap, contact_cap, credits_spent, contacts_spent, auto_classes,
                 auto_set_by, auto_set_at
            from work_sessions where id = $1 and workspace_id = $2",
@@ -246,18 +335,8 @@ pub async fn session_auto(
     .bind(workspace_id)
     .fetch_optional(conn)
     .await?
-    .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
-    let classes: String = r.try_get("auto_classes")?;
-    Ok(SessionAuto {
-        mode: r.try_get("mode")?,
-        credit_cap: count(r.try_get("credit_cap")?),
-        contact_cap: count(r.try_get("contact_cap")?),
-        credits_spent: count(r.try_get("credits_spent")?),
-        contacts_spent: count(r.try_get("contacts_spent")?),
-        classes: parse_classes(&classes)?,
-        set_by: r.try_get("auto_set_by")?,
-        set_at: r.try_get("auto_set_at")?,
-    })
+    .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?
+    .try_into()
 }
 
 /// Stores the person's mode choice. What auto already spent in the session stays: the
@@ -266,7 +345,7 @@ pub async fn session_auto(
 pub async fn set_session_auto(
     conn: &mut Conn,
     session_id: &str,
-    mode: &str,
+    mode: SessionMode,
     credit_cap: u32,
     contact_cap: u32,
     classes: &[DecisionKind],
@@ -278,7 +357,7 @@ pub async fn set_session_auto(
                 updated_at = $7
           where id = $8",
     )
-    .bind(mode)
+    .bind(mode.as_str())
     .bind(i64::from(credit_cap))
     .bind(i64::from(contact_cap))
     .bind(to_json(&classes)?)
@@ -367,26 +446,15 @@ pub async fn unreserve(conn: &mut Conn, id: &str) -> EngineResult<()> {
 }
 
 pub async fn workspace_policy(conn: &mut Conn, workspace_id: &str) -> EngineResult<AutoPolicy> {
-    let row = sqlx::query(
+    sqlx::query_as::<_, StoredPolicy>(
         "select allowed, default_credit_cap, default_contact_cap, max_credit_cap,
                 max_contact_cap, classes
            from workspace_auto_policy where workspace_id = $1",
     )
     .bind(workspace_id)
     .fetch_optional(conn)
-    .await?;
-    let Some(r) = row else {
-        return Ok(AutoPolicy::default());
-    };
-    let classes: String = r.try_get("classes")?;
-    Ok(AutoPolicy {
-        allowed: r.try_get::<i64, _>("allowed")? != 0,
-        default_credit_cap: count(r.try_get("default_credit_cap")?),
-        default_contact_cap: count(r.try_get("default_contact_cap")?),
-        max_credit_cap: count(r.try_get("max_credit_cap")?),
-        max_contact_cap: count(r.try_get("max_contact_cap")?),
-        classes: parse_classes(&classes)?,
-    })
+    .await?
+    .map_or(Ok(AutoPolicy::default()), AutoPolicy::try_from)
 }
 
 pub async fn set_workspace_policy(
@@ -420,4 +488,22 @@ pub async fn set_workspace_policy(
     .execute(conn)
     .await?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_decision_status_round_trips_and_unknown_text_is_an_error() {
+        stored::assert_round_trips::<DecisionStatus>();
+        for o in [
+            DecisionOutcome::Accepted,
+            DecisionOutcome::Declined,
+            DecisionOutcome::Expired,
+        ] {
+            assert_eq!(DecisionStatus::of(o).outcome(), Some(o));
+        }
+        assert_eq!(DecisionStatus::Pending.outcome(), None);
+    }
 }

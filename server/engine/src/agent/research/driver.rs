@@ -194,7 +194,7 @@ pub async fn drive(engine: &Engine, run_id: &str, max_phases: Option<usize>) -> 
         let Some(run) = load_run(engine, run_id).await? else {
             return Ok(());
         };
-        if run.status != "running" || run.next_phase >= PHASES.len() {
+        if run.status != RunState::Running || run.next_phase >= PHASES.len() {
             return Ok(());
         }
         if !take_lease(engine, run_id).await? {
@@ -249,7 +249,7 @@ pub(super) async fn still_running(conn: &mut Conn, run_id: &str) -> EngineResult
             .bind(run_id)
             .fetch_optional(conn)
             .await?;
-    Ok(status.as_deref() == Some("running"))
+    Ok(status.as_deref() == Some(RunState::Running.as_str()))
 }
 
 /// Appends `events` to the run's session in one transaction, only while the run is
@@ -296,7 +296,7 @@ async fn commit_phase(
     let last = k + 1 == PHASES.len();
     if last {
         next.result = outcome.result;
-        next.status = "finished".to_owned();
+        next.status = RunState::Finished;
     }
     let mut tx = engine
         .store
@@ -312,7 +312,7 @@ async fn commit_phase(
     .bind(next.next_phase as i64)
     .bind(serde_json::to_string(&next.checkpoints).map_err(EngineError::internal)?)
     .bind(used)
-    .bind(&next.status)
+    .bind(next.status.as_str())
     .bind(
         next.result
             .as_ref()

@@ -132,7 +132,7 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
         Some(r) if r.workspace_id == caller.workspace_id => r,
         _ => return Err(EngineError::not_found("esa propuesta de investigación")),
     };
-    if run.status != "propuesta" {
+    if run.status != RunState::Propuesta {
         tx.rollback().await?;
         return Ok(Started {
             run_id: run.id,
@@ -192,13 +192,18 @@ pub async fn start(engine: &Engine, caller: &Caller, proposal_id: &str) -> Engin
 
 // ---------------------------------------------------------------- cancel / fail / steer
 
-async fn stop(engine: &Engine, run_id: &str, status: &str, why: &str) -> EngineResult<Option<Run>> {
+async fn stop(
+    engine: &Engine,
+    run_id: &str,
+    status: RunState,
+    why: &str,
+) -> EngineResult<Option<Run>> {
     let mut tx = engine.store.begin_write_in(Scope::Research(run_id)).await?;
     let moved = sqlx::query(
         "update research_runs set status = $1, error = $2, finished_at = $3, updated_at = $4
          where id = $5 and status = 'running'",
     )
-    .bind(status)
+    .bind(status.as_str())
     .bind(why)
     .bind(now_ms())
     .bind(now_ms())
@@ -230,7 +235,7 @@ pub async fn cancel(engine: &Engine, caller: &Caller, run_id: &str) -> EngineRes
     match stop(
         engine,
         &run.id,
-        "cancelled",
+        RunState::Cancelled,
         "La cancelaste; lo que encontraron las fases terminadas queda en la tarjeta.",
     )
     .await?
@@ -242,7 +247,7 @@ pub async fn cancel(engine: &Engine, caller: &Caller, run_id: &str) -> EngineRes
 
 /// Fails a run cleanly: the board shows why; nothing else is written.
 pub async fn fail(engine: &Engine, run_id: &str, why: &str) -> EngineResult<()> {
-    stop(engine, run_id, "failed", why).await?;
+    stop(engine, run_id, RunState::Failed, why).await?;
     Ok(())
 }
 

@@ -199,7 +199,7 @@ async fn an_unanchored_figure_in_the_write_up_gets_one_repair() {
         .contains("UnanchoredFigure"));
 
     let done = super::get(&engine, &caller, &r.id).await.unwrap();
-    assert_eq!(done.status, "finished");
+    assert_eq!(done.status, super::RunState::Finished);
     let result = done.result.clone().unwrap();
     assert!(!result.text.contains("40 contratos"), "{}", result.text);
     assert!(result.text.starts_with("Domina "), "{}", result.text);
@@ -553,7 +553,7 @@ async fn the_local_director_understands_the_spanish_investigation_request() {
     let run = accept(&engine, &caller, &session, &decision).await;
     super::drive(&engine, &run, None).await.unwrap();
     let r = super::get(&engine, &caller, &run).await.unwrap();
-    assert_eq!(r.status, "finished");
+    assert_eq!(r.status, super::RunState::Finished);
     assert_eq!(filters_of(&r, 1)["giro"], json!("empaque"));
     assert_eq!(filters_of(&r, 1)["state"], json!("Jalisco"));
     let result = r.result.clone().unwrap();

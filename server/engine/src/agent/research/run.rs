@@ -8,13 +8,13 @@ use luna_protocol::event::{Anchor, RunProgress};
 use luna_protocol::tool::Envelope;
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Value};
-use sqlx::Row;
 
 use crate::accounts::Caller;
 use crate::agent::contract::gateway::{Exchange, ToolCall};
 use crate::agent::contract::narration::{self, KnownRefs, ResolvedNarration};
 use crate::agent::contract::results::harvest;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::stored::{self, text_enum};
 use crate::registry::Registry;
 use crate::Engine;
 
@@ -82,6 +82,30 @@ pub struct RunResult {
     pub refs: Vec<String>,
 }
 
+text_enum! {
+    /// Where a run stands (`research_runs.status`): a proposal until accepted, then
+    /// running until it finishes, fails or is cancelled.
+    pub enum RunState {
+        Propuesta = "propuesta",
+        Running = "running",
+        Finished = "finished",
+        Failed = "failed",
+        Cancelled = "cancelled",
+    }
+}
+
+impl RunState {
+    /// The board's status (a proposal not started yet shows as running).
+    pub fn run_status(self) -> RunStatus {
+        match self {
+            RunState::Propuesta | RunState::Running => RunStatus::Running,
+            RunState::Finished => RunStatus::Finished,
+            RunState::Failed => RunStatus::Failed,
+            RunState::Cancelled => RunStatus::Cancelled,
+        }
+    }
+}
+
 /// A run as stored.
 #[derive(Debug, Clone)]
 pub struct Run {
@@ -93,8 +117,7 @@ pub struct Run {
     pub brief: String,
     pub refs: Vec<String>,
     pub title: String,
-    /// `propuesta` | `running` | `finished` | `failed` | `cancelled`.
-    pub status: String,
+    pub status: RunState,
     pub inference_cap: i64,
     pub inference_used: i64,
     pub next_phase: usize,
@@ -107,12 +130,7 @@ pub struct Run {
 
 impl Run {
     pub fn run_status(&self) -> RunStatus {
-        match self.status.as_str() {
-            "finished" => RunStatus::Finished,
-            "failed" => RunStatus::Failed,
-            "cancelled" => RunStatus::Cancelled,
-            _ => RunStatus::Running,
-        }
+        self.status.run_status()
     }
 
     pub(super) fn frame(&self) -> Frame {
@@ -268,32 +286,53 @@ pub(super) fn resolve_markup(markup: &str, known: &KnownRefs) -> (String, Vec<An
 
 // ---------------------------------------------------------------- rows
 
-fn decode<T: serde::de::DeserializeOwned + Default>(text: Option<String>) -> T {
-    text.and_then(|t| serde_json::from_str(&t).ok())
-        .unwrap_or_default()
+/// `research_runs` as stored; [`Run`] is it decoded. `refs`, `checkpoints` and (once
+/// finished) `result` are JSON text.
+#[derive(sqlx::FromRow)]
+struct StoredRun {
+    id: String,
+    proposal_id: String,
+    workspace_id: String,
+    session_id: Option<String>,
+    user_id: String,
+    brief: String,
+    refs: String,
+    title: String,
+    status: String,
+    inference_cap: i64,
+    inference_used: i64,
+    next_phase: i64,
+    checkpoints: String,
+    result: Option<String>,
+    error: Option<String>,
+    resumes: i64,
+    created_at: i64,
 }
 
-fn run_from_row(row: &crate::base::store::DbRow) -> EngineResult<Run> {
-    let result: Option<String> = row.try_get("result")?;
-    Ok(Run {
-        id: row.try_get("id")?,
-        proposal_id: row.try_get("proposal_id")?,
-        workspace_id: row.try_get("workspace_id")?,
-        session_id: row.try_get("session_id")?,
-        user_id: row.try_get("user_id")?,
-        brief: row.try_get("brief")?,
-        refs: decode(row.try_get("refs")?),
-        title: row.try_get("title")?,
-        status: row.try_get("status")?,
-        inference_cap: row.try_get("inference_cap")?,
-        inference_used: row.try_get("inference_used")?,
-        next_phase: usize::try_from(row.try_get::<i64, _>("next_phase")?).unwrap_or(0),
-        checkpoints: decode(row.try_get("checkpoints")?),
-        result: result.and_then(|t| serde_json::from_str(&t).ok()),
-        error: row.try_get("error")?,
-        resumes: row.try_get("resumes")?,
-        created_at: row.try_get("created_at")?,
-    })
+impl TryFrom<StoredRun> for Run {
+    type Error = EngineError;
+
+    fn try_from(r: StoredRun) -> EngineResult<Run> {
+        Ok(Run {
+            refs: stored::json("research_runs.refs", &r.refs)?,
+            status: r.status.parse()?,
+            next_phase: usize::try_from(r.next_phase).unwrap_or(0),
+            checkpoints: stored::json("research_runs.checkpoints", &r.checkpoints)?,
+            result: stored::opt_json("research_runs.result", r.result.as_deref())?,
+            id: r.id,
+            proposal_id: r.proposal_id,
+            workspace_id: r.workspace_id,
+            session_id: r.session_id,
+            user_id: r.user_id,
+            brief: r.brief,
+            title: r.title,
+            inference_cap: r.inference_cap,
+            inference_used: r.inference_used,
+            error: r.error,
+            resumes: r.resumes,
+            created_at: r.created_at,
+        })
+    }
 }
 
 pub(super) async fn load(
@@ -303,11 +342,12 @@ pub(super) async fn load(
 ) -> EngineResult<Option<Run>> {
     let sql = format!("select * from research_runs where {column} = ?");
     let sql = crate::base::store::numbered(&sql);
-    let row = sqlx::query(&sql)
+    sqlx::query_as::<_, StoredRun>(&sql)
         .bind(value)
         .fetch_optional(&mut *conn)
-        .await?;
-    row.as_ref().map(run_from_row).transpose()
+        .await?
+        .map(Run::try_from)
+        .transpose()
 }
 
 pub(super) async fn load_run(engine: &Engine, run_id: &str) -> EngineResult<Option<Run>> {
@@ -319,7 +359,9 @@ pub(super) async fn load_run(engine: &Engine, run_id: &str) -> EngineResult<Opti
 pub async fn get(engine: &Engine, caller: &Caller, run_id: &str) -> EngineResult<Run> {
     let id = run_id.trim().trim_start_matches("run:");
     match load_run(engine, id).await? {
-        Some(r) if r.workspace_id == caller.workspace_id && r.status != "propuesta" => Ok(r),
+        Some(r) if r.workspace_id == caller.workspace_id && r.status != RunState::Propuesta => {
+            Ok(r)
+        }
         _ => Err(EngineError::not_found("esa investigación")),
     }
 }
@@ -330,5 +372,17 @@ pub async fn proposal(engine: &Engine, caller: &Caller, proposal_id: &str) -> En
     match load(&mut conn, "proposal_id", proposal_id.trim()).await? {
         Some(r) if r.workspace_id == caller.workspace_id => Ok(r),
         _ => Err(EngineError::not_found("esa propuesta de investigación")),
+    }
+}
+
+#[cfg(test)]
+mod state_tests {
+    use super::*;
+
+    #[test]
+    fn a_run_state_round_trips_and_unknown_text_is_an_error() {
+        stored::assert_round_trips::<RunState>();
+        assert_eq!(RunState::Propuesta.run_status(), RunStatus::Running);
+        assert_eq!(RunState::Cancelled.run_status(), RunStatus::Cancelled);
     }
 }

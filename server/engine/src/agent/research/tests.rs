@@ -228,7 +228,7 @@ async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_pha
     }
 
     let after = super::get(&engine, &caller, &run).await.unwrap();
-    assert_eq!(after.status, "finished");
+    assert_eq!(after.status, super::RunState::Finished);
     assert_eq!(after.checkpoints.len(), PHASES.len());
     assert_eq!(after.resumes, 1);
     // The finished phases are the stored ones, and their calls did not run again.
@@ -274,7 +274,7 @@ async fn an_interrupted_run_is_failed_and_reported_after_too_many_restarts() {
         .unwrap();
     assert!(handles.is_empty());
     let r = super::get(&engine, &caller, &run).await.unwrap();
-    assert_eq!(r.status, "failed");
+    assert_eq!(r.status, super::RunState::Failed);
     let last = progress(&engine, &caller, &session).await.pop().unwrap();
     assert_eq!(last.status, RunStatus::Failed);
     assert!(last.summary.unwrap().contains("se interrumpió"));
@@ -285,7 +285,7 @@ async fn cancel_stops_the_run_and_keeps_what_finished_phases_found() {
     let (engine, caller, session, run) = started(Plan::Founder).await;
     super::drive(&engine, &run, Some(2)).await.unwrap();
     let r = super::cancel(&engine, &caller, &run).await.unwrap();
-    assert_eq!(r.status, "cancelled");
+    assert_eq!(r.status, super::RunState::Cancelled);
     let searches = tool_calls(&engine, &caller, "market_aggregate").await;
     // The driver finds it cancelled and does nothing more.
     super::drive(&engine, &run, None).await.unwrap();
@@ -304,7 +304,7 @@ async fn cancel_stops_the_run_and_keeps_what_finished_phases_found() {
     // Cancelling again changes nothing; another workspace cannot see it.
     assert_eq!(
         super::cancel(&engine, &caller, &run).await.unwrap().status,
-        "cancelled"
+        super::RunState::Cancelled
     );
     let other = testkit::caller(&engine, Plan::Founder, Role::Owner)
         .await
@@ -537,7 +537,7 @@ async fn a_run_is_driven_by_one_instance_and_taken_over_only_when_its_lease_expi
         h.await.unwrap();
     }
     let done = super::get(&b, &caller, &run).await.unwrap();
-    assert_eq!(done.status, "finished");
+    assert_eq!(done.status, super::RunState::Finished);
     assert_eq!(done.checkpoints.len(), PHASES.len());
     assert_eq!(
         tool_calls(&b, &caller, "market_count").await,
