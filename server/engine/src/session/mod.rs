@@ -156,6 +156,7 @@ impl Sessions {
     }
 
     /// Appends `events` atomically in a transaction of its own, commits and publishes.
+    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
     pub async fn append_all(
         &self,
         session_id: &str,
@@ -185,6 +186,7 @@ impl Sessions {
     }
 
     /// The session's events with `seq > since`, in order.
+    #[tracing::instrument(level = "trace", name = "session.read", skip_all)]
     pub async fn events_since(
         &self,
         caller: &Caller,
@@ -205,6 +207,7 @@ impl Sessions {
     }
 
     /// The view as of the newest event: the latest cached snapshot plus the tail.
+    #[tracing::instrument(level = "trace", name = "session.snapshot", skip_all)]
     pub async fn snapshot_at_latest(
         &self,
         caller: &Caller,
