@@ -195,15 +195,19 @@ impl Sessions {
     ) -> EngineResult<Vec<StoredEvent>> {
         let mut conn = self.store.pool().acquire().await?;
         self.load(&mut conn, caller, session_id).await?;
-        let mut out = Vec::new();
-        let mut after = since;
-        loop {
-            let page = rows::events_after(&mut conn, session_id, after, PAGE).await?;
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            out.extend(page);
-        }
-        Ok(out)
+        read_after(&mut conn, session_id, since).await
+    }
+
+    /// The session's events with `seq > since`, for a caller that has authorized the
+    /// session already (the turn loop following its own session): no workspace check.
+    #[tracing::instrument(level = "trace", name = "session.read", skip_all)]
+    pub(crate) async fn tail(
+        &self,
+        session_id: &str,
+        since: u64,
+    ) -> EngineResult<Vec<StoredEvent>> {
+        let mut conn = self.store.pool().acquire().await?;
+        read_after(&mut conn, session_id, since).await
     }
 
     /// The view as of the newest event: the latest cached snapshot plus the tail.
@@ -244,6 +248,27 @@ impl Sessions {
     }
 }
 
+/// Every event with `seq > since`, page by page (a short page is the last).
+async fn read_after(
+    conn: &mut Conn,
+    session_id: &str,
+    since: u64,
+) -> EngineResult<Vec<StoredEvent>> {
+    let mut out = Vec::new();
+    let mut after = since;
+    loop {
+        let page = rows::events_after(conn, session_id, after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        let done = (page.len() as u64) < PAGE;
+        out.extend(page);
+        if done {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// Folds the newest cached snapshot and every event after it.
 async fn fold_latest(conn: &mut Conn, session_id: &str) -> EngineResult<(u64, SessionView)> {
     let (mut seq, mut view) = rows::snapshot_before(conn, session_id, u64::MAX)
@@ -255,6 +280,9 @@ async fn fold_latest(conn: &mut Conn, session_id: &str) -> EngineResult<(u64, Se
         seq = last.seq;
         for e in &page {
             apply(&mut view, &e.event);
+        }
+        if (page.len() as u64) < PAGE {
+            break;
         }
     }
     Ok((seq, view))

@@ -270,6 +270,28 @@ impl Recorder {
         Ok(())
     }
 
+    /// Appends `events` to the session's log and `step` to the trajectory in one
+    /// transaction, commits, then publishes the events and keeps the step in memory.
+    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
+    pub async fn log(
+        &mut self,
+        sessions: &crate::session::Sessions,
+        events: &[luna_protocol::event::SessionEvent],
+        step: Step,
+    ) -> EngineResult<()> {
+        let session_id = self.trajectory.session_id.as_str();
+        let mut tx = sessions.begin(session_id).await?;
+        let mut appended = Vec::with_capacity(events.len());
+        for event in events {
+            appended.push(sessions.append(&mut tx, session_id, event).await?);
+        }
+        append_in(&mut tx, session_id, &self.trajectory.turn_id, &step).await?;
+        tx.commit().await?;
+        sessions.publish(appended);
+        self.trajectory.steps.push(step);
+        Ok(())
+    }
+
     /// Appends a step, in memory and in the table.
     #[tracing::instrument(level = "trace", name = "turn.trajectory", skip_all)]
     pub async fn push(&mut self, step: Step) -> EngineResult<()> {
