@@ -124,6 +124,8 @@ impl Store {
             .log_statements(tracing::log::LevelFilter::Trace);
         let pool = AnyPoolOptions::new()
             .max_connections(max_connections)
+            // A SQLite file connection does not go stale: no ping before each use.
+            .test_before_acquire(backend == Backend::Postgres)
             .after_connect(move |conn, _| {
                 Box::pin(async move {
                     if backend == Backend::Sqlite {

@@ -115,6 +115,7 @@ pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolRes
             error_code: code.as_deref(),
         },
     )
+    .instrument(tracing::trace_span!("tool.telemetry"))
     .await;
     ToolResponse {
         tool: done.tool,
@@ -142,7 +143,9 @@ async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
         receipts: Vec::new(),
         result: Err(e),
     };
-    // 1. Resolve the name (aliases translate their arguments).
+    // 1. Resolve the name (aliases translate their arguments). Steps 1–3 are one
+    //    trace span, so a profile can tell validation from execution.
+    let checking = tracing::trace_span!("tool.validate").entered();
     let resolved =
         match engine
             .registry
@@ -164,6 +167,7 @@ async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
         Decision::Refuse(e) => return fail(tool, label, e),
         d => d.mode().unwrap_or(ExecMode::Execute),
     };
+    drop(checking);
     // 4. Bind the caller's idempotency key to this exact request: another request
     //    under the key is refused, the same one again gets the stored outcome.
     let Some(key) = req.idempotency_key.as_deref() else {
@@ -273,7 +277,10 @@ async fn execute(
     };
     // 5. Read ceiling, the plan's daily search quota, a credit preflight and the API
     //    key's monthly budget (nothing runs when its smallest charge would not fit).
-    if let Err(e) = admit(engine, caller, def, now).await {
+    if let Err(e) = admit(engine, caller, def, now)
+        .instrument(tracing::trace_span!("tool.admit"))
+        .await
+    {
         return fail(e);
     }
     // 6. Execute.
@@ -296,7 +303,11 @@ async fn execute(
         session_id: req.session_id.clone(),
         budget: budget::effective_budget(def.output_budget, super::def::result_cap(req.surface)),
     };
-    let output = match handler.call(ctx, args).await {
+    let output = match handler
+        .call(ctx, args)
+        .instrument(tracing::trace_span!("tool.execute"))
+        .await
+    {
         Ok(o) => o,
         Err(e) => return fail(e),
     };
@@ -328,7 +339,12 @@ async fn execute(
             auto_policy: req.auto_policy.as_deref(),
             call_ref: Some(&call_ref),
         };
-        match engine.billing.charge(caller, spec, &how).await {
+        match engine
+            .billing
+            .charge(caller, spec, &how)
+            .instrument(tracing::trace_span!("tool.charge"))
+            .await
+        {
             Ok(r) => receipts.push(r),
             Err(e) => {
                 return Done {

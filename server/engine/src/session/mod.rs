@@ -156,6 +156,7 @@ impl Sessions {
     }
 
     /// Appends `events` atomically in a transaction of its own, commits and publishes.
+    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
     pub async fn append_all(
         &self,
         session_id: &str,
@@ -185,6 +186,7 @@ impl Sessions {
     }
 
     /// The session's events with `seq > since`, in order.
+    #[tracing::instrument(level = "trace", name = "session.read", skip_all)]
     pub async fn events_since(
         &self,
         caller: &Caller,
@@ -193,18 +195,23 @@ impl Sessions {
     ) -> EngineResult<Vec<StoredEvent>> {
         let mut conn = self.store.pool().acquire().await?;
         self.load(&mut conn, caller, session_id).await?;
-        let mut out = Vec::new();
-        let mut after = since;
-        loop {
-            let page = rows::events_after(&mut conn, session_id, after, PAGE).await?;
-            let Some(last) = page.last() else { break };
-            after = last.seq;
-            out.extend(page);
-        }
-        Ok(out)
+        read_after(&mut conn, session_id, since).await
+    }
+
+    /// The session's events with `seq > since`, for a caller that has authorized the
+    /// session already (the turn loop following its own session): no workspace check.
+    #[tracing::instrument(level = "trace", name = "session.read", skip_all)]
+    pub(crate) async fn tail(
+        &self,
+        session_id: &str,
+        since: u64,
+    ) -> EngineResult<Vec<StoredEvent>> {
+        let mut conn = self.store.pool().acquire().await?;
+        read_after(&mut conn, session_id, since).await
     }
 
     /// The view as of the newest event: the latest cached snapshot plus the tail.
+    #[tracing::instrument(level = "trace", name = "session.snapshot", skip_all)]
     pub async fn snapshot_at_latest(
         &self,
         caller: &Caller,
@@ -241,6 +248,27 @@ impl Sessions {
     }
 }
 
+/// Every event with `seq > since`, page by page (a short page is the last).
+async fn read_after(
+    conn: &mut Conn,
+    session_id: &str,
+    since: u64,
+) -> EngineResult<Vec<StoredEvent>> {
+    let mut out = Vec::new();
+    let mut after = since;
+    loop {
+        let page = rows::events_after(conn, session_id, after, PAGE).await?;
+        let Some(last) = page.last() else { break };
+        after = last.seq;
+        let done = (page.len() as u64) < PAGE;
+        out.extend(page);
+        if done {
+            break;
+        }
+    }
+    Ok(out)
+}
+
 /// Folds the newest cached snapshot and every event after it.
 async fn fold_latest(conn: &mut Conn, session_id: &str) -> EngineResult<(u64, SessionView)> {
     let (mut seq, mut view) = rows::snapshot_before(conn, session_id, u64::MAX)
@@ -252,6 +280,9 @@ async fn fold_latest(conn: &mut Conn, session_id: &str) -> EngineResult<(u64, Se
         seq = last.seq;
         for e in &page {
             apply(&mut view, &e.event);
+        }
+        if (page.len() as u64) < PAGE {
+            break;
         }
     }
     Ok((seq, view))

@@ -230,6 +230,7 @@ pub struct Recorder {
 
 impl Recorder {
     /// Starts the trajectory of a turn (its header row).
+    #[tracing::instrument(level = "trace", name = "turn.trajectory", skip_all)]
     pub async fn start(
         pool: &AnyPool,
         workspace_id: &str,
@@ -255,6 +256,7 @@ impl Recorder {
     }
 
     /// Replaces the turn's fact ledger (what the turn ended knowing).
+    #[tracing::instrument(level = "trace", name = "turn.trajectory", skip_all)]
     pub async fn set_facts(&mut self, facts: &FactLedger) -> EngineResult<()> {
         sqlx::query(
             "update turn_trajectories set facts = $1 where session_id = $2 and turn_id = $3",
@@ -268,7 +270,30 @@ impl Recorder {
         Ok(())
     }
 
+    /// Appends `events` to the session's log and `step` to the trajectory in one
+    /// transaction, commits, then publishes the events and keeps the step in memory.
+    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
+    pub async fn log(
+        &mut self,
+        sessions: &crate::session::Sessions,
+        events: &[luna_protocol::event::SessionEvent],
+        step: Step,
+    ) -> EngineResult<()> {
+        let session_id = self.trajectory.session_id.as_str();
+        let mut tx = sessions.begin(session_id).await?;
+        let mut appended = Vec::with_capacity(events.len());
+        for event in events {
+            appended.push(sessions.append(&mut tx, session_id, event).await?);
+        }
+        append_in(&mut tx, session_id, &self.trajectory.turn_id, &step).await?;
+        tx.commit().await?;
+        sessions.publish(appended);
+        self.trajectory.steps.push(step);
+        Ok(())
+    }
+
     /// Appends a step, in memory and in the table.
+    #[tracing::instrument(level = "trace", name = "turn.trajectory", skip_all)]
     pub async fn push(&mut self, step: Step) -> EngineResult<()> {
         let mut conn = self.pool.acquire().await?;
         append_in(
@@ -356,6 +381,7 @@ pub async fn load(
 }
 
 /// The model attempts `model_attempts` holds for a turn, in order.
+#[tracing::instrument(level = "trace", name = "turn.trajectory", skip_all)]
 pub async fn attempts_of(pool: &AnyPool, turn_id: &str) -> EngineResult<Vec<Attempt>> {
     let rows = sqlx::query(
         "select route, reason, outcome from model_attempts where turn_id = $1 order by id",

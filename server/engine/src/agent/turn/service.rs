@@ -389,6 +389,7 @@ async fn steer(
 /// one-running-turn index agree: a message before this steers the turn, one after it
 /// starts the next turn. Steering in `inbox` that the loop never read is logged
 /// `turn_ended` first. A turn without a row (tests driving the runner) only logs.
+#[tracing::instrument(level = "trace", name = "session.append", skip_all)]
 pub(crate) async fn close_turn(
     engine: &Engine,
     session_id: &str,

@@ -89,11 +89,23 @@ impl Inbox {
             .sessions
             .events_since(caller, session_id, self.cursor)
             .await?;
+        self.see(&events);
+        self.apply(engine, session_id).await
+    }
+
+    /// Notes the turn's steering messages among `events`, the log read past the
+    /// cursor (the turn loop reads the log once per step and hands it here).
+    pub fn see(&mut self, events: &[StoredEvent]) {
         if let Some(last) = events.last() {
             self.cursor = last.seq;
         }
-        let mut new = std::mem::take(&mut self.waiting);
-        new.extend(steering_of(&self.turn_id, &events));
+        self.waiting.extend(steering_of(&self.turn_id, events));
+    }
+
+    /// The steering messages seen and not yet applied, oldest first, each logged as
+    /// applied: the caller hands them to the model's next step.
+    pub async fn apply(&mut self, engine: &Engine, session_id: &str) -> EngineResult<Vec<String>> {
+        let new = std::mem::take(&mut self.waiting);
         if !new.is_empty() {
             let resolved: Vec<SessionEvent> = new
                 .iter()
