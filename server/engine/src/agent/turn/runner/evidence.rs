@@ -1,13 +1,11 @@
 //! What the loop makes of an answer for the person: its anchors and the small enum
 //! mappings the events need. How a tool result is read (citable values, harvested
-//! refs, the tool line) is the contract's `results`, re-exported here.
+//! refs, the tool line) is the contract's `results`.
 
 use luna_protocol::event::{Anchor, IntentKind};
 
 use crate::agent::contract::intent::TurnIntent;
 use crate::agent::contract::narration::ResolvedNarration;
-
-pub use crate::agent::contract::results::{format_value, harvest, label_for, summary_of};
 
 pub(super) fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
     resolved

@@ -39,8 +39,6 @@ use crate::agent::contract::intent::{FactLedger, TurnIntent};
 use crate::agent::contract::narration::{KnownRefs, ResolvedNarration};
 use crate::agent::contract::trajectory::{Recorder, Trajectory};
 
-pub use evidence::{format_value, harvest, label_for, summary_of};
-
 /// Most model steps in one turn.
 pub const MAX_STEPS: usize = 8;
 /// Searches in a row without new evidence before the governor ends the loop.

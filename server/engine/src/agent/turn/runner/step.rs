@@ -16,10 +16,11 @@ use crate::registry::def::SideEffect;
 use crate::registry::{Surface, ToolRequest};
 
 use super::super::memory;
-use super::evidence::{harvest, label_for, level_number, summary_of};
+use super::evidence::level_number;
 use super::{project, Turn};
 use crate::agent::contract::gateway::{Exchange, ToolCall};
 use crate::agent::contract::input::BoardBrief;
+use crate::agent::contract::results::{harvest, label_for, summary_of};
 use crate::agent::contract::trajectory::{Step, ToolStep};
 
 impl Turn<'_> {
