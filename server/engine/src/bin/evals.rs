@@ -7,6 +7,10 @@
 //! file's full report goes to `public.md`/`public.json`, both files' scores to
 //! `scores.md`/`scores.json`. The held-out file is reported in aggregate only — no
 //! sentence and no brief id is printed or written.
+//!
+//! `evals --briefs FILE [OUT_DIR]` runs only one briefs file from disk (the dev file
+//! while tuning) and writes its detail to `OUT_DIR/<file stem>.md`. It refuses the
+//! held-out file, whose sentences nobody reads.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -45,8 +49,62 @@ fn write_measures(out: &Path, public: &bench::Report, scores: &[FileScore]) -> s
     std::fs::write(out.join("scores.json"), json + "\n")
 }
 
+/// `--briefs FILE [OUT_DIR]`: one file's score and detail, nothing blocking.
+async fn only(file: &Path, out: &Path) -> ExitCode {
+    let name = file
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    if name.contains("heldout") {
+        eprintln!(
+            "evals: the held-out file is only measured in aggregate (run evals without --briefs)"
+        );
+        return ExitCode::from(2);
+    }
+    let json = match std::fs::read_to_string(file) {
+        Ok(j) => j,
+        Err(e) => {
+            eprintln!("evals: could not read {}: {e}", file.display());
+            return ExitCode::from(2);
+        }
+    };
+    let (detail, score) = match measure(&json, &name, false).await {
+        Ok(r) => r,
+        Err(e) => {
+            eprintln!("evals: could not run {name}: {e}");
+            return ExitCode::from(2);
+        }
+    };
+    print!("{}", report::score_line(&score));
+    let stem = name.trim_end_matches(".json");
+    let mut md = format!("# {name}\n\n");
+    md.push_str(&report::scores_markdown(std::slice::from_ref(&score)));
+    md.push('\n');
+    md.push_str(&bench::markdown(&detail));
+    let path = out.join(format!("{stem}.md"));
+    if let Err(e) = std::fs::create_dir_all(out).and_then(|()| std::fs::write(&path, md)) {
+        eprintln!("evals: could not write {}: {e}", path.display());
+        return ExitCode::from(2);
+    }
+    println!("detail: {}", path.display());
+    ExitCode::SUCCESS
+}
+
 #[tokio::main]
 async fn main() -> ExitCode {
+    let mut args = std::env::args_os().skip(1).peekable();
+    if args.peek().is_some_and(|a| a == "--briefs") {
+        args.next();
+        let Some(file) = args.next().map(PathBuf::from) else {
+            eprintln!("evals: --briefs needs a file");
+            return ExitCode::from(2);
+        };
+        let out = args
+            .next()
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from("target/evals"));
+        return only(&file, &out).await;
+    }
     let out = std::env::args_os()
         .nth(1)
         .map(PathBuf::from)

@@ -162,7 +162,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 170)
             .stage(Stage::ConListaGuardada, 200)
             .stage(Stage::DecisionPendiente, 70)
-            .cues(&["tema", "desactualiz", "corrig", "corrij"])
+            .cues(&["tema", "desactualiz", "corrig", "corrij", "fusion", "merge"])
             .handler(retrieve),
     );
     reg.add(

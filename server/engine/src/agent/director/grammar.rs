@@ -147,6 +147,10 @@ pub struct StageMove {
     pub top: Option<u32>,
     /// «muévelos», «todos»: every company of the selection.
     pub all: bool,
+    /// «y el resto a Contactado»: the companies an earlier move of this conversation
+    /// left where they were.
+    #[serde(default)]
+    pub rest: bool,
 }
 
 /// «mueve los 5 mejores a Contactado», «pasa los prioritarios a Propuesta»,
@@ -161,8 +165,24 @@ fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
     let is_verb = |w: &str| {
         VERBS.iter().any(|v| w.starts_with(v)) && !NOT_MOVES.contains(&w) && !w.starts_with("pasad")
     };
-    let verb_at = words.iter().position(|w| is_verb(w))?;
-    let verb = words[verb_at];
+    // «y el resto a Contactado», «los demás a Propuesta»: the move continues an earlier
+    // one, with or without a verb.
+    let rest = [
+        " el resto ",
+        " los demas ",
+        " las demas ",
+        " los otros ",
+        " las otras ",
+    ]
+    .iter()
+    .any(|m| format!(" {text} ").contains(m))
+        && text.contains(" a ");
+    let verb = match words.iter().position(|w| is_verb(w)) {
+        Some(at) => words[at],
+        // Without a verb only a short follow-up («y el resto a Contactado»).
+        None if rest && words.len() <= 8 => "",
+        None => return None,
+    };
     // The stage: after the last « a » («pásala a Ganado»), or where the companies
     // already are («los primeros 8 ya están en conversación, muévelos»).
     let tail = |marker: &str| -> Option<String> {
@@ -192,10 +212,19 @@ fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
                 .then_some(1)
         });
     let priorities = before.contains("prioritari");
+    if rest {
+        return Some(StageMove {
+            stage,
+            top: None,
+            all: false,
+            rest: true,
+        });
+    }
     (all || top.is_some() || priorities).then(|| StageMove {
         stage,
         top,
         all: all && top.is_none(),
+        rest: false,
     })
 }
 
@@ -459,6 +488,14 @@ mod tests {
         assert_eq!(r.stage_move.unwrap().top, Some(1));
         let r = parse("muévelos todos a Propuesta", &Fake);
         assert!(r.stage_move.unwrap().all);
+        // The rest of an earlier move, with or without a verb.
+        for m in ["y el resto a contactado", "los demás pásalos a Contactado"] {
+            let mv = parse(m, &Fake).stage_move.unwrap();
+            assert_eq!((mv.stage.as_str(), mv.rest), ("contactado", true), "{m}");
+        }
+        assert!(parse("el resto de la lista está bien", &Fake)
+            .stage_move
+            .is_none());
         // Not a move of the selection: a named company, or no move at all.
         assert!(parse("pasa a Envases Azteca a Propuesta", &Fake)
             .stage_move

@@ -155,6 +155,9 @@ impl LocalDirector {
         if req.knowledge_edit {
             return self.knowledge_edit(input);
         }
+        if req.merge {
+            return self.merge_note(input);
+        }
         if let Some(connector) = &req.connector {
             return final_(
                 TurnIntent::Limite { falta: Falta { tipo: FaltaTipo::Conector, detalle: format!("Conectar con {connector}") } },
@@ -194,6 +197,20 @@ impl LocalDirector {
             if let Some(step) = self.records(input, &req, &ask) {
                 return step;
             }
+        }
+        // A stage move needs a saved list: say so instead of asking what was meant.
+        if req.stage_move.is_some()
+            && !req.has_criterion()
+            && input.turn.board.saved_collection.is_none()
+        {
+            return final_(
+                TurnIntent::Responder {},
+                if input.turn.board.selection.is_empty() {
+                    "Todavía no hay empresas guardadas que mover de etapa: busca y guarda una selección primero."
+                } else {
+                    "Para moverlas de etapa primero guarda la selección en el CRM: dime «guárdalas» y te dejo la tarjeta."
+                },
+            );
         }
         if !req.has_criterion() && !input.turn.board.selection.is_empty() {
             if req.risk_screen {

@@ -262,3 +262,138 @@ async fn a_follow_up_to_a_ranking_ranks_again() {
         );
     }
 }
+
+/// Resolves every card the board shows as accepted, as the person would.
+async fn accept_pending(engine: &crate::Engine, caller: &crate::accounts::Caller, session: &str) {
+    let pending = engine
+        .sessions
+        .snapshot_at_latest(caller, session)
+        .await
+        .unwrap()
+        .view
+        .board
+        .pending;
+    for card in pending {
+        crate::agent::decisions::resolve(
+            engine,
+            caller,
+            session,
+            &card.id,
+            crate::agent::decisions::Resolution::Accept,
+        )
+        .await
+        .unwrap();
+    }
+}
+
+/// «fusiona esa nota»: the note the person asked for earlier is found in review and
+/// the merge card is proposed for it (never a search, never a second note).
+#[tokio::test]
+async fn a_merge_of_that_note_proposes_merging_the_note_in_review() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Owner)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let say = |turn: &'static str, message: &'static str| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            run_turn(&engine, &LocalDirector, &caller, &session, turn, message)
+                .await
+                .unwrap()
+        }
+    };
+    let noted = say("t1", "anota que el ISSSTE está pagando a 90 días").await;
+    assert!(matches!(noted.intent, TurnIntent::ProponerDecision { .. }));
+    accept_pending(&engine, &caller, &session).await;
+    let out = say("t2", "fusiona esa nota con lo que sabe el equipo").await;
+    let tools: Vec<&str> = out
+        .transcript
+        .iter()
+        .map(|e| e.tool.name.as_str())
+        .collect();
+    assert!(
+        !tools
+            .iter()
+            .any(|t| t.starts_with("market_") || *t == "context_note"),
+        "{tools:?}"
+    );
+    let TurnIntent::ProponerDecision {
+        decision: crate::agent::contract::intent::DecisionDraft::FusionarConocimiento { topic },
+    } = &out.intent
+    else {
+        panic!("expected the merge card, got {:?}", out.intent);
+    };
+    let pending = engine.knowledge.pending(&caller).await.unwrap();
+    assert!(
+        pending.iter().any(|p| p.topic_slug.as_deref()
+            == Some(crate::knowledge::topic_slug(topic))
+            && p.title.contains("90")),
+        "{topic} is not the note in review: {pending:?}"
+    );
+}
+
+/// «y el resto a Contactado» after «pásala a Ganado»: every other saved company of
+/// the selection goes to Contactado through the bulk card; the one already moved
+/// stays out of it.
+#[tokio::test]
+async fn the_rest_of_an_earlier_move_is_moved() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    engine.market.ensure_demo().await.unwrap();
+    let say = |turn: &'static str, message: &'static str| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            run_turn(&engine, &LocalDirector, &caller, &session, turn, message)
+                .await
+                .unwrap()
+        }
+    };
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    let early = say("t0", "pásalos a Ganado").await;
+    assert!(
+        early.narration.text.contains("guarda"),
+        "a move before saving says to save first: {}",
+        early.narration.text
+    );
+    say(
+        "t1",
+        "Busca 6 proveedores de limpieza en Jalisco y guárdalos",
+    )
+    .await;
+    accept_pending(&engine, &caller, &session).await;
+    let first = say("t2", "la mejor ya la ganamos, pásala a Ganado").await;
+    let moved: Vec<&str> = first
+        .transcript
+        .iter()
+        .map(|e| e.tool.name.as_str())
+        .collect();
+    assert!(
+        moved.contains(&"crm_record"),
+        "{moved:?} {:?} {}",
+        first.intent,
+        first.narration.text
+    );
+    let out = say("t3", "y el resto a contactado").await;
+    let bulk = out
+        .transcript
+        .iter()
+        .find(|e| e.tool.name == "crm_bulk_update")
+        .unwrap_or_else(|| panic!("no bulk update: {:?}", out.intent));
+    let changes = bulk.tool.args["changes"].as_array().unwrap();
+    assert_eq!(changes.len(), 5, "{changes:?}");
+    assert!(
+        changes.iter().all(|c| c["stage"] == "Contactado"),
+        "{changes:?}"
+    );
+    assert!(matches!(out.intent, TurnIntent::ProponerDecision { .. }));
+}

@@ -6,9 +6,25 @@ use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::input::Speaker;
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
-use crate::agent::director::grammar::StageMove;
+use crate::agent::director::grammar::{parse, StageMove};
+use crate::agent::director::vocab::CatalogVocabulary;
 use crate::base::catalog::text::fold;
+
+/// How many companies of the selection the person's earlier move in this
+/// conversation took («pásala a Ganado» → 1): what «el resto» leaves out.
+fn earlier_moved(input: &ModelInput, priorities: usize) -> usize {
+    input
+        .turn
+        .thread
+        .iter()
+        .rev()
+        .filter(|m| m.quien == Speaker::Persona)
+        .find_map(|m| parse(&m.texto, &CatalogVocabulary).stage_move)
+        .filter(|mv| !mv.rest && !mv.all)
+        .map_or(0, |mv| mv.top.map_or(priorities.max(1), |n| n as usize))
+}
 
 impl LocalDirector {
     /// «mueve los 5 mejores a Contactado»: finds the saved list and the stage, reads
@@ -86,12 +102,15 @@ impl LocalDirector {
             .iter()
             .filter(|i| i.priority)
             .chain(selection.iter().filter(|i| !i.priority));
-        let wanted = match (mv.top, mv.all) {
-            (Some(n), _) => n as usize,
-            (None, true) => selection.len(),
-            (None, false) => selection.iter().filter(|i| i.priority).count().max(1),
+        let priorities = selection.iter().filter(|i| i.priority).count();
+        let (skip, wanted) = match (mv.top, mv.all) {
+            _ if mv.rest => (earlier_moved(input, priorities), selection.len()),
+            (Some(n), _) => (0, n as usize),
+            (None, true) => (0, selection.len()),
+            (None, false) => (0, priorities.max(1)),
         };
         let chosen: Vec<&str> = ordered
+            .skip(skip)
             .take(wanted)
             .filter_map(|i| i.reference.strip_prefix("company:"))
             .collect();

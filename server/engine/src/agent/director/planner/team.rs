@@ -2,12 +2,14 @@
 //! que…») goes through `context_note` and ends in the `dejar_nota` card; a correction
 //! («el tema de precios está desactualizado», «corrige el ICP») finds the topic with
 //! `context_retrieve`, prepares `context_suggest_edit` and ends in `sugerir_edicion`.
-//! Neither ever searches or touches the board.
+//! A merge («fusiona esa nota») finds the note in review with `context_retrieve` and
+//! ends in `fusionar_conocimiento`. None of them ever searches or touches the board.
 
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector};
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::input::Speaker;
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 
 /// The most characters of a note's title (its first words).
@@ -131,6 +133,68 @@ impl LocalDirector {
             },
             "Te propongo esta corrección al tema; queda en revisión y no cambia lo que sabe el equipo hasta que se fusione.",
         )
+    }
+}
+
+/// What the note a merge points at says: the person's latest request for a note in
+/// this conversation («anota que el ISSSTE paga a 90 días» → «el ISSSTE paga a 90
+/// días»), else the merge message itself («fusiona la nota del ISSSTE»).
+fn note_meant(input: &ModelInput) -> String {
+    input
+        .turn
+        .thread
+        .iter()
+        .rev()
+        .filter(|m| m.quien == Speaker::Persona)
+        .find_map(|m| {
+            let tokens = crate::agent::director::words::tokens(&m.texto);
+            crate::agent::director::acts::read(&m.texto, &tokens).note
+        })
+        .unwrap_or_else(|| input.turn.message.clone())
+        .chars()
+        .take(400)
+        .collect()
+}
+
+impl LocalDirector {
+    /// «fusiona esa nota con lo que sabe el equipo»: the topic in review the person
+    /// means, then the `fusionar_conocimiento` card (owners and admins resolve it).
+    pub(super) fn merge_note(&self, input: &ModelInput) -> ModelStep {
+        if !input.tools.iter().any(|t| t.name == "context_retrieve") {
+            return limite(
+                "Fusionar una nota en el conocimiento",
+                "Todavía no puedo fusionar notas desde aquí; hazlo en Cerebro, en la revisión de notas.",
+            );
+        }
+        let Some(found) = calls_of(&input.transcript, "context_retrieve")
+            .last()
+            .copied()
+        else {
+            return ModelStep::Tools(vec![call(
+                "context_retrieve",
+                json!({"task": note_meant(input), "limit": 5}),
+            )]);
+        };
+        let in_review = ok_rows(found).iter().find_map(|r| {
+            let topic = r.get("ref").and_then(Value::as_str)?;
+            (topic.starts_with("topic:")
+                && r.get("status").and_then(Value::as_str) == Some("en_revision"))
+            .then_some(topic)
+        });
+        match in_review {
+            Some(topic) => final_(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::FusionarConocimiento {
+                        topic: topic.to_owned(),
+                    },
+                },
+                "Te dejo la tarjeta para fusionar la nota en lo que sabe el equipo; la resuelve el dueño o un administrador.",
+            ),
+            None => final_(
+                TurnIntent::Responder {},
+                "No encontré una nota en revisión sobre eso; dime cuál quieres fusionar o revísalas en Cerebro.",
+            ),
+        }
     }
 }
 
