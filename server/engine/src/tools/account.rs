@@ -38,7 +38,10 @@ pub fn register(reg: &mut Registry) {
             .citations(&[
                 "ref",
                 "intelligence_credits_left",
+                "intelligence_credits_allowance",
+                "intelligence_credits_used",
                 "contact_credits_left",
+                "contact_credits_used",
                 "reads_left_this_hour",
                 "searches_left_today",
             ])
@@ -85,11 +88,13 @@ async fn usage(ctx: ToolCtx, _args: UsageArgs) -> EngineResult<ToolOutput> {
     .with("plan", caller.plan.as_str())
     .with("intelligence_credits_left", intelligence.left())
     .with("intelligence_credits_allowance", intelligence.allowance)
+    .with("intelligence_credits_used", intelligence.used)
     .with(
         "intelligence_period",
         chrono::DateTime::from_timestamp_millis(now).map(|d| d.format("%Y-%m").to_string()),
     )
     .with("contact_credits_left", contact.left())
+    .with("contact_credits_used", contact.used)
     .with("reads_left_this_hour", reads_left)
     .with("read_ceiling_per_hour", READS_PER_HOUR)
     .with("searches_left_today", searches_left)

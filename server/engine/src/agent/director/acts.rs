@@ -76,9 +76,10 @@ const LEFT_WORDS: &[&str] = &[
     "tengo",
     "tenemos",
     "disponible*",
+    "sobra*",
 ];
 const SPENT_WORDS: &[&str] = &["gast*", "consum*", "spent", "used"];
-const SEARCH_WORDS: &[&str] = &["busqueda", "consulta", "searches"];
+const SEARCH_WORDS: &[&str] = &["busqueda", "consulta", "lectura*", "searches", "reads"];
 
 fn usage(tokens: &[Token]) -> Option<UsageFocus> {
     let credits = any(tokens, CREDIT_WORDS);
@@ -139,8 +140,36 @@ const NOTE_MARKERS: &[&str] = &[
 
 /// The note's text in the person's own words (case and accents kept): the words of
 /// `message` after the marker, without a leading «que», «:» or «,».
+/// Who a note is for: said next to a verb of keeping or telling («guarda esto para el
+/// equipo:», «para que lo sepa todo el equipo:», «compártelo con el equipo ->»), what
+/// follows the separator is a note.
+const TEAM_WORDS: &[&str] = &["equipo", "team", "cerebro", "todos"];
+const KEEP_VERBS: &[&str] = &[
+    "guard*", "sep*", "sab*", "compart*", "avis*", "agreg*", "registr*", "dej*", "keep", "save",
+];
+
+fn team_note(message: &str) -> Option<String> {
+    for sep in ["->", ":", "—", " - "] {
+        let Some((head, tail)) = message.split_once(sep) else {
+            continue;
+        };
+        let head = crate::agent::director::words::tokens(head);
+        let tail = tail.trim();
+        if head.len() <= 10
+            && any(&head, TEAM_WORDS)
+            && any(&head, KEEP_VERBS)
+            && tail.split_whitespace().count() >= 3
+        {
+            return Some(tail.to_owned());
+        }
+    }
+    None
+}
+
 fn note(message: &str, tokens: &[Token]) -> Option<String> {
-    let (start, end) = first_end(tokens, NOTE_MARKERS)?;
+    let Some((start, end)) = first_end(tokens, NOTE_MARKERS) else {
+        return team_note(message);
+    };
     // A note marker opens its clause: «toma nota», not «la nota de ayer».
     let opens = start == 0
         || tokens[..start].iter().all(|t| {
@@ -429,6 +458,42 @@ pub fn rfcs(tokens: &[Token]) -> Vec<String> {
     out
 }
 
+/// What the team knows, by the names its topics go by: an edit verb next to one of
+/// these is a correction of Knowledge, not a search («el ICP ya no aplica, quítale el
+/// Edomex», «en lo de objeciones falta una, agrégala»).
+const KNOWLEDGE_NOUNS: &[&str] = &[
+    "icp",
+    "cliente ideal",
+    "objecion*",
+    "precios de referencia",
+    "lista de precios",
+    "playbook",
+    "guion",
+    "pitch",
+    "cerebro",
+    "lo que sabe el equipo",
+    "lo que sabemos",
+];
+const EDIT_VERBS: &[&str] = &[
+    "edita*",
+    "corrige*",
+    "agrega*",
+    "quita*",
+    "cambia*",
+    "actualiza*",
+    "borra*",
+    "pon",
+    "ponle",
+    "falta",
+    "faltan",
+    "ya no aplica",
+    "ya no es",
+    "fix",
+    "update",
+    "add",
+    "remove",
+];
+
 const EDIT_CUES: &[&str] = &[
     "corrige*",
     "corregir",
@@ -454,17 +519,29 @@ const EDIT_CUES: &[&str] = &[
 pub fn read(message: &str, tokens: &[Token]) -> Acts {
     let sequence_steps = sequence(tokens);
     let note = note(message, tokens);
-    let merge = any(
-        tokens,
-        &[
-            "fusiona*",
-            "merge",
-            "integra esa nota",
-            "sube esa nota",
-            "aprueba esa nota",
-            "aprueba la nota",
-        ],
-    );
+    // A merge names itself («fusiona», «merge»), or an approving verb names what
+    // the team knows as where the note goes («intégrala a lo que ya sabemos»).
+    let merge = any(tokens, &["fusiona*", "merge*", "mergea*"])
+        || (any(
+            tokens,
+            &[
+                "integra*",
+                "aplica*",
+                "sube*",
+                "aprueba*",
+                "pasa*",
+                "incorpora*",
+            ],
+        ) && any(
+            tokens,
+            &[
+                "nota",
+                "cerebro",
+                "conocimiento",
+                "lo que sabemos",
+                "lo que sabe el equipo",
+            ],
+        ));
     Acts {
         usage: usage(tokens),
         research: any(tokens, RESEARCH_CUES),
@@ -476,7 +553,10 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                 && any(tokens, &["crm", "pipeline", "embudo"])),
         stage: stage(tokens),
         rfcs: rfcs(tokens),
-        knowledge_edit: note.is_none() && !merge && any(tokens, EDIT_CUES),
+        knowledge_edit: note.is_none()
+            && !merge
+            && (any(tokens, EDIT_CUES)
+                || (any(tokens, KNOWLEDGE_NOUNS) && any(tokens, EDIT_VERBS))),
         merge,
         note,
     }
@@ -513,8 +593,29 @@ mod tests {
         ] {
             assert_eq!(acts(m).note.as_deref(), Some(text), "{m}");
         }
+        // Said as who it is for, or typed in chat shorthand.
+        for (m, text) in [
+            (
+                "para que lo sepa todo el equipo: DICONSA paga puntual",
+                "DICONSA paga puntual",
+            ),
+            (
+                "guarda esto para el equipo -> la SEP compra uniformes en julio",
+                "la SEP compra uniformes en julio",
+            ),
+            (
+                "Recuerda q en PEMEX piden fianza del 10%",
+                "en PEMEX piden fianza del 10%",
+            ),
+        ] {
+            assert_eq!(acts(m).note.as_deref(), Some(text), "{m}");
+        }
         // A note mentioned inside a request is not a note to leave.
         assert_eq!(acts("busca la nota de ayer sobre empaque").note, None);
+        assert_eq!(
+            acts("proveedores de limpieza para el equipo de compras: Jalisco").note,
+            None
+        );
         assert_eq!(acts("busca proveedores de empaque en Jalisco").note, None);
     }
 
@@ -597,5 +698,18 @@ mod tests {
         assert!(acts("hazme un análisis a fondo del mercado de uniformes").research);
         assert!(acts("el tema del ICP está mal, corrígelo").knowledge_edit);
         assert!(acts("fusiona esa nota").merge);
+        assert!(acts("intégrala a lo que ya sabemos en cerebro").merge);
+        assert!(acts("aplícala ya, mergéala con el conocimiento del equipo").merge);
+        assert!(!acts("busca empresas de mantenimiento integral en Jalisco").merge);
+        // A topic of what the team knows, named next to an edit verb, is a correction.
+        for m in [
+            "el ICP ya no aplica igual, quítale el Edomex y pon Coahuila",
+            "en lo de objeciones falta la de 'ya tenemos contrato marco', agrégala",
+            "edita lo de precios de referencia: el carton subio 8% no 6%",
+        ] {
+            let a = acts(m);
+            assert!(a.knowledge_edit && a.note.is_none(), "{m}: {a:?}");
+        }
+        assert!(!acts("quita los de CDMX y pon los de Jalisco").knowledge_edit);
     }
 }

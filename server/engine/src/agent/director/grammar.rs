@@ -319,6 +319,32 @@ fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
     None
 }
 
+/// «¿a quién le conviene más venderle, a CFE o a PEMEX?», «which is bigger, qro or
+/// gto?»: a comparative over two or more segments of one kind (buyers, states or
+/// giros) set as alternatives is a comparison, whatever the verb.
+fn weighs_segments(text: &str, segments: usize) -> bool {
+    const COMPARATIVES: &[&str] = &[
+        " mas grande",
+        " mas grandes",
+        " mayor ",
+        " conviene",
+        " mejor ",
+        " mejores ",
+        " bigger",
+        " larger",
+        " better",
+        " more ",
+        " mas dinero",
+        " mas lana",
+        " mas mercado",
+        " mas chico",
+        " menor ",
+        " smaller",
+    ];
+    let padded = format!(" {text} ");
+    segments >= 2 && has_any(&padded, COMPARATIVES) && has_any(&padded, &[" o ", " or ", " u "])
+}
+
 fn has_any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
 }
@@ -348,6 +374,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     });
     let sequence_steps = acts.sequence_steps;
     let note = acts.note.clone();
+    let buyers = vocab.find_buyers(&text);
+    let giros = vocab.find_giros_in(&text, &tokens, &places.spans);
     let compare = has_any(
         &text,
         &[
@@ -357,10 +385,18 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             "comparativo",
             "diferencia entre",
             "frente a",
+            "lado a lado",
+            "side by side",
             " contra ",
             " versus ",
             " vs ",
         ],
+    ) || weighs_segments(
+        &text,
+        [buyers.len(), places.states.len(), giros.len()]
+            .into_iter()
+            .max()
+            .unwrap_or(0),
     );
     Request {
         stage_move: stage_move(&text, &words),
@@ -402,7 +438,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "vendido a",
             ],
         ),
-        buyers: vocab.find_buyers(&text),
+        buyers,
         save: acts.save,
         contacts_top,
         sequence_steps,
@@ -414,7 +450,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             ),
         asks_usage,
         usage_focus: acts.usage,
-        giros: vocab.find_giros_in(&text, &tokens, &places.spans),
+        giros,
         rfcs: acts.rfcs.clone(),
         stage_named: acts.stage.clone(),
         knowledge_edit: acts.knowledge_edit,
@@ -450,6 +486,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::agent::director::vocab::CatalogVocabulary;
 
     struct Fake;
     impl Vocabulary for Fake {
@@ -467,6 +504,24 @@ mod tests {
             } else {
                 vec![]
             }
+        }
+    }
+
+    #[test]
+    fn a_comparative_over_alternatives_is_a_comparison() {
+        for m in [
+            "a quién le conviene más venderle seguridad, a CFE o a PEMEX?",
+            "which is bigger for consultoria, qro or gto?",
+            "para el IMSS qué es más grande: limpieza, seguridad o eventos",
+        ] {
+            assert!(parse(m, &CatalogVocabulary).compare, "{m}");
+        }
+        // Alternatives without a comparative are a search of both.
+        for m in [
+            "proveedores de limpieza en Jalisco o Nuevo León",
+            "los mejores proveedores de limpieza en Jalisco",
+        ] {
+            assert!(!parse(m, &CatalogVocabulary).compare, "{m}");
         }
     }
 

@@ -131,6 +131,15 @@ const SELL_VERBS: &[&str] = &[
     "gane",
     "vendiendo",
     "ganando",
+    // Spending is buying, seen from the buyer («qué dependencia gasta más»).
+    "gasta",
+    "gastan",
+    "gastado",
+    "invierte",
+    "invierten",
+    "spend",
+    "spends",
+    "spent",
 ];
 const MORE_WORDS: &[&str] = &["mas", "most", "mayor", "mayores"];
 /// What a supplier wins, by which a ranking orders («más contratos», «más monto»).
@@ -141,6 +150,32 @@ const RANKED_BY: &[&str] = &[
     "dinero",
     "lana",
     "factur",
+];
+/// Superlatives that, next to who is ranked, name a ranking («top proveedores»,
+/// «biggest buyers», «principales dependencias»).
+const SUPERLATIVES: &[&str] = &[
+    "top",
+    "biggest",
+    "largest",
+    "mayores",
+    "principales",
+    "lideres",
+    "leading",
+    "main",
+];
+/// Who a ranking orders: suppliers, buyers or states.
+const RANKED_WHO: &[&str] = &[
+    "proveedor",
+    "supplier",
+    "vendor",
+    "empresa",
+    "dependencia",
+    "comprador",
+    "buyer",
+    "institucion",
+    "estado",
+    "state",
+    "entidad",
 ];
 /// A ranking named as such.
 const RANKING_PHRASES: &[&str] = &[
@@ -223,7 +258,12 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     // Who sells most, in verbs («quién le vende más») or in what they win («los que
     // tienen más contratos», «más monto»); or a ranking named as such.
     let sells = has(words, SELL_VERBS) || starts(words, RANKED_BY);
-    let named = RANKING_PHRASES.iter().any(|p| phrase(folded, p));
+    let superlative_of_who = words.windows(2).any(|pair| {
+        (SUPERLATIVES.contains(&pair[0]) && RANKED_WHO.iter().any(|w| pair[1].starts_with(w)))
+            || (RANKED_WHO.iter().any(|w| pair[0].starts_with(w))
+                && SUPERLATIVES.contains(&pair[1]))
+    });
+    let named = superlative_of_who || RANKING_PHRASES.iter().any(|p| phrase(folded, p));
     if !(named || (more && sells)) {
         return None;
     }
@@ -432,6 +472,20 @@ mod tests {
             read("adjudicaciones del IMSS de más de 10 millones", TODAY).rank,
             None
         );
+        // Spending is buying; a superlative next to who is ranked names a ranking.
+        for (m, by) in [
+            ("en qué estado se gasta más en eventos", "state"),
+            ("qué dependencia gasta más en TI desde 2023", "buyer"),
+            ("who are the biggest buyers of uniformes in edomex", "buyer"),
+            ("top proveedores de la CFE en construccion", "supplier"),
+        ] {
+            assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+        }
+        assert_eq!(
+            read("los 10 mejores proveedores de limpieza", TODAY).rank,
+            None
+        );
+        assert_eq!(read("top 10 de limpieza en Jalisco", TODAY).rank, None);
     }
 
     #[test]

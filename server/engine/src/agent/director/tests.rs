@@ -397,3 +397,45 @@ async fn the_rest_of_an_earlier_move_is_moved() {
     );
     assert!(matches!(out.intent, TurnIntent::ProponerDecision { .. }));
 }
+
+/// Questions about credits answer the figure asked for, every figure anchored (no
+/// repair, which would drop the figures): what was spent, searches and reads left.
+#[tokio::test]
+async fn credit_questions_answer_the_figure_asked_for() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    for (i, (message, says)) in [
+        ("cuánto he gastado este mes?", "gastados"),
+        ("me sobran búsquedas pa hoy o ya no?", "búsquedas"),
+        ("cuantas lecturas me quedan en esta hora", "lecturas"),
+        ("¿cuánto saldo de contactos tengo?", "créditos de contacto"),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = run_turn(
+            &engine,
+            &LocalDirector,
+            &caller,
+            &session,
+            &format!("u{i}"),
+            message,
+        )
+        .await
+        .unwrap();
+        let text = &out.narration.text;
+        assert!(
+            matches!(out.intent, TurnIntent::Responder {}),
+            "{message}: {:?}",
+            out.intent
+        );
+        assert!(
+            text.contains(says) && text.chars().any(|c| c.is_ascii_digit()),
+            "{message}: {text}"
+        );
+        assert!(!text.contains("[["), "{message}: {text}");
+    }
+}

@@ -26,14 +26,42 @@ pub fn stem(word: &str) -> String {
     stemmer().stem(word).into_owned()
 }
 
-/// Folds `message` and cuts it into tokens.
+/// Chat shorthand people type, written out (one word for one word, so token
+/// positions still match the message's words): «q» → «que», «pa» → «para».
+const SHORTHAND: &[(&str, &str)] = &[
+    ("q", "que"),
+    ("k", "que"),
+    ("xq", "porque"),
+    ("pq", "porque"),
+    ("x", "por"),
+    ("pa", "para"),
+    ("tmb", "tambien"),
+    ("tb", "tambien"),
+    ("d", "de"),
+    ("xfa", "porfa"),
+    ("plis", "porfa"),
+    ("pls", "porfa"),
+];
+
+/// A folded word with chat shorthand written out.
+pub fn expand(word: &str) -> &str {
+    SHORTHAND
+        .iter()
+        .find(|(short, _)| *short == word)
+        .map_or(word, |(_, long)| long)
+}
+
+/// Folds `message` and cuts it into tokens (shorthand written out).
 pub fn tokens(message: &str) -> Vec<Token> {
     fold(message)
         .split(' ')
         .filter(|w| !w.is_empty())
-        .map(|w| Token {
-            word: w.to_owned(),
-            stem: stem(w),
+        .map(|w| {
+            let w = expand(w);
+            Token {
+                word: w.to_owned(),
+                stem: stem(w),
+            }
         })
         .collect()
 }

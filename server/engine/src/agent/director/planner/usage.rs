@@ -33,13 +33,13 @@ impl LocalDirector {
                 "Te quedan [[evidence:{c}.0.contact_credits_left]] créditos de contacto."
             ),
             UsageFocus::Searches if row.get("searches_left_today").is_some_and(Value::is_i64) => format!(
-                "Hoy te quedan [[evidence:{c}.0.searches_left_today]] búsquedas; además tienes [[evidence:{c}.0.reads_left_this_hour]] consultas en esta hora."
+                "Hoy te quedan [[evidence:{c}.0.searches_left_today]] búsquedas; además tienes [[evidence:{c}.0.reads_left_this_hour]] lecturas en esta hora."
             ),
             UsageFocus::Searches => format!(
-                "Tu plan no tiene límite diario de búsquedas; en esta hora te quedan [[evidence:{c}.0.reads_left_this_hour]] consultas."
+                "Tu plan no tiene límite diario de búsquedas; en esta hora te quedan [[evidence:{c}.0.reads_left_this_hour]] lecturas."
             ),
             UsageFocus::Spent => format!(
-                "De los [[evidence:{c}.0.intelligence_credits_allowance]] créditos de inteligencia de este periodo te quedan [[evidence:{c}.0.intelligence_credits_left]]; en créditos de contacto te quedan [[evidence:{c}.0.contact_credits_left]]."
+                "Este periodo llevas [[evidence:{c}.0.intelligence_credits_used]] créditos de inteligencia gastados de [[evidence:{c}.0.intelligence_credits_allowance]] (te quedan [[evidence:{c}.0.intelligence_credits_left]]) y [[evidence:{c}.0.contact_credits_used]] créditos de contacto (te quedan [[evidence:{c}.0.contact_credits_left]])."
             ),
             UsageFocus::Credits => format!(
                 "Te quedan [[evidence:{c}.0.intelligence_credits_left]] créditos de inteligencia y [[evidence:{c}.0.contact_credits_left]] créditos de contacto."
