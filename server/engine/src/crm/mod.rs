@@ -26,6 +26,8 @@ pub mod undo;
 #[cfg(test)]
 mod record_bounds_tests;
 #[cfg(test)]
+mod save_stage_tests;
+#[cfg(test)]
 mod tests;
 
 use std::sync::Arc;

@@ -61,6 +61,9 @@ pub struct SaveItem {
 struct SavePayload {
     policy: ConflictPolicy,
     items: Vec<SaveItem>,
+    /// The stage new records start in; the collection's first when absent.
+    #[serde(default)]
+    stage: Option<String>,
 }
 
 /// The preview a decision card shows.
@@ -73,6 +76,8 @@ pub struct SavePreview {
     pub already_there: Vec<(String, String, String)>,
     pub not_found: Vec<String>,
     pub policy: ConflictPolicy,
+    /// The stage the new records start in.
+    pub stage: String,
 }
 
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -221,13 +226,15 @@ async fn mark_executed(conn: &mut Conn, id: &str, result: &impl Serialize) -> En
 
 // ------------------------------------------------------------ save companies
 
-/// Builds the preview of saving `refs` into a collection and stores it.
+/// Builds the preview of saving `refs` into a collection (new records in `stage`, the
+/// collection's first by default) and stores it.
 pub async fn preview_save(
     store: &Store,
     actor: &Actor,
     collection_id: &str,
     refs: &[String],
     policy: ConflictPolicy,
+    stage: Option<&str>,
 ) -> EngineResult<SavePreview> {
     if refs.is_empty() || refs.len() > MAX_SAVE {
         return Err(invalid(
@@ -237,6 +244,7 @@ pub async fn preview_save(
     }
     let collection = collections::get_in(store, &actor.workspace_id, collection_id).await?;
     collection.ensure_writable()?;
+    let stage = stage.map(|s| collection.check_stage(s)).transpose()?;
     let mut conn = store.pool().acquire().await?;
     let mut preview = SavePreview {
         proposal_id: String::new(),
@@ -245,6 +253,9 @@ pub async fn preview_save(
         already_there: Vec::new(),
         not_found: Vec::new(),
         policy,
+        stage: stage
+            .clone()
+            .unwrap_or_else(|| collection.stages[0].clone()),
     };
     let mut seen = std::collections::HashSet::new();
     for r in refs {
@@ -286,7 +297,11 @@ pub async fn preview_save(
         actor,
         SAVE_KIND,
         &collection.id,
-        &SavePayload { policy, items },
+        &SavePayload {
+            policy,
+            items,
+            stage,
+        },
     )
     .await?;
     Ok(preview)
@@ -309,6 +324,11 @@ pub async fn execute_save(
     let collection = collections::get(&mut tx, &caller.workspace_id, &p.collection_id).await?;
     collection.ensure_writable()?;
     let payload: SavePayload = serde_json::from_str(&p.payload).map_err(internal)?;
+    // The stage chosen at preview time must still exist when the person confirms.
+    let new_stage = match &payload.stage {
+        Some(s) => collection.check_stage(s)?,
+        None => collection.stages[0].clone(),
+    };
     let actor = Actor::new(caller, surface_of(&p.surface));
     let mut out = SaveExecution {
         proposal_id: proposal_id.to_owned(),
@@ -342,7 +362,7 @@ pub async fn execute_save(
                 entity_id: existing.entity_id,
             }),
             None => {
-                let stage = collection.stages[0].clone();
+                let stage = new_stage.clone();
                 let r = records::insert(
                     &mut tx,
                     &actor,

@@ -154,6 +154,11 @@ pub struct CrmSaveCompaniesArgs {
     /// "selection" o una lista de refs `company:…` (hasta 500).
     pub source: SaveSource,
     pub conflict_policy: ConflictPolicy,
+    /// Etapa en la que se crean los registros nuevos (una de las etapas de la
+    /// colección); por omisión, la primera.
+    #[serde(default)]
+    #[schemars(length(max = crate::base::bounds::ID_MAX))]
+    pub stage: Option<String>,
 }
 
 #[derive(Debug, Deserialize, JsonSchema)]
@@ -235,6 +240,8 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 40)
             .stage(Stage::ConListaGuardada, 30)
             .stage(Stage::ConBorrador, 140)
+            // «guárdalas», «súbelas al pipeline» while a card is pending or a draft open.
+            .cues(&["guard", "crm", "pipeline", "embudo", "save"])
             .handler(crm_collections),
     );
     reg.add(
@@ -246,8 +253,9 @@ pub fn register(reg: &mut Registry) {
                  nada: muestra cuántas se crearían y cuáles ya están, y devuelve proposal_id para la tarjeta \
                  de un toque; al confirmar se crean sin duplicar (confirmar dos veces no crea nada nuevo). \
                  conflict_policy skip deja intactas las que ya están; refresh actualiza sus datos de empresa. \
+                 stage pone los registros nuevos en esa etapa de la colección (por omisión, la primera). \
                  NO la uses para una sola empresa encontrada con company_search (usa company_save) ni para \
-                 cambiar etapas (usa crm_record). {INVARIANTS}"
+                 cambiar etapas de registros ya guardados (usa crm_record). {INVARIANTS}"
             ))
             .example(
                 "Guarda la selección en Prospección",
@@ -262,6 +270,8 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 30)
             .stage(Stage::ConListaGuardada, 40)
             .stage(Stage::ConBorrador, 150)
+            // «guárdalas», «súbelas al pipeline» while a card is pending or a draft open.
+            .cues(&["guard", "crm", "pipeline", "embudo", "save"])
             .handler(crm_save_companies),
     );
     reg.add(
@@ -380,6 +390,7 @@ async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineR
         &args.collection_id,
         &refs,
         args.conflict_policy,
+        args.stage.as_deref(),
     )
     .await?;
     let label = format!(
@@ -394,6 +405,7 @@ async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineR
             .with("already_there", preview.already_there.len())
             .with("not_found", &preview.not_found)
             .with("conflict_policy", preview.policy)
+            .with("stage", &preview.stage)
             .with(
                 "sample_to_create",
                 preview

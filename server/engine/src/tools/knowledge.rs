@@ -162,7 +162,10 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 170)
             .stage(Stage::ConListaGuardada, 200)
             .stage(Stage::DecisionPendiente, 70)
-            .cues(&["tema", "desactualiz", "corrig", "corrij", "fusion", "merge"])
+            .cues(&[
+                "tema", "desactualiz", "corrig", "corrij", "fusion", "merge", "icp", "objecion",
+                "playbook", "pitch", "guion", "integra", "conocimiento",
+            ])
             .handler(retrieve),
     );
     reg.add(
@@ -252,7 +255,7 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(2_000)
             .citations(&["ref"])
-            .cues(&["nota", "anot", "apunt", "recuerd", "sepa", "cerebro"])
+            .cues(&["nota", "anot", "apunt", "recuerd", "sepa", "cerebro", "equipo", "team"])
             .handler(note),
     );
     reg.add(
@@ -273,7 +276,10 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(3_000)
             .citations(&["ref"])
-            .cues(&["edicion", "edita", "corrig", "corrij", "sugier", "suger", "desactualiz", "mal"])
+            .cues(&[
+                "edicion", "edita", "corrig", "corrij", "sugier", "suger", "desactualiz", "mal",
+                "icp", "objecion", "playbook", "pitch", "guion",
+            ])
             .handler(suggest_edit),
     );
 }

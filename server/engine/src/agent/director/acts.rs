@@ -363,35 +363,50 @@ const CONTACT_CUES: &[&str] = &[
     "contacts",
 ];
 
+/// Verbs of getting something for the person: with an email or a contact word they
+/// ask for contacts.
+const GET_VERBS: &[&str] = &[
+    "dame",
+    "consigue*",
+    "saca*",
+    "pasame",
+    "necesito",
+    "quiero",
+    "ocupo",
+    "busca*",
+    "revela*",
+    "trae*",
+    "jala*",
+    "obten*",
+    "get",
+    "find",
+    "give",
+    "grab",
+    "pull",
+    "need",
+    "want",
+];
+
 fn contacts(tokens: &[Token], sequence: bool) -> bool {
+    let wants = any(tokens, GET_VERBS);
     if sequence {
-        // In a sequence request, emails count as contacts only with «de».
-        return any(
-            tokens,
-            &[
-                "correo de",
-                "correos de",
-                "=contacto",
-                "=contactos",
-                "telefono",
-            ],
-        );
-    }
-    any(tokens, CONTACT_CUES)
-        || (any(tokens, &["correo*", "mail*", "email*"])
+        // In a sequence request the emails and contacts are usually its audience
+        // («5 correos para esos contactos»): contacts only when asked for with a verb
+        // of getting («consígueme el correo de los 10 mejores y arma una secuencia»).
+        return wants
             && any(
                 tokens,
                 &[
-                    "dame",
-                    "consigue*",
-                    "saca*",
-                    "pasame",
-                    "necesito",
-                    "quiero",
-                    "ocupo",
-                    "busca*",
+                    "correo de",
+                    "correos de",
+                    "contacto*",
+                    "telefono",
+                    "email* of",
+                    "email* for",
                 ],
-            ))
+            );
+    }
+    any(tokens, CONTACT_CUES) || (any(tokens, &["correo*", "mail*", "email*"]) && wants)
 }
 
 const SAVE_CUES: &[&str] = &[
@@ -549,8 +564,18 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
         contacts: contacts(tokens, sequence_steps.is_some()),
         sequence_steps,
         save: any(tokens, SAVE_CUES)
-            || (any(tokens, &["agrega*", "sube*", "mete*"])
-                && any(tokens, &["crm", "pipeline", "embudo"])),
+            || (any(tokens, &["agrega*", "sube*", "mete*", "pon*"])
+                && any(
+                    tokens,
+                    &[
+                        "crm",
+                        "pipeline",
+                        "embudo",
+                        "prospeccion",
+                        "coleccion",
+                        "cartera",
+                    ],
+                )),
         stage: stage(tokens),
         rfcs: rfcs(tokens),
         knowledge_edit: note.is_none()

@@ -137,99 +137,10 @@ pub struct Request {
     pub merge: bool,
 }
 
-/// Which companies of the selection go to which stage of the saved list.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct StageMove {
-    /// The stage as the person wrote it (folded); matched against the list's stages.
-    pub stage: String,
-    /// «los 5 mejores»: the first N (priorities first). `None` with `all` false: the
-    /// priorities.
-    pub top: Option<u32>,
-    /// «muévelos», «todos»: every company of the selection.
-    pub all: bool,
-    /// «y el resto a Contactado»: the companies an earlier move of this conversation
-    /// left where they were.
-    #[serde(default)]
-    pub rest: bool,
-}
-
-/// «mueve los 5 mejores a Contactado», «pasa los prioritarios a Propuesta»,
-/// «muévelos todos a En conversación». Only moves of the selection's companies
-/// (the best N, the priorities, or all of them) are understood: a move of one named
-/// company is left to a model.
-fn stage_move(text: &str, words: &[&str]) -> Option<StageMove> {
-    // Verbs of moving, with or without a clitic («muévelos», «pásala»); «pásame» and
-    // «pásanos» give something to the person instead.
-    const VERBS: &[&str] = &["muev", "mueve", "mover", "pasa", "cambia"];
-    const NOT_MOVES: &[&str] = &["pasame", "pasanos", "pasamelos", "pasamelas", "cambiame"];
-    let is_verb = |w: &str| {
-        VERBS.iter().any(|v| w.starts_with(v)) && !NOT_MOVES.contains(&w) && !w.starts_with("pasad")
-    };
-    // «y el resto a Contactado», «los demás a Propuesta»: the move continues an earlier
-    // one, with or without a verb.
-    let rest = [
-        " el resto ",
-        " los demas ",
-        " las demas ",
-        " los otros ",
-        " las otras ",
-    ]
-    .iter()
-    .any(|m| format!(" {text} ").contains(m))
-        && text.contains(" a ");
-    let verb = match words.iter().position(|w| is_verb(w)) {
-        Some(at) => words[at],
-        // Without a verb only a short follow-up («y el resto a Contactado»).
-        None if rest && words.len() <= 8 => "",
-        None => return None,
-    };
-    // The stage: after the last « a » («pásala a Ganado»), or where the companies
-    // already are («los primeros 8 ya están en conversación, muévelos»).
-    let tail = |marker: &str| -> Option<String> {
-        let (_, rest) = text.rsplit_once(marker)?;
-        let stage: Vec<&str> = rest
-            .split(' ')
-            .filter(|w| !w.is_empty())
-            .skip_while(|w| ["la", "etapa", "de"].contains(w))
-            .take_while(|w| !is_verb(w) && !["y", "porfa", "por", "ya"].contains(w))
-            .take(3)
-            .collect();
-        (!stage.is_empty()).then(|| stage.join(" "))
-    };
-    let stage = tail(" a ")
-        .or_else(|| tail(" estan en "))
-        .or_else(|| tail(" esta en "))
-        .or_else(|| tail(" etapa "))?;
-    let before = text.split(&format!(" a {stage}")).next().unwrap_or(text);
-    let pronoun = verb.ends_with("los") || verb.ends_with("las");
-    let all = pronoun || before.contains("todos") || before.contains("todas");
-    let top = number_before(words, &["mejor", "primer", "prioritari", "empresa"])
-        .or_else(|| number_after(words, &["mejor", "primer"]))
-        .or_else(|| {
-            ["la mejor", "el mejor", "la primera", "el primero"]
-                .iter()
-                .any(|one| before.contains(one))
-                .then_some(1)
-        });
-    let priorities = before.contains("prioritari");
-    if rest {
-        return Some(StageMove {
-            stage,
-            top: None,
-            all: false,
-            rest: true,
-        });
-    }
-    (all || top.is_some() || priorities).then(|| StageMove {
-        stage,
-        top,
-        all: all && top.is_none(),
-        rest: false,
-    })
-}
+pub use super::moves::StageMove;
 
 /// «los primeros 8», «los mejores 5»: a number right after one of `nouns`.
-fn number_after(words: &[&str], nouns: &[&str]) -> Option<u32> {
+pub(super) fn number_after(words: &[&str], nouns: &[&str]) -> Option<u32> {
     words.windows(2).find_map(|w| {
         nouns
             .iter()
@@ -304,7 +215,7 @@ pub(super) fn number(word: &str) -> Option<u32> {
 
 /// The number right before any of `nouns` within the next three words, e.g.
 /// "40 fabricantes", "tres correos", "los 10 mejores".
-fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
+pub(super) fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
     for (i, w) in words.iter().enumerate() {
         if let Some(n) = number(w) {
             let window = &words[i + 1..(i + 4).min(words.len())];
@@ -368,9 +279,13 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     // «el correo de los 10 mejores», «el contacto de los primeros 3»; with no number,
     // the first companies of the selection (the planner caps how many).
     let contacts_top = acts.contacts.then(|| {
-        number_before(&words, &["mejor", "primer", "prioritari", "top"])
-            .or_else(|| number_before(&words, &["correo", "contacto", "email", "mail"]))
-            .unwrap_or(10)
+        number_before(
+            &words,
+            &["mejor", "primer", "prioritari", "top", "best", "first"],
+        )
+        .or_else(|| number_after(&words, &["top", "first", "primer"]))
+        .or_else(|| number_before(&words, &["correo", "contacto", "email", "mail"]))
+        .unwrap_or(10)
     });
     let sequence_steps = acts.sequence_steps;
     let note = acts.note.clone();
@@ -399,7 +314,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             .unwrap_or(0),
     );
     Request {
-        stage_move: stage_move(&text, &words),
+        stage_move: super::moves::read(&text, &words),
         compare,
         states: places.states.iter().map(named).collect(),
         region: places.region.clone(),
@@ -436,6 +351,12 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "adjudicacion",
                 "licitacion",
                 "vendido a",
+                "contratos con",
+                "tenido contratos",
+                "tengan contratos",
+                "tienen contratos",
+                "sell to government",
+                "sold to government",
             ],
         ),
         buyers,
@@ -446,7 +367,15 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         asks_count: !asks_usage
             && has_any(
                 &text,
-                &["cuantos", "cuantas", "cuanto hay", "numero de", "how many"],
+                &[
+                    "cuantos",
+                    "cuantas",
+                    "cuanto hay",
+                    "numero de",
+                    "numero total",
+                    "cantidad de",
+                    "how many",
+                ],
             ),
         asks_usage,
         usage_focus: acts.usage,
@@ -526,44 +455,6 @@ mod tests {
     }
 
     #[test]
-    fn stage_moves_of_the_selection_are_understood() {
-        let r = parse("Mueve los 5 mejores a Contactado", &Fake);
-        let mv = r.stage_move.unwrap();
-        assert_eq!(
-            (mv.stage.as_str(), mv.top, mv.all),
-            ("contactado", Some(5), false)
-        );
-        let r = parse("pasa los prioritarios a la etapa En conversación.", &Fake);
-        let mv = r.stage_move.unwrap();
-        assert_eq!(
-            (mv.stage.as_str(), mv.top, mv.all),
-            ("en conversacion", None, false)
-        );
-        let r = parse("mueve la mejor a Propuesta", &Fake);
-        assert_eq!(r.stage_move.unwrap().top, Some(1));
-        let r = parse("muévelos todos a Propuesta", &Fake);
-        assert!(r.stage_move.unwrap().all);
-        // The rest of an earlier move, with or without a verb.
-        for m in ["y el resto a contactado", "los demás pásalos a Contactado"] {
-            let mv = parse(m, &Fake).stage_move.unwrap();
-            assert_eq!((mv.stage.as_str(), mv.rest), ("contactado", true), "{m}");
-        }
-        assert!(parse("el resto de la lista está bien", &Fake)
-            .stage_move
-            .is_none());
-        // Not a move of the selection: a named company, or no move at all.
-        assert!(parse("pasa a Envases Azteca a Propuesta", &Fake)
-            .stage_move
-            .is_none());
-        assert!(parse("Quiero 40 fabricantes de empaque en Jalisco", &Fake)
-            .stage_move
-            .is_none());
-        assert!(parse("consígueme el correo de los 10 mejores", &Fake)
-            .stage_move
-            .is_none());
-    }
-
-    #[test]
     fn the_scene_of_the_seed_is_understood_in_full() {
         let r = parse(
             "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.",
@@ -577,6 +468,18 @@ mod tests {
         assert_eq!(r.sequence_steps, Some(3));
         let seq = parse("ármame una secuencia de tres correos", &Fake);
         assert_eq!((seq.contacts_top, seq.sequence_steps), (None, Some(3)));
+        // Contacts asked in English; a sequence whose audience is «esos contactos».
+        for (m, top) in [
+            ("get me the emails of the top 4 please", 4),
+            ("get the emails for the first 3", 3),
+        ] {
+            assert_eq!(parse(m, &Fake).contacts_top, Some(top), "{m}");
+        }
+        let seq = parse(
+            "redacta 5 correos de seguimiento para esos contactos",
+            &Fake,
+        );
+        assert_eq!((seq.contacts_top, seq.sequence_steps), (None, Some(5)));
         assert!(!r.asks_count && !r.asks_usage && r.connector.is_none());
     }
 

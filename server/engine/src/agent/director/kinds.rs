@@ -96,7 +96,16 @@ const COMPANY_NOUNS: &[&str] = &[
     "supplier",
     "compan",
 ];
-const TENDER_WORDS: &[&str] = &["licitacion", "convocatoria", "concurso", "oportunidad"];
+const TENDER_WORDS: &[&str] = &[
+    "licitacion",
+    "convocatoria",
+    "concurso",
+    "oportunidad",
+    "tender",
+    // The verb: «¿qué está licitando el IMSS?».
+    "licitando",
+    "licita",
+];
 const AWARD_WORDS: &[&str] = &["adjudicacion", "contrato", "compro", "adjudico", "compras"];
 /// Verbs of selling, buying or winning, as whole words (not «adjudicaciones»).
 const SELL_VERBS: &[&str] = &[
@@ -207,7 +216,9 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
     let names_companies = starts(&words, COMPANY_NOUNS);
     let mut ask = Ask {
-        kind: if names_companies {
+        kind: if let Some(counted) = counted_kind(&words) {
+            counted
+        } else if names_companies {
             RecordKind::Suppliers
         } else if starts(&words, TENDER_WORDS) {
             RecordKind::Opportunities
@@ -223,7 +234,9 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
         && (starts(&words, &["abierta", "vigente", "activa", "particip"])
             || phrase(&folded, "puedo entrar")
             || phrase(&folded, "en curso")
-            || has(&words, &["ahorita", "open"]));
+            || phrase(&folded, "en este momento")
+            || phrase(&folded, "ahora mismo")
+            || has(&words, &["ahorita", "open", "licitando"]));
     ask.procedure =
         if phrase(&folded, "licitaciones publicas") || phrase(&folded, "licitacion publica") {
             Some("open")
@@ -243,6 +256,31 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     ask.size_band = size(&words);
     ask.top = top(&words);
     ask
+}
+
+/// What a count counts: the noun right after «cuántos», «número (total) de», «how
+/// many» («¿cuántos contratos le dio la SEDENA a empresas de uniformes?» counts
+/// Adjudicaciones, whatever else is named).
+fn counted_kind(words: &[&str]) -> Option<RecordKind> {
+    let at = words
+        .iter()
+        .position(|w| ["cuantos", "cuantas", "numero", "many", "cantidad"].contains(w))?;
+    words[at + 1..]
+        .iter()
+        .filter(|w| !["de", "total", "el", "la", "los", "las", "hay"].contains(w))
+        .take(1)
+        .find_map(|w| {
+            let is = |list: &[&str]| list.iter().any(|s| w.starts_with(s));
+            if is(COMPANY_NOUNS) {
+                Some(RecordKind::Suppliers)
+            } else if is(TENDER_WORDS) || w.starts_with("tender") {
+                Some(RecordKind::Opportunities)
+            } else if is(AWARD_WORDS) || w.starts_with("contract") || w.starts_with("award") {
+                Some(RecordKind::Awards)
+            } else {
+                None
+            }
+        })
 }
 
 fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
@@ -438,6 +476,34 @@ mod tests {
             (p.kind, p.procedure),
             (RecordKind::Opportunities, Some("open"))
         );
+    }
+
+    #[test]
+    fn a_count_counts_the_noun_it_names() {
+        for (m, kind) in [
+            (
+                "cuantos contratos le ha dado la SEDENA a empresas de uniformes desde 2023",
+                RecordKind::Awards,
+            ),
+            (
+                "número total de licitaciones abiertas de insumos médicos",
+                RecordKind::Opportunities,
+            ),
+            (
+                "cuántas empresas le vendieron contratos al IMSS",
+                RecordKind::Suppliers,
+            ),
+        ] {
+            assert_eq!(read(m, TODAY).kind, kind, "{m}");
+        }
+        // Open tenders in other words.
+        for m in [
+            "qué está licitando el IMSS de limpieza en este momento",
+            "open tenders for TI in Jalisco?",
+        ] {
+            let a = read(m, TODAY);
+            assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true), "{m}");
+        }
     }
 
     #[test]

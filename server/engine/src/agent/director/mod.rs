@@ -8,6 +8,7 @@ pub mod intent;
 pub mod kinds;
 pub mod lexicon;
 pub mod memory;
+pub mod moves;
 pub mod places;
 pub mod planner;
 pub mod vocab;

@@ -403,8 +403,6 @@ impl LocalDirector {
             rows.iter()
                 .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
                 .or_else(|| rows.first())
-                .and_then(|r| r.get("ref").and_then(Value::as_str))
-                .map(str::to_owned)
         });
         if req.save
             && saves.is_empty()
@@ -415,11 +413,8 @@ impl LocalDirector {
             return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
         }
         if req.save && saves.is_empty() && selection.is_some() && visible("crm_save_companies") {
-            if let Some(collection_id) = &collection {
-                return ModelStep::Tools(vec![call(
-                    "crm_save_companies",
-                    json!({"collection_id": collection_id, "source": "selection", "conflict_policy": "skip"}),
-                )]);
+            if let Some(save) = collection.and_then(|c| stage::save_call(c, &input.turn.message)) {
+                return ModelStep::Tools(vec![save]);
             }
         }
 

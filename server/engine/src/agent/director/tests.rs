@@ -439,3 +439,59 @@ async fn credit_questions_answer_the_figure_asked_for() {
         assert!(!text.contains("[["), "{message}: {text}");
     }
 }
+
+/// «… y guárdalas en Propuesta»: the save card is prepared into that stage of the
+/// team's collection; a message that names no stage leaves the default.
+#[tokio::test]
+async fn a_save_names_its_stage() {
+    let engine = testkit::engine().await.unwrap();
+    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+        .await
+        .unwrap();
+    let session = engine.sessions.create(&caller).await.unwrap().id;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    for (turn, message, stage) in [
+        (
+            "t1",
+            "Busca 6 proveedores de limpieza en Jalisco y guárdalas en Propuesta",
+            Some("Propuesta"),
+        ),
+        (
+            "t2",
+            "busca 5 constructoras en Querétaro y súbelas al pipeline como contactadas",
+            Some("Contactado"),
+        ),
+        (
+            "t3",
+            "busca 4 proveedores de eventos en CDMX y guárdalos en el crm",
+            None,
+        ),
+    ] {
+        let out = run_turn(&engine, &LocalDirector, &caller, &session, turn, message)
+            .await
+            .unwrap();
+        let save = out
+            .transcript
+            .iter()
+            .find(|e| e.tool.name == "crm_save_companies")
+            .unwrap_or_else(|| {
+                panic!(
+                    "{message}: no save ({:?} {})",
+                    out.intent, out.narration.text
+                )
+            });
+        assert_eq!(
+            save.tool.args.get("stage").and_then(|s| s.as_str()),
+            stage,
+            "{message}"
+        );
+        accept_pending(&engine, &caller, &session).await;
+    }
+}

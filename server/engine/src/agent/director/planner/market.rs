@@ -15,12 +15,25 @@ impl LocalDirector {
     /// segment rows.
     pub(super) fn compare(&self, input: &ModelInput, req: &Request) -> ModelStep {
         let t = &input.transcript;
-        let giro = req.giro.as_ref().map(|(key, _)| key.clone());
-        let segment = |key: &str, value: &str, label: &str| {
+        // What every segment shares: the criteria named once (the giro, the one state,
+        // the one buyer), except the dimension the segments vary on.
+        let common = |except: &str| {
             let mut filters = Map::new();
-            if let Some(g) = &giro {
-                filters.insert("giro".into(), json!(g));
+            if let Some((giro, _)) = req.giro.as_ref().filter(|_| except != "giro") {
+                filters.insert("giro".into(), json!(giro));
             }
+            if let Some((state, _)) = req.state.as_ref().filter(|_| except != "state") {
+                filters.insert("state".into(), json!(state));
+            }
+            if let [buyer] = &req.buyers[..] {
+                if except != "buyer" {
+                    filters.insert("buyer".into(), json!(buyer));
+                }
+            }
+            filters
+        };
+        let segment = |key: &str, value: &str, label: &str| {
+            let mut filters = common(key);
             filters.insert(key.into(), json!(value));
             json!({"filters": filters, "label": label})
         };
@@ -38,31 +51,18 @@ impl LocalDirector {
                 .collect()
         } else if req.giros.len() >= 2 {
             // «diferencia entre limpieza y seguridad en CDMX»: one segment per giro, each
-            // in the place named.
+            // in the place (and for the buyer) named.
             req.giros
                 .iter()
                 .take(5)
-                .map(|(key, label)| {
-                    let mut filters = Map::new();
-                    filters.insert("giro".into(), json!(key));
-                    if let Some((state, _)) = &req.state {
-                        filters.insert("state".into(), json!(state));
-                    }
-                    json!({"filters": filters, "label": label})
-                })
+                .map(|(key, label)| segment("giro", key, label))
                 .collect()
         } else if let [from, to, ..] = years(&input.turn.message)[..] {
             // «compara 2023 contra 2024 en insumos médicos»: one segment per year.
             [from, to]
                 .iter()
                 .map(|y| {
-                    let mut filters = Map::new();
-                    if let Some(g) = &giro {
-                        filters.insert("giro".into(), json!(g));
-                    }
-                    if let Some((state, _)) = &req.state {
-                        filters.insert("state".into(), json!(state));
-                    }
+                    let mut filters = common("date");
                     filters.insert("date_from".into(), json!(y.to_string()));
                     filters.insert("date_to".into(), json!(y.to_string()));
                     json!({"filters": filters, "label": y.to_string()})

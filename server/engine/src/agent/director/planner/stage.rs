@@ -5,11 +5,12 @@
 use serde_json::{json, Value};
 
 use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
-use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::gateway::{ModelInput, ModelStep, ToolCall};
 use crate::agent::contract::input::Speaker;
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::agent::director::grammar::{parse, StageMove};
 use crate::agent::director::vocab::CatalogVocabulary;
+use crate::agent::director::words::stem;
 use crate::base::catalog::text::fold;
 
 /// How many companies of the selection the person's earlier move in this
@@ -23,7 +24,57 @@ fn earlier_moved(input: &ModelInput, priorities: usize) -> usize {
         .filter(|m| m.quien == Speaker::Persona)
         .find_map(|m| parse(&m.texto, &CatalogVocabulary).stage_move)
         .filter(|mv| !mv.rest && !mv.all)
-        .map_or(0, |mv| mv.top.map_or(priorities.max(1), |n| n as usize))
+        .map_or(0, |mv| match (mv.nth, mv.top) {
+            (Some(n), _) => n as usize,
+            (None, Some(n)) => n as usize,
+            (None, None) => priorities.max(1),
+        })
+}
+
+/// Verbs of saving whose object may name a stage («guárdalas en Propuesta»,
+/// «súbelas al pipeline como Nuevo»).
+const SAVE_VERBS: &[&str] = &["guard", "agreg", "sube", "subel", "mete", "save", "pon"];
+
+/// The stage of `stages` a save message names after its verb, matched by stems
+/// («guárdalas directo en Contactado» → «Contactado»). None when it names none: the
+/// records start in the collection's first stage.
+fn save_stage(message: &str, stages: &[&str]) -> Option<String> {
+    let words: Vec<String> = fold(message)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect();
+    let verb = words
+        .iter()
+        .rposition(|w| SAVE_VERBS.iter().any(|v| w.starts_with(v)))?;
+    let tail: Vec<String> = words[verb + 1..].iter().map(|w| stem(w)).collect();
+    stages
+        .iter()
+        .find(|s| {
+            let want: Vec<String> = fold(s)
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(stem)
+                .collect();
+            !want.is_empty() && want.iter().all(|w| tail.contains(w))
+        })
+        .map(|s| (*s).to_owned())
+}
+
+/// `crm_save_companies` of the selection into `collection` (a `crm_collections` row),
+/// in the stage the message names, if any.
+pub(super) fn save_call(collection: &Value, message: &str) -> Option<ToolCall> {
+    let id = collection.get("ref").and_then(Value::as_str)?;
+    let stages: Vec<&str> = collection
+        .get("stages")
+        .and_then(Value::as_array)
+        .map(|a| a.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default();
+    let mut args = json!({"collection_id": id, "source": "selection", "conflict_policy": "skip"});
+    if let Some(stage) = save_stage(message, &stages) {
+        args["stage"] = json!(stage);
+    }
+    Some(call("crm_save_companies", args))
 }
 
 impl LocalDirector {
@@ -80,11 +131,26 @@ impl LocalDirector {
             .and_then(Value::as_array)
             .map(|a| a.iter().filter_map(Value::as_str).collect())
             .unwrap_or_default();
+        // «ganada» finds «Ganado»: the same word, a prefix, or the same stems.
+        let stems = |t: &str| -> Vec<String> {
+            fold(t)
+                .split(' ')
+                .filter(|w| !w.is_empty())
+                .map(crate::agent::director::words::stem)
+                .collect()
+        };
+        let wanted_stems = stems(&mv.stage);
         let Some(stage) = stages
             .iter()
             .find(|s| fold(s) == mv.stage)
             .or_else(|| stages.iter().find(|s| fold(s).starts_with(&mv.stage)))
             .or_else(|| stages.iter().find(|s| fold(s).contains(&mv.stage)))
+            .or_else(|| {
+                stages.iter().find(|s| {
+                    let have = stems(s);
+                    !wanted_stems.is_empty() && wanted_stems.iter().all(|w| have.contains(w))
+                })
+            })
         else {
             return final_(
                 TurnIntent::Responder {},
@@ -105,6 +171,7 @@ impl LocalDirector {
         let priorities = selection.iter().filter(|i| i.priority).count();
         let (skip, wanted) = match (mv.top, mv.all) {
             _ if mv.rest => (earlier_moved(input, priorities), selection.len()),
+            _ if mv.nth.is_some() => (mv.nth.unwrap_or(1).saturating_sub(1) as usize, 1),
             (Some(n), _) => (0, n as usize),
             (None, true) => (0, selection.len()),
             (None, false) => (0, priorities.max(1)),
@@ -203,13 +270,12 @@ impl LocalDirector {
         let collection = rows
             .iter()
             .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
-            .or_else(|| rows.first())
-            .and_then(|r| r.get("ref").and_then(Value::as_str))?;
+            .or_else(|| rows.first())?;
         let Some(save) = calls_of(t, "crm_save_companies").last().copied() else {
-            return Some(ModelStep::Tools(vec![call(
-                "crm_save_companies",
-                json!({"collection_id": collection, "source": "selection", "conflict_policy": "skip"}),
-            )]));
+            return Some(ModelStep::Tools(vec![save_call(
+                collection,
+                &input.turn.message,
+            )?]));
         };
         let pid = ok_rows(save)
             .iter()
