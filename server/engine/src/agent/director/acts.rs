@@ -94,7 +94,7 @@ fn usage(tokens: &[Token]) -> Option<UsageFocus> {
             "mi plan",
             "nuestro plan",
             "cuota",
-            "quota",
+            "=quota",
             "limite del plan",
         ],
     );

@@ -135,6 +135,33 @@ pub struct Request {
     /// «fusiona esa nota»: a merge into Knowledge.
     #[serde(default)]
     pub merge: bool,
+    /// «quita los de CDMX»: the places named leave the criteria.
+    #[serde(default)]
+    pub removes_places: bool,
+}
+
+/// «quita los de CDMX», «sin los de Jalisco», «excepto Nuevo León»: what follows is
+/// taken out of the session's criteria.
+fn removes(text: &str) -> bool {
+    let padded = format!(" {text} ");
+    [
+        " quita ",
+        " quitale ",
+        " quitame ",
+        " sin los de ",
+        " sin las de ",
+        " excepto ",
+        " menos los de ",
+        " menos las de ",
+        " fuera los de ",
+        " descarta ",
+        " elimina ",
+        " ya no quiero los de ",
+        " remove ",
+        " except ",
+    ]
+    .iter()
+    .any(|cue| padded.contains(cue))
 }
 
 pub use super::moves::StageMove;
@@ -314,7 +341,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             .unwrap_or(0),
     );
     Request {
-        stage_move: super::moves::read(&text, &words),
+        // «guarda las primeras 5 en Propuesta» is a save into a stage, not a move.
+        stage_move: super::moves::read(&text, &words).filter(|_| !acts.save),
         compare,
         states: places.states.iter().map(named).collect(),
         region: places.region.clone(),
@@ -384,6 +412,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         stage_named: acts.stage.clone(),
         knowledge_edit: acts.knowledge_edit,
         merge: acts.merge,
+        removes_places: removes(&text) && !places.states.is_empty(),
         risk_screen: has_any(
             &text,
             &[
@@ -434,6 +463,34 @@ mod tests {
                 vec![]
             }
         }
+    }
+
+    #[test]
+    fn english_mixed_in_and_other_forms_of_giros_and_places() {
+        for (m, giro, state) in [
+            (
+                "construction companies near Ciudad Juárez",
+                "construccion",
+                "Chihuahua",
+            ),
+            (
+                "Could you find me IT providers in Querétaro that already sell to government?",
+                "servicios_ti",
+                "Querétaro",
+            ),
+            ("limpiadoras en guanajuato", "limpieza", "Guanajuato"),
+        ] {
+            let r = parse(m, &CatalogVocabulary);
+            assert_eq!(r.giro.map(|g| g.0).as_deref(), Some(giro), "{m}");
+            assert_eq!(r.state.map(|s| s.0).as_deref(), Some(state), "{m}");
+        }
+        assert!(
+            parse(
+                "Could you find me IT providers in Querétaro that already sell to government?",
+                &CatalogVocabulary
+            )
+            .sold_to_government
+        );
     }
 
     #[test]

@@ -214,7 +214,17 @@ fn phrase(folded: &str, p: &str) -> bool {
 pub fn read(message: &str, today: (i32, u32)) -> Ask {
     let folded = fold(message);
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
-    let names_companies = starts(&words, COMPANY_NOUNS);
+    // «que ya hayan tenido contratos», «con contratos»: contracts as what companies
+    // have, so the answer is still companies.
+    let has_contracts = [
+        "tenido", "tengan", "tienen", "tenga", "tiene", "con", "have", "with",
+    ]
+    .iter()
+    .any(|v| {
+        phrase(&folded, &format!("{v} contratos"))
+            || phrase(&folded, &format!("{v} adjudicaciones"))
+    });
+    let names_companies = has_contracts || starts(&words, COMPANY_NOUNS);
     let mut ask = Ask {
         kind: if let Some(counted) = counted_kind(&words) {
             counted
@@ -468,6 +478,12 @@ mod tests {
             read("proveedores que ganaron licitaciones en Jalisco", TODAY).kind,
             RecordKind::Suppliers
         );
+        for m in [
+            "tienes algo de seguridad privada en Morelos? que ya hayan tenido contratos",
+            "filtra los que ya tengan contratos con pemex desde 2022",
+        ] {
+            assert_eq!(read(m, TODAY).kind, RecordKind::Suppliers, "{m}");
+        }
         let p = read(
             "licitaciones públicas de TI, no adjudicaciones directas",
             TODAY,

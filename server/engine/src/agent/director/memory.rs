@@ -57,6 +57,35 @@ pub fn said_in(request: &Request, turn: u32) -> FactLedger {
     ledger
 }
 
+/// The session's ledger after `request` (turn `turn`): what it says replaces what was
+/// said before, and places it removes («quita los de CDMX») leave the places said
+/// before.
+pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLedger {
+    let mut said = said_in(request, turn);
+    if request.removes_places {
+        let dropped: Vec<&str> = request.states.iter().map(|(_, n)| n.as_str()).collect();
+        said.fields.remove(&FactField::Estado);
+        if let Some(
+            FactStatus::Dicho { valor, .. }
+            | FactStatus::Perfil { valor }
+            | FactStatus::Inferido { valor, .. },
+        ) = previous.fields.get(&FactField::Estado)
+        {
+            let kept: Vec<&str> = valor.split(", ").filter(|s| !dropped.contains(s)).collect();
+            if !kept.is_empty() {
+                said.set(
+                    FactField::Estado,
+                    FactStatus::Dicho {
+                        valor: kept.join(", "),
+                        turno: turn,
+                    },
+                );
+            }
+        }
+    }
+    crate::agent::contract::intent::merge(previous, &said)
+}
+
 /// The ledger's value for "sold to any government buyer".
 pub const GOVERNMENT: &str = "gobierno";
 
@@ -214,6 +243,22 @@ pub fn recall(
     if asks_something_else(req, &folded) {
         return None;
     }
+    // «quita los de CDMX»: the session's places without the ones named.
+    if req.removes_places {
+        let mut out = req.clone();
+        let dropped = std::mem::take(&mut out.states);
+        out.state = None;
+        out.region = None;
+        fill(&mut out, facts);
+        out.states.retain(|s| !dropped.contains(s));
+        out.state = out.states.first().cloned();
+        if out.state.is_none() || (out.giro.is_none() && out.query.is_none()) {
+            return None;
+        }
+        out.search_cue = true;
+        out.small_talk = None;
+        return Some(out);
+    }
     let names_giro = req.giro.is_some() || req.query.is_some();
     // A back reference refines only when the message names no giro of its own: «los 5
     // mejores proveedores de limpieza» is a new request.
@@ -304,7 +349,7 @@ mod tests {
             .iter()
             .enumerate()
             .fold(FactLedger::default(), |l, (i, m)| {
-                merge(&l, &said_in(&parse(m, &CatalogVocabulary), i as u32 + 1))
+                said_over(&l, &parse(m, &CatalogVocabulary), i as u32 + 1)
             })
     }
 
@@ -327,6 +372,19 @@ mod tests {
         // Without a cue too: a place alone cannot be a request of its own.
         let r = recall_of(&[FIRST], "¿y en Querétaro?").expect("a refinement");
         assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Querétaro"));
+    }
+
+    #[test]
+    fn a_removed_place_leaves_the_others() {
+        let first = "limpieza en jalisco y cdmx";
+        let r = recall_of(&[first], "quita los de cdmx").expect("a refinement");
+        assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("limpieza"));
+        assert_eq!(
+            r.states.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+            vec!["Jalisco"]
+        );
+        // Removing every place asks instead of searching nationwide.
+        assert!(recall_of(&["limpieza en Jalisco"], "quita los de Jalisco").is_none());
     }
 
     #[test]

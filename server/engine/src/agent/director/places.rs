@@ -242,6 +242,10 @@ const CUES: &[&str] = &[
     "o",
     "contra",
     "vs",
+    // English mixed in: «companies near Ciudad Juárez», «in Monterrey».
+    "near",
+    "in",
+    "around",
     "ciudad",
     "cd",
 ];

@@ -42,7 +42,7 @@ pub fn derive_stage(board: &Board) -> Stage {
 }
 
 pub use crate::agent::contract::intent::merge;
-pub use crate::agent::director::memory::{said_in, GOVERNMENT};
+pub use crate::agent::director::memory::{said_in, said_over, GOVERNMENT};
 
 /// Fields nobody said but the turn's successful searches and counts were asked for:
 /// what the model understood the message to mean, `inferido` at `turn`.

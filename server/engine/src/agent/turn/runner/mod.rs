@@ -250,7 +250,7 @@ async fn open<'a>(
     let mut ledger = match plan {
         // The request was said (and laid over the ledger) when it arrived.
         Some(_) => previous,
-        None => memory::merge(&previous, &memory::said_in(&request, turn_number)),
+        None => memory::said_over(&previous, &request, turn_number),
     };
     let profile = crate::accounts::profile::get(&engine.store, caller).await?;
     memory::apply_profile(&mut ledger, &profile);

@@ -48,8 +48,8 @@ impl Turn<'_> {
             return Ok(());
         }
         for text in &steering {
-            let said = memory::said_in(&grammar::parse(text, &CatalogVocabulary), self.turn_number);
-            self.ledger = memory::merge(&self.ledger, &said);
+            let request = grammar::parse(text, &CatalogVocabulary);
+            self.ledger = memory::said_over(&self.ledger, &request, self.turn_number);
         }
         self.input.turn.facts = self.ledger.clone();
         self.input.turn.steering.extend(steering);
