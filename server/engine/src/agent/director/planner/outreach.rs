@@ -10,7 +10,7 @@ use crate::agent::contract::intent::{CierreVariante, DecisionDraft, Falta, Falta
 use crate::base::catalog::text::fold;
 
 /// The director's sequence steps: (day, subject, body), personalised with variables.
-const SEQUENCE_TEMPLATES: [(u32, &str, &str); 4] = [
+const SEQUENCE_TEMPLATES: [(u32, &str, &str); crate::sequences::model::MAX_STEPS] = [
     (
         0,
         "{{empresa}} y sus ventas a gobierno",
@@ -28,8 +28,18 @@ const SEQUENCE_TEMPLATES: [(u32, &str, &str); 4] = [
     ),
     (
         14,
-        "Una última idea para {{empresa}}",
+        "Una idea para {{empresa}} en {{estado}}",
         "Hola {{nombre}}, si en algún momento buscan nuevos compradores en {{estado}}, aquí estoy.\n\n{{remitente}}",
+    ),
+    (
+        21,
+        "Lo que vemos en el mercado, {{nombre}}",
+        "Hola {{nombre}}, seguimos viendo compras de gobierno en su giro. Si les sirve, les comparto lo que estamos viendo para {{empresa}}.\n\n{{remitente}}",
+    ),
+    (
+        30,
+        "Cierro el tema, {{nombre}}",
+        "Hola {{nombre}}, no vuelvo a escribir sobre esto. Si más adelante {{empresa}} quiere platicar, responde a este correo.\n\n{{remitente}}",
     ),
 ];
 
@@ -206,10 +216,30 @@ impl LocalDirector {
             .unwrap_or(0)
             == 0
         {
-            return final_(
-                TurnIntent::Cierre { variante: CierreVariante::Parcial, salidas: vec![] },
-                format!("Dejé el borrador de [[evidence:{d}.0.steps]] correos, pero todavía nadie lo recibiría: primero consigue el correo de las empresas de la lista."),
-            );
+            let drafted = format!("Dejé el borrador de [[evidence:{d}.0.steps]] correos, pero todavía nadie lo recibiría: primero hay que revelar el correo de las empresas de la lista.");
+            let can_quote = ["people_search", "people_quote"]
+                .iter()
+                .all(|name| input.tools.iter().any(|tool| tool.name == *name));
+            if input.turn.board.selection.is_empty() || !can_quote {
+                return final_(
+                    TurnIntent::Cierre {
+                        variante: CierreVariante::Parcial,
+                        salidas: vec![],
+                    },
+                    drafted,
+                );
+            }
+            // The next step the person needs: the contacts of the list, on their card.
+            return match self.contacts(input, MAX_CONTACT_COMPANIES as u32) {
+                ModelStep::Final(mut out) => {
+                    out.narracion = format!(
+                        "{drafted} {} Cuando estén revelados, pídeme la secuencia otra vez y te la dejo para autorizar paso por paso.",
+                        out.narracion
+                    );
+                    ModelStep::Final(out)
+                }
+                step => step,
+            };
         }
         final_(
             TurnIntent::ProponerDecision { decision: DecisionDraft::RevisarSecuencia { sequence_id } },
