@@ -31,7 +31,7 @@ struct BulkItem {
     fields: Map<String, Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BulkRejected {
     pub record_id: String,
     pub reason: String,
