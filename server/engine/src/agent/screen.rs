@@ -26,7 +26,9 @@ use crate::accounts::Caller;
 use crate::base::error::{EngineError, EngineResult};
 use crate::crm::{collections, records};
 use crate::market::types::{AwardRow, MarkKind, PermitRow, RiskRow};
+use crate::registry::typed;
 use crate::registry::{Surface, ToolRequest};
+use crate::tools::board::SelectionTotals;
 use crate::Engine;
 
 /// Buyers the chart names one by one; the rest are summed as "Otros".
@@ -424,13 +426,8 @@ pub async fn remove_from_selection(
         Some(session_id),
     )
     .await?;
-    Ok(env
-        .results
-        .first()
-        .and_then(|r| r.fields.get("total"))
-        .and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(0))
+    let totals: SelectionTotals = typed::first(&env)?;
+    Ok(u32::try_from(totals.total).unwrap_or(u32::MAX))
 }
 
 /// "deshacer" on a tool line: restores the state before the write, or fails with

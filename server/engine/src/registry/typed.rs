@@ -48,6 +48,14 @@ pub fn read<T: DeserializeOwned>(row: &ResultRow) -> EngineResult<T> {
     serde_json::from_value(Value::Object(row.fields.clone())).map_err(|e| drift(&row.ref_, e))
 }
 
+/// A domain row that carries its own `ref` and `ref_label` (the market's rows, turned
+/// into wire rows by moving those two out) decoded from the wire row whole.
+pub fn read_whole<T: DeserializeOwned>(row: &ResultRow) -> EngineResult<T> {
+    serde_json::to_value(row)
+        .and_then(serde_json::from_value)
+        .map_err(|e| drift(&row.ref_, e))
+}
+
 /// The envelope's first row decoded into `T`; an envelope with no rows is an error too.
 pub fn first<T: DeserializeOwned>(env: &Envelope) -> EngineResult<T> {
     match env.results.first() {
