@@ -24,9 +24,12 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::base::error::{EngineError, EngineResult};
+use crate::crm::records::{HistoryChanges, StageChange};
 use crate::crm::{collections, records};
 use crate::market::types::{AwardRow, MarkKind, PermitRow, RiskRow};
+use crate::registry::typed;
 use crate::registry::{Surface, ToolRequest};
+use crate::tools::board::SelectionTotals;
 use crate::Engine;
 
 /// Buyers the chart names one by one; the rest are summed as "Otros".
@@ -254,12 +257,14 @@ async fn crm_timelines(
             stage: record.stage.clone(),
             entries: entries
                 .iter()
-                .map(|e| CrmEntry {
-                    at: e.at,
-                    who: who(e.actor_name.as_deref(), &e.surface),
-                    what: what(&e.action, &e.changes),
+                .map(|e| {
+                    Ok(CrmEntry {
+                        at: e.at,
+                        who: who(e.actor_name.as_deref(), &e.surface),
+                        what: what(&e.action, &e.changes)?,
+                    })
                 })
-                .collect(),
+                .collect::<EngineResult<_>>()?,
         });
     }
     Ok(out)
@@ -275,17 +280,28 @@ fn who(name: Option<&str>, surface: &str) -> String {
     }
 }
 
-/// One history row in Spanish.
-pub fn what(action: &str, changes: &Value) -> String {
-    let stage = changes.get("stage");
-    match action {
-        "stage" => match stage.and_then(|s| s.get("to")).and_then(Value::as_str) {
-            Some(to) => match stage.and_then(|s| s.get("from")).and_then(Value::as_str) {
-                Some(from) => format!("Pasó de «{from}» a «{to}»"),
-                None => format!("Pasó a «{to}»"),
-            },
-            None => "Cambió de etapa".into(),
-        },
+/// One history row in Spanish. The stage change is decoded into the type the CRM
+/// writes (`records::StageChange`); a row that drifted from it is a typed error.
+pub fn what(action: &str, changes: &Value) -> EngineResult<String> {
+    Ok(match action {
+        "stage" => {
+            let read: HistoryChanges = serde_json::from_value(changes.clone()).map_err(|e| {
+                tracing::error!(error = %e, "a CRM history row's stage change does not decode");
+                EngineError::typed(
+                    ErrorCode::Internal,
+                    "No pude leer el historial de este registro.",
+                    "Es un error de Luna, no de tus datos: vuelve a intentarlo y, si se repite, avísanos.",
+                )
+            })?;
+            match read.stage {
+                Some(StageChange {
+                    from: Some(from),
+                    to,
+                }) => format!("Pasó de «{from}» a «{to}»"),
+                Some(StageChange { from: None, to }) => format!("Pasó a «{to}»"),
+                None => "Cambió de etapa".into(),
+            }
+        }
         "activity" => "Agendó un seguimiento".into(),
         "undo" => "Deshizo un cambio".into(),
         "add" | "save" | "create" | "insert" => "Se guardó en el CRM".into(),
@@ -297,7 +313,7 @@ pub fn what(action: &str, changes: &Value) -> String {
                 n => format!("Actualizó {n} datos"),
             }
         }
-    }
+    })
 }
 
 /// The saved collection with its stages and live records (up to [`BOARD_LIMIT`]).
@@ -424,13 +440,8 @@ pub async fn remove_from_selection(
         Some(session_id),
     )
     .await?;
-    Ok(env
-        .results
-        .first()
-        .and_then(|r| r.fields.get("total"))
-        .and_then(Value::as_u64)
-        .and_then(|n| u32::try_from(n).ok())
-        .unwrap_or(0))
+    let totals: SelectionTotals = typed::first(&env)?;
+    Ok(u32::try_from(totals.total).unwrap_or(u32::MAX))
 }
 
 /// "deshacer" on a tool line: restores the state before the write, or fails with

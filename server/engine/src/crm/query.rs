@@ -12,7 +12,7 @@ use sqlx::Row;
 
 use crate::base::catalog::text::fold;
 use crate::base::clock::now_ms;
-use crate::base::error::EngineResult;
+use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Backend;
 use crate::market::cursor;
 
@@ -20,6 +20,22 @@ use super::collections;
 use super::errors::invalid_with;
 use super::model::{Collection, Record, RECORD_COLS};
 use super::Crm;
+
+/// The `collection_query` aggregate row: how many records, and how many per stage
+/// (every stage of the collection, in its order, then any other found). The board's
+/// saved-list counts decode the same struct (`registry::typed::first`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct CollectionTotals {
+    pub total: i64,
+    pub by_stage: Vec<StageTotal>,
+}
+
+/// One stage's record count.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageTotal {
+    pub stage: String,
+    pub count: i64,
+}
 
 /// Most rows in one page.
 pub const MAX_LIMIT: u32 = 100;
@@ -224,13 +240,18 @@ impl Crm {
                 None => counts.push((stage, n)),
             }
         }
-        let by_stage: Vec<Value> = counts
-            .into_iter()
-            .map(|(stage, count)| serde_json::json!({"stage": stage, "count": count}))
-            .collect();
-        let row = ResultRow::new(format!("collection:{}", c.id), c.name.clone())
-            .with("total", total)
-            .with("by_stage", by_stage);
+        let totals = CollectionTotals {
+            total,
+            by_stage: counts
+                .into_iter()
+                .map(|(stage, count)| StageTotal { stage, count })
+                .collect(),
+        };
+        let mut row = ResultRow::new(format!("collection:{}", c.id), c.name.clone());
+        match serde_json::to_value(&totals).map_err(EngineError::internal)? {
+            Value::Object(fields) => row.fields = fields,
+            _ => return Err(EngineError::internal("collection totals are not an object")),
+        }
         Ok(Envelope::rows(vec![row]))
     }
 

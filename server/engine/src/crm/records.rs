@@ -2,7 +2,7 @@
 //! `BEGIN IMMEDIATE` transaction, appends its history row (who, which surface, what
 //! changed) and records an undo token that restores the state before it exactly.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
 use sqlx::Row;
 
@@ -73,6 +73,32 @@ pub struct Activity {
     pub due_at: String,
     pub reason: String,
     pub status: String,
+}
+
+/// A history row's stage change, as every CRM write stores it under `changes.stage`
+/// (`from` is `null` when the record was created). The screen's history lines decode
+/// the same struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StageChange {
+    pub from: Option<String>,
+    pub to: String,
+}
+
+impl StageChange {
+    /// The change as stored: this struct, serialized.
+    pub fn json(from: Option<&str>, to: &str) -> Value {
+        json!(StageChange {
+            from: from.map(str::to_owned),
+            to: to.to_owned(),
+        })
+    }
+}
+
+/// The part of a history row's `changes` engine code reads: its stage change, if any.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+pub struct HistoryChanges {
+    #[serde(default)]
+    pub stage: Option<StageChange>,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -217,7 +243,7 @@ pub(crate) async fn insert(
         return Err(e.into());
     }
     let mut changes = Map::new();
-    changes.insert("stage".into(), json!({"from": null, "to": stage}));
+    changes.insert("stage".into(), StageChange::json(None, &stage));
     for (k, v) in &fields {
         changes.insert(format!("fields.{k}"), json!({"from": null, "to": v}));
     }
@@ -255,7 +281,7 @@ pub(crate) async fn apply(
     let mut changes = Map::new();
     if let Some(s) = stage {
         if s != record.stage {
-            changes.insert("stage".into(), json!({"from": record.stage, "to": s}));
+            changes.insert("stage".into(), StageChange::json(Some(&record.stage), &s));
             next.stage = s;
         }
     }

@@ -157,7 +157,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
             Some(json) => {
                 let before: RecordState = serde_json::from_str(&json).map_err(internal)?;
                 let diff = json!({
-                    "stage": {"from": current.stage, "to": before.stage},
+                    "stage": super::records::StageChange::json(Some(&current.stage), &before.stage),
                     "fields": {"from": current.fields, "to": before.fields},
                 });
                 next.entity_id = before.entity_id;

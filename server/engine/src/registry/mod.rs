@@ -32,6 +32,7 @@ pub mod pipeline;
 pub mod policy;
 pub mod schema;
 pub mod telemetry;
+pub mod typed;
 pub mod validate;
 
 #[cfg(test)]

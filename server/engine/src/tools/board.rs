@@ -11,17 +11,26 @@ use luna_protocol::event::{BoardPatched, SessionEvent};
 use luna_protocol::patch::PatchOp;
 use luna_protocol::tool::{Envelope, ResultRow};
 use schemars::JsonSchema;
-use serde::Deserialize;
-use serde_json::{json, Value};
+use serde::{Deserialize, Serialize};
+use serde_json::json;
 
 use crate::base::error::{EngineError, EngineResult};
-use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort};
+use crate::crm::query::{CollectionTotals, QueryOp, QueryRequest, RecordFilter, RecordSort};
 use crate::market::types::{GetArgs, MarketRecord};
 use crate::market::Market;
+use crate::registry::typed;
 use crate::registry::{Family, Registry, Stage, Surface, ToolCtx, ToolDef, ToolOutput};
 
 /// Most companies a selection holds.
 pub const MAX_SELECTION: usize = 100;
+
+/// The first row of `selection_update`: how many companies the selection holds, and
+/// how many of them carry a priority. The screen's «quitar» decodes the same struct.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SelectionTotals {
+    pub total: usize,
+    pub priority_total: usize,
+}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, JsonSchema)]
 #[serde(rename_all = "snake_case")]
@@ -226,15 +235,15 @@ async fn selection_update(ctx: ToolCtx, args: SelectionUpdateArgs) -> EngineResu
         .agent
         .requote_on_selection(&ctx.engine, &ctx.caller, session_id, &selected)
         .await?;
-    let mut rows = vec![ResultRow::new(
+    let totals = SelectionTotals {
+        total: selection.len(),
+        priority_total: selection.iter().filter(|s| s.priority.is_some()).count(),
+    };
+    let mut rows = vec![typed::row(
         "record:selection",
         format!("Selección de {} empresas", selection.len()),
-    )
-    .with("total", selection.len())
-    .with(
-        "priority_total",
-        selection.iter().filter(|s| s.priority.is_some()).count(),
-    )];
+        &totals,
+    )?];
     rows.extend(selection.iter().map(row_of));
     Ok(ToolOutput::from(Envelope::rows(rows)))
 }
@@ -320,25 +329,16 @@ pub(crate) async fn saved_summary(
             },
         )
         .await?;
-    let row = env.results.first();
-    let total = row
-        .and_then(|r| r.fields.get("total"))
-        .and_then(Value::as_u64)
-        .unwrap_or(0);
-    let stages = row
-        .and_then(|r| r.fields.get("by_stage"))
-        .and_then(Value::as_array)
-        .map(|list| {
-            list.iter()
-                .filter_map(|s| {
-                    Some(StageCount {
-                        stage: s.get("stage")?.as_str()?.to_owned(),
-                        count: u32::try_from(s.get("count")?.as_u64()?).ok()?,
-                    })
-                })
-                .collect()
+    let totals: CollectionTotals = typed::first(&env)?;
+    let stages = totals
+        .by_stage
+        .into_iter()
+        .map(|s| StageCount {
+            stage: s.stage,
+            count: u32::try_from(s.count.max(0)).unwrap_or(u32::MAX),
         })
-        .unwrap_or_default();
+        .collect();
+    let total = u64::try_from(totals.total.max(0)).unwrap_or(0);
     Ok(SavedCollection {
         collection_id: collection_id.to_owned(),
         name: name.to_owned(),

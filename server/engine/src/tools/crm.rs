@@ -10,6 +10,7 @@ use serde_json::{json, Map, Value};
 use crate::accounts::Caller;
 use crate::base::error::EngineResult;
 use crate::crm::{BulkExecution, SaveExecution, UndoOutcome};
+use crate::registry::typed;
 use crate::registry::{
     CostClass, Family, Level, Registry, SideEffect, Stage, Surface, ToolCtx, ToolDef, ToolOutput,
 };
@@ -22,8 +23,10 @@ use crate::crm::query::{QueryOp, QueryRequest, RecordFilter, RecordSort, DEFAULT
 use crate::crm::records::{self, NewRecord, Patch};
 
 mod record;
+pub mod rows;
 
 use record::crm_record;
+use rows::{BulkDoneRow, BulkProposalRow, SaveDoneRow, SaveProposalRow};
 
 /// The invariants every CRM description states (CONTRACT §5, seed 004 §4.4).
 const INVARIANTS: &str = "Reglas del CRM: entity_id va al nivel superior, nunca dentro de fields; \
@@ -399,42 +402,40 @@ async fn crm_save_companies(ctx: ToolCtx, args: CrmSaveCompaniesArgs) -> EngineR
         preview.collection_name
     );
     if ctx.is_preview() {
-        let row = ResultRow::new(format!("proposal:{}", preview.proposal_id), label)
-            .with("proposal_id", &preview.proposal_id)
-            .with("to_create", preview.to_create.len())
-            .with("already_there", preview.already_there.len())
-            .with("not_found", &preview.not_found)
-            .with("conflict_policy", preview.policy)
-            .with("stage", &preview.stage)
-            .with(
-                "sample_to_create",
-                preview
-                    .to_create
-                    .iter()
-                    .take(10)
-                    .map(|i| i.name.clone())
-                    .collect::<Vec<_>>(),
-            )
-            .with(
-                "sample_already_there",
-                preview
-                    .already_there
-                    .iter()
-                    .take(10)
-                    .map(|(_, n, _)| n.clone())
-                    .collect::<Vec<_>>(),
-            );
+        let value = SaveProposalRow {
+            proposal_id: preview.proposal_id.clone(),
+            to_create: preview.to_create.len(),
+            already_there: preview.already_there.len(),
+            not_found: preview.not_found.clone(),
+            conflict_policy: preview.policy,
+            stage: preview.stage.clone(),
+            sample_to_create: preview
+                .to_create
+                .iter()
+                .take(rows::SAMPLE)
+                .map(|i| i.name.clone())
+                .collect(),
+            sample_already_there: preview
+                .already_there
+                .iter()
+                .take(rows::SAMPLE)
+                .map(|(_, n, _)| n.clone())
+                .collect(),
+        };
+        let row = typed::row(format!("proposal:{}", preview.proposal_id), label, &value)?;
         let mut env = Envelope::rows(vec![row]);
         env.next_action = Some("Nada se guardó todavía: la persona confirma en la tarjeta.".into());
         return Ok(env.into());
     }
     let done = proposals::execute_save(store, &ctx.caller, &preview.proposal_id).await?;
-    let row = ResultRow::new(format!("proposal:{}", preview.proposal_id), label)
-        .with("proposal_id", &done.proposal_id)
-        .with("created", done.created.len())
-        .with("already_there", done.already_there.len())
-        .with("refreshed", done.refreshed.len())
-        .with("not_found", &preview.not_found);
+    let value = SaveDoneRow {
+        proposal_id: done.proposal_id.clone(),
+        created: done.created.len(),
+        already_there: done.already_there.len(),
+        refreshed: done.refreshed.len(),
+        not_found: preview.not_found,
+    };
+    let row = typed::row(format!("proposal:{}", preview.proposal_id), label, &value)?;
     Ok(Envelope::rows(vec![row]).into())
 }
 
@@ -448,24 +449,28 @@ async fn crm_bulk_update(ctx: ToolCtx, args: CrmBulkUpdateArgs) -> EngineResult<
         preview.will_change, preview.collection_name
     );
     if ctx.is_preview() {
-        let row = ResultRow::new(format!("proposal:{}", preview.proposal_id), label)
-            .with("proposal_id", &preview.proposal_id)
-            .with("will_change", preview.will_change)
-            .with("unchanged", preview.unchanged)
-            .with("rejected", &preview.rejected)
-            .with("dropped_fields", &preview.dropped_fields)
-            .with("sample", &preview.sample);
+        let value = BulkProposalRow {
+            proposal_id: preview.proposal_id.clone(),
+            will_change: preview.will_change,
+            unchanged: preview.unchanged,
+            rejected: preview.rejected.clone(),
+            dropped_fields: preview.dropped_fields.clone(),
+            sample: preview.sample.clone(),
+        };
+        let row = typed::row(format!("proposal:{}", preview.proposal_id), label, &value)?;
         let mut env = Envelope::rows(vec![row]);
         env.next_action = Some("Nada cambió todavía: la persona confirma en la tarjeta.".into());
         return Ok(env.into());
     }
     let done = proposals::execute_bulk(store, &ctx.caller, &preview.proposal_id).await?;
-    let row = ResultRow::new(format!("proposal:{}", preview.proposal_id), label)
-        .with("proposal_id", &done.proposal_id)
-        .with("updated", done.updated.len())
-        .with("conflicts", &done.conflicts)
-        .with("rejected", &preview.rejected)
-        .with("undo_token", &done.undo_token);
+    let value = BulkDoneRow {
+        proposal_id: done.proposal_id.clone(),
+        updated: done.updated.len(),
+        conflicts: done.conflicts.clone(),
+        rejected: preview.rejected,
+        undo_token: done.undo_token.clone(),
+    };
+    let row = typed::row(format!("proposal:{}", preview.proposal_id), label, &value)?;
     Ok(Envelope::rows(vec![row]).into())
 }
 

@@ -186,6 +186,13 @@ const LUNA_ROW_KEEP: &[&str] = &[
     "procedure",
 ];
 
+/// What engine code reads of a `market_search` row of Proveedores, on any surface:
+/// its `rfc` (kept by every compaction; `null` when the company has none).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SupplierRfc {
+    pub rfc: Option<String>,
+}
+
 fn compact_for_luna(mut row: ResultRow) -> ResultRow {
     row.fields
         .retain(|k, _| LUNA_ROW_KEEP.contains(&k.as_str()));

@@ -7,6 +7,7 @@ pub mod account;
 pub mod board;
 pub mod company;
 pub mod crm;
+pub mod handles;
 pub mod knowledge;
 pub mod market;
 pub mod people;

@@ -7,6 +7,7 @@ use luna_protocol::tool::Envelope;
 use serde_json::Value;
 
 use crate::agent::contract::narration::{KnownRefs, REF_KINDS};
+use crate::market::types::{CountArgs, MarketKind, SearchArgs};
 
 /// Formats a citable value for the person: integers with thousands separators,
 /// amounts as MXN.
@@ -73,25 +74,34 @@ pub fn harvest(
 }
 
 /// The line the person reads while a tool runs, in product language:
-/// "Buscando proveedores en Jalisco" rather than the tool's generic label.
+/// "Buscando proveedores en Jalisco" rather than the tool's generic label. A search or
+/// count's arguments are read through the tool's own arguments type; arguments that
+/// do not decode (the call will be refused) get the plain verb.
 pub fn label_for(tool: &str, generic: &str, args: &Value) -> String {
-    let kind = match args
-        .get("kind")
-        .and_then(Value::as_str)
-        .unwrap_or("suppliers")
-    {
-        "opportunities" => "licitaciones",
-        "awards" => "adjudicaciones",
-        "permits" => "registros",
-        "risks" => "marcas de riesgo",
-        _ => "proveedores",
-    };
-    let verb = match tool {
-        "market_search" => "Buscando",
-        "market_count" => "Contando",
+    let (verb, asked) = match tool {
+        "market_search" => (
+            "Buscando",
+            serde_json::from_value::<SearchArgs>(args.clone())
+                .ok()
+                .map(|a| (Some(a.kind), a.filters.state)),
+        ),
+        "market_count" => (
+            "Contando",
+            serde_json::from_value::<CountArgs>(args.clone())
+                .ok()
+                .map(|a| (a.kind, a.filters.state)),
+        ),
         _ => return generic.to_owned(),
     };
-    match args.pointer("/filters/state").and_then(Value::as_str) {
+    let (kind, state) = asked.unwrap_or((None, None));
+    let kind = match kind.unwrap_or(MarketKind::Suppliers) {
+        MarketKind::Opportunities => "licitaciones",
+        MarketKind::Awards => "adjudicaciones",
+        MarketKind::Permits => "registros",
+        MarketKind::Risks => "marcas de riesgo",
+        MarketKind::Suppliers => "proveedores",
+    };
+    match state {
         Some(state) => format!("{verb} {kind} en {state}"),
         None => format!("{verb} {kind}"),
     }

@@ -6,7 +6,7 @@
 use luna_protocol::decision::{Credits, DecisionCard, DecisionKind, Ledger, PreviewLine, StepLine};
 use luna_protocol::error::ErrorCode;
 use luna_protocol::tool::Envelope;
-use serde_json::Value;
+use serde::de::DeserializeOwned;
 
 use crate::accounts::Caller;
 use crate::agent::contract::intent::DecisionDraft;
@@ -14,6 +14,8 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::crm::proposals::{is_stored, BULK_KIND, SAVE_KIND};
 use crate::knowledge::{NewTopic, ProposalStatus, TopicChanges};
+use crate::registry::typed;
+use crate::tools::crm::rows::{BulkProposalRow, SaveProposalRow};
 use crate::Engine;
 
 use super::{Prepared, Target};
@@ -49,42 +51,37 @@ fn line(
     }
 }
 
-fn names(v: Option<&Value>) -> Option<String> {
-    let list: Vec<&str> = v?.as_array()?.iter().filter_map(Value::as_str).collect();
+fn names(list: &[impl AsRef<str>]) -> Option<String> {
+    let list: Vec<&str> = list.iter().map(AsRef::as_ref).collect();
     (!list.is_empty()).then(|| list.join(", "))
 }
 
-fn number(v: Option<&Value>) -> u64 {
-    v.and_then(Value::as_u64).unwrap_or(0)
-}
-
-/// The save card's preview from the proposal's own row: what will be created, what
-/// already existed, what was not found.
-fn save_preview(source: Option<&Envelope>) -> Vec<PreviewLine> {
-    let Some(row) = source.and_then(|env| env.results.first()) else {
-        return Vec::new();
+/// The save card's preview from the proposal's own typed row: what will be created,
+/// what already existed, what was not found.
+fn save_preview(ref_: &str, row: &SaveProposalRow) -> Vec<PreviewLine> {
+    let into = if row.stage.is_empty() {
+        String::new()
+    } else {
+        format!(" en «{}»", row.stage)
     };
-    let f = &row.fields;
     let mut lines = vec![line(
-        format!("Se crearán {} registros", number(f.get("to_create"))),
-        names(f.get("sample_to_create")),
-        Some(row.ref_.clone()),
+        format!("Se crearán {} registros{into}", row.to_create),
+        names(&row.sample_to_create),
+        Some(ref_.to_owned()),
     )];
-    let there = number(f.get("already_there"));
-    if there > 0 {
+    if row.already_there > 0 {
         lines.push(line(
-            format!("{there} ya estaban en la colección y no se duplican"),
-            names(f.get("sample_already_there")),
+            format!(
+                "{} ya estaban en la colección y no se duplican",
+                row.already_there
+            ),
+            names(&row.sample_already_there),
             None,
         ));
     }
-    if let Some(missing) = f
-        .get("not_found")
-        .and_then(Value::as_array)
-        .filter(|m| !m.is_empty())
-    {
+    if !row.not_found.is_empty() {
         lines.push(line(
-            format!("{} no se encontraron", missing.len()),
+            format!("{} no se encontraron", row.not_found.len()),
             None,
             None,
         ));
@@ -92,22 +89,22 @@ fn save_preview(source: Option<&Envelope>) -> Vec<PreviewLine> {
     lines
 }
 
-/// The bulk card's preview: how many records change, how many stay, and a sample.
-fn bulk_preview(source: Option<&Envelope>) -> Vec<PreviewLine> {
-    let Some(row) = source.and_then(|env| env.results.first()) else {
-        return Vec::new();
-    };
-    let f = &row.fields;
+/// The bulk card's preview: how many records change, how many stay, and the locked
+/// fields that will not be touched.
+fn bulk_preview(ref_: &str, row: &BulkProposalRow) -> Vec<PreviewLine> {
     let mut lines = vec![line(
-        format!("Cambiarán {} registros", number(f.get("will_change"))),
+        format!("Cambiarán {} registros", row.will_change),
         None,
-        Some(row.ref_.clone()),
+        Some(ref_.to_owned()),
     )];
-    let same = number(f.get("unchanged"));
-    if same > 0 {
-        lines.push(line(format!("{same} ya tenían esos valores"), None, None));
+    if row.unchanged > 0 {
+        lines.push(line(
+            format!("{} ya tenían esos valores", row.unchanged),
+            None,
+            None,
+        ));
     }
-    if let Some(dropped) = names(f.get("dropped_fields")) {
+    if let Some(dropped) = names(&row.dropped_names()) {
         lines.push(line(
             "Campos bloqueados que no se tocarán",
             Some(dropped),
@@ -126,18 +123,19 @@ fn title_from(text: &str) -> String {
     title
 }
 
-/// The envelope that produced the CRM proposal `proposal_id` in this turn. The id is
-/// looked up, never trusted: `source` (the tool call of this turn that returned it)
-/// must carry it as its `proposal_id`, and it must be stored in the caller's workspace
-/// as a proposal of `kind`. An id from another turn or session, a forged one or
-/// another kind's is `NOT_FOUND`, and no card is offered.
-async fn crm_proposal_of_turn<'a>(
+/// The typed row of the CRM proposal `proposal_id` in this turn, with its `ref`. The
+/// id is looked up, never trusted: `source` (the tool call of this turn that returned
+/// it) must carry it as its `proposal_id`, and it must be stored in the caller's
+/// workspace as a proposal of `kind`. An id from another turn or session, a forged one
+/// or another kind's is `NOT_FOUND`, and no card is offered; a row that does not
+/// decode into `T` is a typed internal error.
+async fn crm_proposal_of_turn<T: DeserializeOwned + ProposalRow>(
     engine: &Engine,
     caller: &Caller,
     kind: &str,
     proposal_id: &str,
-    source: Option<&'a Envelope>,
-) -> EngineResult<&'a Envelope> {
+    source: Option<&Envelope>,
+) -> EngineResult<(String, T)> {
     let not_found = || {
         EngineError::typed(
             ErrorCode::NotFound,
@@ -149,17 +147,34 @@ async fn crm_proposal_of_turn<'a>(
             },
         )
     };
-    let source = source
-        .filter(|env| {
-            env.results
-                .iter()
-                .any(|r| r.fields.get("proposal_id").and_then(Value::as_str) == Some(proposal_id))
-        })
+    let row = source
+        .and_then(|env| env.results.first())
         .ok_or_else(not_found)?;
     if !is_stored(engine.crm.store(), &caller.workspace_id, kind, proposal_id).await? {
         return Err(not_found());
     }
-    Ok(source)
+    let value: T = typed::read(row)?;
+    if value.proposal_id() != proposal_id {
+        return Err(not_found());
+    }
+    Ok((row.ref_.clone(), value))
+}
+
+/// The CRM proposal rows a card is prepared from.
+trait ProposalRow {
+    fn proposal_id(&self) -> &str;
+}
+
+impl ProposalRow for SaveProposalRow {
+    fn proposal_id(&self) -> &str {
+        &self.proposal_id
+    }
+}
+
+impl ProposalRow for BulkProposalRow {
+    fn proposal_id(&self) -> &str {
+        &self.proposal_id
+    }
 }
 
 /// Builds the card and the server-only target for `draft`. `source` is the envelope
@@ -172,15 +187,21 @@ pub async fn prepare(
 ) -> EngineResult<Prepared> {
     match draft {
         DecisionDraft::GuardarEnCrm { proposal_id } => {
-            let source =
-                crm_proposal_of_turn(engine, caller, SAVE_KIND, proposal_id, source).await?;
+            let (ref_, row) = crm_proposal_of_turn::<SaveProposalRow>(
+                engine,
+                caller,
+                SAVE_KIND,
+                proposal_id,
+                source,
+            )
+            .await?;
             let mut c = card(
                 DecisionKind::GuardarEnCrm,
                 "Guardar la selección en el CRM",
                 "Se crearán los registros en la colección; los que ya existían no se duplican."
                     .to_owned(),
             );
-            c.preview = save_preview(Some(source));
+            c.preview = save_preview(&ref_, &row);
             Ok(Prepared::new(
                 c,
                 Target::CrmSave {
@@ -189,15 +210,21 @@ pub async fn prepare(
             ))
         }
         DecisionDraft::CambiosMasivos { proposal_id } => {
-            let source =
-                crm_proposal_of_turn(engine, caller, BULK_KIND, proposal_id, source).await?;
+            let (ref_, row) = crm_proposal_of_turn::<BulkProposalRow>(
+                engine,
+                caller,
+                BULK_KIND,
+                proposal_id,
+                source,
+            )
+            .await?;
             let mut c = card(
                 DecisionKind::CambiosMasivos,
                 "Aplicar cambios masivos",
                 "Se aplicarán los cambios mostrados; los registros que alguien cambió después no se tocan."
                     .to_owned(),
             );
-            c.preview = bulk_preview(Some(source));
+            c.preview = bulk_preview(&ref_, &row);
             Ok(Prepared::new(
                 c,
                 Target::CrmBulk {

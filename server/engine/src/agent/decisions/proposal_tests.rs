@@ -156,3 +156,29 @@ async fn a_scripted_model_cannot_offer_a_save_card_over_another_proposal() {
     );
     assert!(out.trajectory.decisions_proposed().is_empty());
 }
+
+/// A save proposal row that drifted from its typed definition (a field missing, or of
+/// the wrong type) is a typed internal error, never a card that says «Se crearán 0».
+#[tokio::test]
+async fn a_drifted_save_proposal_row_is_a_typed_error_not_an_empty_preview() {
+    let fx = fx(Plan::Founder, Role::Member).await;
+    let (id, env) = save_proposal(&fx, "company:emp-0001").await;
+    let mut missing = env.clone();
+    missing.results[0].fields.remove("to_create");
+    let mut wrong = env.clone();
+    wrong.results[0]
+        .fields
+        .insert("sample_to_create".into(), json!("Empaques 1"));
+    for drifted in [missing, wrong] {
+        let e = prepare(&fx.engine, &fx.caller, &save(&id), Some(&drifted))
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Internal, "{drifted:?}");
+    }
+    // The row as the tool made it still prepares its card, with the count.
+    let card = prepare(&fx.engine, &fx.caller, &save(&id), Some(&env))
+        .await
+        .unwrap()
+        .card;
+    assert_eq!(card.preview[0].label, "Se crearán 1 registros en «Nuevo»");
+}

@@ -224,7 +224,7 @@ async fn a_save_card_executes_exactly_once_when_two_tabs_accept_at_once() {
     assert_eq!(offered.card.kind, DecisionKind::GuardarEnCrm);
     let preview = &offered.card.preview[0];
     assert_eq!(
-        preview.label, "Se crearán 3 registros",
+        preview.label, "Se crearán 3 registros en «Nuevo»",
         "{:?}",
         offered.card.preview
     );

@@ -12,6 +12,8 @@ use crate::agent::contract::intent::{FactField, FaltaTipo, TurnIntent};
 use crate::agent::contract::narration::REF_KINDS;
 use crate::agent::contract::trajectory::{Step, Trajectory};
 use crate::base::catalog::text::fold;
+use crate::tools::crm::{CrmRecordArgs, RecordOp};
+use crate::tools::people::QuoteArgs;
 
 /// The eight evals, in the order of CONTRACT §14.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
@@ -196,11 +198,15 @@ pub fn quotes_before_proposing(t: &Trajectory) -> Result<(), String> {
                     .into(),
             );
         };
-        let quoted = quote
-            .args
-            .get("handles")
-            .and_then(Value::as_array)
-            .map_or(0, Vec::len);
+        let quoted = serde_json::from_value::<QuoteArgs>(quote.args.clone())
+            .map_err(|e| {
+                format!(
+                    "{} has arguments people_quote does not take: {e}",
+                    quote.call
+                )
+            })?
+            .handles
+            .len();
         if *contacts as usize > quoted {
             return Err(format!(
                 "the card reveals {contacts} people but {} quoted {quoted}",
@@ -512,12 +518,16 @@ pub fn cheap_route(set: &[&Trajectory]) -> Result<(usize, usize), String> {
 /// `tool.finished` through the one reducer leaves "deshacer" on the chat line.
 pub fn undo_works(t: &Trajectory) -> Result<(), String> {
     for call in t.tool_calls() {
-        let read_only_op = call
-            .args
-            .get("op")
-            .and_then(Value::as_str)
-            .is_some_and(|op| op == "history");
-        if !(call.ok && call.level == 0 && call.writes) || read_only_op {
+        if !(call.ok && call.level == 0 && call.writes) {
+            continue;
+        }
+        // A call that ran took its tool's arguments type; `history` only reads.
+        let read_only_op = call.tool == "crm_record"
+            && serde_json::from_value::<CrmRecordArgs>(call.args.clone())
+                .map_err(|e| format!("{} has arguments crm_record does not take: {e}", call.call))?
+                .op
+                == RecordOp::History;
+        if read_only_op {
             continue;
         }
         let Some(token) = &call.undo_token else {

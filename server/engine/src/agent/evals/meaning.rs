@@ -29,7 +29,9 @@ use crate::agent::contract::trajectory::Trajectory;
 use crate::base::catalog::scian::Giro;
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
+use crate::market::filters::MarketFilters;
 use crate::market::generator::BUYERS;
+use crate::market::types::{AggregateArgs, CountArgs, SearchArgs};
 
 /// One expected tool call: the tool and a partial view of its arguments.
 #[derive(Debug, Clone, Deserialize)]
@@ -100,7 +102,7 @@ pub fn call_failures(expected: &[ExpectedCall], t: &Trajectory) -> Vec<String> {
                 ));
                 continue;
             }
-            let actual = lift_giro(&call.args);
+            let actual = lift_giro(&call.tool, &call.args);
             match matches("", "", &want.args, Some(&actual)) {
                 Ok(()) => {
                     matched = true;
@@ -120,42 +122,60 @@ pub fn call_failures(expected: &[ExpectedCall], t: &Trajectory) -> Vec<String> {
     failures
 }
 
+/// What a market call asked for, through the tool's own arguments type: its filters,
+/// its state list and its free text. Other tools, and arguments a tool does not take,
+/// give nothing to lift.
+fn market_ask(tool: &str, args: &Value) -> Option<(MarketFilters, Vec<String>, Option<String>)> {
+    let args = args.clone();
+    match tool {
+        "market_search" => serde_json::from_value::<SearchArgs>(args)
+            .ok()
+            .map(|a| (a.filters, a.states, a.query)),
+        "market_count" => serde_json::from_value::<CountArgs>(args)
+            .ok()
+            .map(|a| (a.filters, a.states, None)),
+        "market_aggregate" => serde_json::from_value::<AggregateArgs>(args)
+            .ok()
+            .map(|a| (a.filters, a.states, None)),
+        _ => None,
+    }
+}
+
 /// A giro written as the search text (`query: "empaque"`) counts as the giro filter,
-/// and a single entry in `states` as the `state` filter.
-fn lift_giro(args: &Value) -> Value {
+/// and a single entry in `states` as the `state` filter. The call's arguments are read
+/// through its tool's type; the lifted filters are written into the JSON the
+/// expectations are matched against.
+fn lift_giro(tool: &str, args: &Value) -> Value {
     let mut out = args.clone();
-    let Some(obj) = out.as_object_mut() else {
+    let (Some((filters, states, query)), Some(obj)) = (market_ask(tool, args), out.as_object_mut())
+    else {
         return out;
     };
     // One state in `states` is the same as the `state` filter.
-    let single_state = match obj.get("states") {
-        Some(Value::Array(a)) if a.len() == 1 => a.first().cloned(),
-        _ => None,
+    let state = match (filters.state, states.as_slice()) {
+        (Some(s), _) => Some(s),
+        (None, [only]) => Some(only.clone()),
+        (None, _) => None,
     };
-    let query_giro = obj
-        .get("query")
-        .and_then(Value::as_str)
-        .and_then(|q| Giro::parse(q).ok());
-    let filters = obj
-        .entry("filters")
-        .or_insert_with(|| Value::Object(Map::new()));
-    if let Some(f) = filters.as_object_mut() {
-        if let Some(state) = single_state {
-            if f.get("state").is_none_or(Value::is_null) {
-                f.insert("state".into(), state);
-            }
-        }
-        let has_giro = f.get("giro").is_some_and(|g| !g.is_null());
-        if !has_giro {
-            if let Some(g) = query_giro {
-                f.insert("giro".into(), Value::String(g.key().into()));
-            } else if let Some(scian) = f.get("scian").and_then(Value::as_str) {
-                if let Some(g) = Giro::ALL
+    let giro = filters.giro.or_else(|| {
+        match query.as_deref().and_then(|q| Giro::parse(q).ok()) {
+            Some(g) => Some(g),
+            None => filters.scian.as_deref().and_then(|scian| {
+                Giro::ALL
                     .iter()
                     .find(|g| g.codes().iter().any(|c| c.starts_with(scian)))
-                {
-                    f.insert("giro".into(), Value::String(g.key().into()));
-                }
+                    .copied()
+            }),
+        }
+        .map(|g| g.key().to_owned())
+    });
+    let f = obj
+        .entry("filters")
+        .or_insert_with(|| Value::Object(Map::new()));
+    if let Some(f) = f.as_object_mut() {
+        for (key, value) in [("state", state), ("giro", giro)] {
+            if let Some(v) = value {
+                f.insert(key.into(), Value::String(v));
             }
         }
     }

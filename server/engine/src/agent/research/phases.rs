@@ -11,7 +11,10 @@ use crate::agent::contract::results::{label_for, summary_of};
 use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
 use crate::base::error::EngineResult;
+use crate::market::types::{AggregateArgs, AggregateGroup, GroupBy};
+use crate::registry::typed;
 use crate::registry::{Surface, ToolRequest};
+use crate::tools::market::SupplierRfc;
 use crate::Engine;
 
 use super::frame::{Frame, Rejected};
@@ -120,7 +123,7 @@ pub async fn run_phase(
         }
     }
 
-    let mut calls = planned_calls(key, &frame, run, k);
+    let mut calls = planned_calls(key, &frame, run, k)?;
     for c in calls.iter_mut() {
         call_with_line(engine, caller, run, key, c).await?;
     }
@@ -176,7 +179,7 @@ pub async fn run_phase(
 }
 
 /// The tool calls phase `key` makes with the criterion `frame`.
-fn planned_calls(key: &str, frame: &Frame, run: &Run, k: usize) -> Vec<StoredCall> {
+fn planned_calls(key: &str, frame: &Frame, run: &Run, k: usize) -> EngineResult<Vec<StoredCall>> {
     let mut calls = Vec::new();
     let mut call = |tool: &str, args: Value| {
         let handle = format!("p{k}c{}", calls.len() + 1);
@@ -204,7 +207,7 @@ fn planned_calls(key: &str, frame: &Frame, run: &Run, k: usize) -> Vec<StoredCal
             json!({"filters": frame.award_filters(), "group_by": "supplier", "limit": TOP}),
         ),
         "riesgos" => {
-            let rfcs = top_rfcs(run);
+            let rfcs = top_rfcs(run)?;
             if !rfcs.is_empty() {
                 call("market_screen", json!({"rfcs": rfcs}));
             }
@@ -228,7 +231,7 @@ fn planned_calls(key: &str, frame: &Frame, run: &Run, k: usize) -> Vec<StoredCal
         },
         _ => {}
     }
-    calls
+    Ok(calls)
 }
 
 /// One call through the pipeline as Luna, shown in the chat as a tool line
@@ -293,25 +296,33 @@ fn rows_of(c: &StoredCall) -> &[luna_protocol::tool::ResultRow] {
         .unwrap_or(&[])
 }
 
-/// The RFCs of the Proveedores the run found on top (by Adjudicaciones, else by search).
-fn top_rfcs(run: &Run) -> Vec<String> {
+/// The RFCs of the Proveedores the run found on top (by Adjudicaciones, else by
+/// search), from the calls' typed arguments and rows; a row that drifted from its
+/// type is a typed error.
+fn top_rfcs(run: &Run) -> EngineResult<Vec<String>> {
     let mut out: Vec<String> = Vec::new();
     for c in run.calls() {
-        let from_agg = c.tool == "market_aggregate"
-            && c.args.get("group_by").and_then(Value::as_str) == Some("supplier");
         let rows = rows_of(c);
-        let ids: Vec<String> = if from_agg {
-            rows.iter()
-                .filter_map(|r| r.fields.get("key").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        } else if c.tool == "market_search" {
-            rows.iter()
-                .filter_map(|r| r.fields.get("rfc").and_then(Value::as_str))
-                .map(str::to_owned)
-                .collect()
-        } else {
-            continue;
+        let ids: Vec<String> = match c.tool.as_str() {
+            "market_aggregate"
+                if typed::args::<AggregateArgs>(&c.tool, &c.args)?.group_by
+                    == GroupBy::Supplier =>
+            {
+                rows.iter()
+                    .map(|r| typed::read_whole::<AggregateGroup>(r).map(|g| Some(g.key)))
+                    .collect::<EngineResult<Vec<_>>>()?
+                    .into_iter()
+                    .flatten()
+                    .collect()
+            }
+            "market_search" => rows
+                .iter()
+                .map(|r| typed::read::<SupplierRfc>(r).map(|s| s.rfc))
+                .collect::<EngineResult<Vec<_>>>()?
+                .into_iter()
+                .flatten()
+                .collect(),
+            _ => continue,
         };
         for id in ids {
             if !out.contains(&id) && out.len() < TOP {
@@ -319,7 +330,7 @@ fn top_rfcs(run: &Run) -> Vec<String> {
             }
         }
     }
-    out
+    Ok(out)
 }
 
 fn failed_line(c: &StoredCall) -> String {

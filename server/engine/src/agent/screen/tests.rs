@@ -75,11 +75,12 @@ fn history_rows_and_undo_receipts_read_in_spanish() {
         what(
             "stage",
             &json!({"stage": {"from": "Nuevo", "to": "Contactado"}})
-        ),
+        )
+        .unwrap(),
         "Pasó de «Nuevo» a «Contactado»"
     );
     assert_eq!(
-        what("update", &json!({"fields.a": {}, "fields.b": {}})),
+        what("update", &json!({"fields.a": {}, "fields.b": {}})).unwrap(),
         "Actualizó 2 datos"
     );
     assert_eq!(
@@ -469,4 +470,18 @@ fn a_drifted_field_is_an_error_not_an_empty_drawer() {
     assert!(format!("{e:?}").contains("awards"), "{e:?}");
     assert_eq!(field::<i64>(&row, "awards_count").unwrap(), 3);
     assert!(field::<Vec<RiskRow>>(&row, "marks").unwrap().is_empty());
+}
+
+/// A history row whose stage change drifted from the type the CRM writes (a number
+/// where the stage name goes) is an error the drawer shows, never a vague line.
+#[test]
+fn a_drifted_stage_change_is_not_read_as_a_vague_line() {
+    let drifted = json!({"stage": {"from": "Nuevo", "to": 3}});
+    assert_eq!(
+        what("stage", &drifted).unwrap_err().code(),
+        luna_protocol::error::ErrorCode::Internal
+    );
+    // What every CRM write stores reads back through the same type.
+    let written = json!({ "stage": StageChange::json(None, "Nuevo") });
+    assert_eq!(what("stage", &written).unwrap(), "Pasó a «Nuevo»");
 }

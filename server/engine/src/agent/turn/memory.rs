@@ -12,13 +12,16 @@
 
 use luna_protocol::board::{Board, SequenceStatus};
 use luna_protocol::session::{CommercialProfile, Stage};
-use serde_json::Value;
+use luna_protocol::tool::ToolOutcome;
 use sqlx::{AnyPool, Row};
 
 use crate::base::error::{EngineError, EngineResult};
 
 use crate::agent::contract::gateway::Exchange;
 use crate::agent::contract::intent::{FactField, FactLedger, FactStatus};
+use crate::market::filters::MarketFilters;
+use crate::market::types::{CountArgs, SearchArgs};
+use crate::registry::typed;
 
 /// The stage of the session, from what is on its board (CONTRACT §7.4). A session with
 /// nothing on the board is `buscando`: whatever the first message asks, the search
@@ -44,31 +47,48 @@ pub fn derive_stage(board: &Board) -> Stage {
 pub use crate::agent::contract::intent::merge;
 pub use crate::agent::director::memory::{said_in, said_over, GOVERNMENT};
 
+/// What a market search or count was asked for, decoded into the tool's own
+/// arguments type (`SearchArgs`, `CountArgs`): the filters, the state list and the
+/// free text (a count has none).
+fn market_ask(ex: &Exchange) -> Option<(MarketFilters, Vec<String>, Option<String>)> {
+    let ok = matches!(
+        serde_json::from_value::<ToolOutcome>(ex.result.clone()),
+        Ok(ToolOutcome::Ok(_))
+    );
+    if !ok {
+        return None;
+    }
+    let (name, args) = (ex.tool.name.as_str(), &ex.tool.args);
+    // The call ran, so its arguments passed the same type; one that does not decode
+    // is logged by `typed::args` and teaches the ledger nothing.
+    match name {
+        "market_search" => typed::args::<SearchArgs>(name, args)
+            .ok()
+            .map(|a| (a.filters, a.states, a.query)),
+        "market_count" => typed::args::<CountArgs>(name, args)
+            .ok()
+            .map(|a| (a.filters, a.states, None)),
+        _ => None,
+    }
+}
+
 /// Fields nobody said but the turn's successful searches and counts were asked for:
 /// what the model understood the message to mean, `inferido` at `turn`.
 pub fn infer_from_calls(ledger: &mut FactLedger, transcript: &[Exchange], turn: u32) {
     for ex in transcript {
-        if !matches!(ex.tool.name.as_str(), "market_search" | "market_count")
-            || ex.result.get("error").is_some()
-        {
+        let Some((filters, states, query)) = market_ask(ex) else {
             continue;
-        }
-        let args = &ex.tool.args;
-        let filters = args.get("filters").unwrap_or(&Value::Null);
-        let text = |v: Option<&Value>| v.and_then(Value::as_str).map(str::to_owned);
-        let states: Option<String> = match args.get("states").and_then(Value::as_array) {
-            Some(list) if !list.is_empty() => Some(
-                list.iter()
-                    .filter_map(Value::as_str)
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            ),
-            _ => text(filters.get("state")),
         };
-        let buyer = text(filters.get("buyer")).or_else(|| {
-            (filters.get("has_awards") == Some(&Value::Bool(true))).then(|| GOVERNMENT.to_owned())
-        });
-        let giro = text(filters.get("giro")).or_else(|| text(args.get("query")));
+        let states = if states.is_empty() {
+            filters.state.clone()
+        } else {
+            Some(states.join(", "))
+        };
+        let buyer = filters
+            .buyer
+            .clone()
+            .or_else(|| (filters.has_awards == Some(true)).then(|| GOVERNMENT.to_owned()));
+        let giro = filters.giro.clone().or(query);
         for (field, value) in [
             (FactField::Giro, giro),
             (FactField::Estado, states),

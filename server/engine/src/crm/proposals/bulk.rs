@@ -31,7 +31,7 @@ struct BulkItem {
     fields: Map<String, Value>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct BulkRejected {
     pub record_id: String,
     pub reason: String,
@@ -141,7 +141,7 @@ pub async fn preview_bulk(
         if let Some(s) = stage.as_ref().filter(|s| **s != record.stage) {
             diff.insert(
                 "stage".into(),
-                serde_json::json!({"from": record.stage, "to": s}),
+                crate::crm::records::StageChange::json(Some(&record.stage), s),
             );
         }
         for (k, v) in &fields {

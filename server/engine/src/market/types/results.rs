@@ -228,7 +228,7 @@ pub struct CountResult {
     pub total: Option<u64>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct AggregateGroup {
     #[serde(rename = "ref")]
     pub r#ref: String,

@@ -7,13 +7,15 @@
 
 use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
 use luna_protocol::view::apply;
-use serde_json::{json, Value};
+use serde_json::json;
 
 use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
 use crate::base::error::EngineResult;
 use crate::registry::def::SideEffect;
+use crate::registry::typed;
 use crate::registry::{Surface, ToolRequest};
+use crate::tools::handles::{DecisionIds, Undo};
 
 use super::super::memory;
 use super::evidence::level_number;
@@ -144,21 +146,15 @@ impl Turn<'_> {
                 .take(50)
                 .collect();
             for row in &env.results {
-                for key in ["proposal_id", "quote_id", "sequence_id"] {
-                    if let Some(id) = row.fields.get(key).and_then(Value::as_str) {
-                        self.proposals.push((id.to_owned(), env.clone()));
-                    }
+                for id in typed::read::<DecisionIds>(row)?.into_ids() {
+                    self.proposals.push((id, env.clone()));
                 }
             }
         }
-        let undo_token = response
-            .outcome
-            .as_ref()
-            .ok()
-            .and_then(|env| env.results.first())
-            .and_then(|r| r.fields.get("undo_token"))
-            .and_then(Value::as_str)
-            .map(str::to_owned);
+        let undo_token = match response.outcome.as_ref().map(|env| env.results.first()) {
+            Ok(Some(row)) => typed::read::<Undo>(row)?.undo_token,
+            _ => None,
+        };
         let mut events = vec![SessionEvent::ToolFinished(ToolFinished {
             turn_id: turn_id.to_owned(),
             call_ref: handle.clone(),
