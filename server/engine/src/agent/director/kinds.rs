@@ -311,7 +311,19 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
             || (RANKED_WHO.iter().any(|w| pair[0].starts_with(w))
                 && SUPERLATIVES.contains(&pair[1]))
     });
-    let named = superlative_of_who || RANKING_PHRASES.iter().any(|p| phrase(folded, p));
+    // «el proveedor más grande de la CFE», «las dependencias más activas»: «más» and
+    // an adjective of size next to who is ranked.
+    let biggest_who = words.windows(4).any(|w| {
+        RANKED_WHO.iter().any(|r| w[0].starts_with(r))
+            && w[1..].windows(2).any(|p| {
+                p[0] == "mas"
+                    && ["grande", "fuert", "important", "relevant", "activ"]
+                        .iter()
+                        .any(|a| p[1].starts_with(a))
+            })
+    });
+    let named =
+        superlative_of_who || biggest_who || RANKING_PHRASES.iter().any(|p| phrase(folded, p));
     if !(named || (more && sells)) {
         return None;
     }
@@ -568,6 +580,15 @@ mod tests {
             None
         );
         assert_eq!(read("top 10 de limpieza en Jalisco", TODAY).rank, None);
+        for (m, by) in [
+            (
+                "¿cuál es el proveedor más grande de la CFE en limpieza?",
+                "supplier",
+            ),
+            ("las dependencias más activas en construcción", "buyer"),
+        ] {
+            assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+        }
     }
 
     #[test]
