@@ -340,7 +340,6 @@ fn fill(out: &mut Request, facts: &FactLedger) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::agent::contract::intent::merge;
     use crate::agent::director::grammar::parse;
     use crate::agent::director::vocab::CatalogVocabulary;
 

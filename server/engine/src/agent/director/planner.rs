@@ -88,20 +88,26 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .unwrap_or(&[])
 }
 
-/// The kind of answer the person's previous message asked for, when it was a ranking
-/// or records (not companies): what a follow-up to it keeps asking for.
-fn earlier_records_ask(input: &ModelInput) -> Option<super::kinds::Ask> {
-    let mut said = input
+/// What the person said earlier in this conversation, latest first.
+fn said_before(input: &ModelInput) -> impl Iterator<Item = &str> {
+    input
         .turn
         .thread
         .iter()
         .rev()
-        .filter(|m| m.quien == Speaker::Persona);
+        .filter(|m| m.quien == Speaker::Persona)
+        .map(|m| m.texto.as_str())
+}
+
+/// The kind of answer the person's previous message asked for, when it was a ranking
+/// or records (not companies): what a follow-up to it keeps asking for.
+fn earlier_records_ask(input: &ModelInput) -> Option<super::kinds::Ask> {
+    let mut said = said_before(input);
     let mut previous = said.next()?;
-    if previous.texto == input.turn.message {
+    if previous == input.turn.message {
         previous = said.next()?;
     }
-    Some(super::kinds::read(&previous.texto, today())).filter(super::kinds::Ask::is_records)
+    Some(super::kinds::read(previous, today())).filter(super::kinds::Ask::is_records)
 }
 
 impl LocalDirector {

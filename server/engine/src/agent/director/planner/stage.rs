@@ -4,9 +4,8 @@
 
 use serde_json::{json, Value};
 
-use super::{call, calls_of, final_, ok_rows, LocalDirector, PREFERRED_COLLECTION};
+use super::{call, calls_of, final_, ok_rows, said_before, LocalDirector, PREFERRED_COLLECTION};
 use crate::agent::contract::gateway::{ModelInput, ModelStep, ToolCall};
-use crate::agent::contract::input::Speaker;
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 use crate::agent::director::grammar::{parse, StageMove};
 use crate::agent::director::vocab::CatalogVocabulary;
@@ -16,13 +15,8 @@ use crate::base::catalog::text::fold;
 /// How many companies of the selection the person's earlier move in this
 /// conversation took («pásala a Ganado» → 1): what «el resto» leaves out.
 fn earlier_moved(input: &ModelInput, priorities: usize) -> usize {
-    input
-        .turn
-        .thread
-        .iter()
-        .rev()
-        .filter(|m| m.quien == Speaker::Persona)
-        .find_map(|m| parse(&m.texto, &CatalogVocabulary).stage_move)
+    said_before(input)
+        .find_map(|m| parse(m, &CatalogVocabulary).stage_move)
         .filter(|mv| !mv.rest && !mv.all)
         .map_or(0, |mv| match (mv.nth, mv.top) {
             (Some(n), _) => n as usize,

@@ -7,9 +7,8 @@
 
 use serde_json::{json, Value};
 
-use super::{call, calls_of, final_, ok_rows, LocalDirector};
+use super::{call, calls_of, final_, ok_rows, said_before, LocalDirector};
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
-use crate::agent::contract::input::Speaker;
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
 
 /// The most characters of a note's title (its first words).
@@ -140,15 +139,10 @@ impl LocalDirector {
 /// this conversation («anota que el ISSSTE paga a 90 días» → «el ISSSTE paga a 90
 /// días»), else the merge message itself («fusiona la nota del ISSSTE»).
 fn note_meant(input: &ModelInput) -> String {
-    input
-        .turn
-        .thread
-        .iter()
-        .rev()
-        .filter(|m| m.quien == Speaker::Persona)
+    said_before(input)
         .find_map(|m| {
-            let tokens = crate::agent::director::words::tokens(&m.texto);
-            crate::agent::director::acts::read(&m.texto, &tokens).note
+            let tokens = crate::agent::director::words::tokens(m);
+            crate::agent::director::acts::read(m, &tokens).note
         })
         .unwrap_or_else(|| input.turn.message.clone())
         .chars()
