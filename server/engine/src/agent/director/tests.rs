@@ -5,18 +5,21 @@ use luna_protocol::account::{Plan, Role};
 use super::planner::LocalDirector;
 use crate::agent::contract::intent::TurnIntent;
 use crate::agent::turn::runner::run_turn;
-use crate::testkit;
+use crate::testkit::World;
+
+/// A member of a new workspace (Founder plan) with `role`, in a new work session.
+async fn in_session(role: Role) -> (World, String) {
+    let w = World::new(Plan::Founder, role).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    (w, session)
+}
 
 /// «no entiendo → nada cambia»: with a selection on the board, messages that are not a
 /// clear request (thanks, a follow-up about «todos», a merge of «esa nota», criteria
 /// with no action) answer without touching the selection, the saved list or drafts.
 #[tokio::test]
 async fn an_unclear_message_changes_nothing() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     engine.market.ensure_demo().await.unwrap();
     let director = LocalDirector;
     run_turn(
@@ -109,11 +112,7 @@ async fn an_unclear_message_changes_nothing() {
 /// the right tool and filters, an anchored narration, and the board untouched.
 #[tokio::test]
 async fn rankings_and_records_answer_without_touching_the_board() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     engine.market.ensure_demo().await.unwrap();
     let director = LocalDirector;
     run_turn(
@@ -221,11 +220,7 @@ async fn rankings_and_records_answer_without_touching_the_board() {
 /// the ISSSTE's suppliers of the same giro, and never builds a selection.
 #[tokio::test]
 async fn a_follow_up_to_a_ranking_ranks_again() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     engine.market.ensure_demo().await.unwrap();
     let director = LocalDirector;
     let turns = [
@@ -290,11 +285,7 @@ async fn accept_pending(engine: &crate::Engine, caller: &crate::accounts::Caller
 /// the merge card is proposed for it (never a search, never a second note).
 #[tokio::test]
 async fn a_merge_of_that_note_proposes_merging_the_note_in_review() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Owner).await;
     let say = |turn: &'static str, message: &'static str| {
         let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
         async move {
@@ -338,11 +329,7 @@ async fn a_merge_of_that_note_proposes_merging_the_note_in_review() {
 /// stays out of it.
 #[tokio::test]
 async fn the_rest_of_an_earlier_move_is_moved() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     engine.market.ensure_demo().await.unwrap();
     let say = |turn: &'static str, message: &'static str| {
         let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
@@ -402,11 +389,7 @@ async fn the_rest_of_an_earlier_move_is_moved() {
 /// repair, which would drop the figures): what was spent, searches and reads left.
 #[tokio::test]
 async fn credit_questions_answer_the_figure_asked_for() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     for (i, (message, says)) in [
         ("cuánto he gastado este mes?", "gastados"),
         ("me sobran búsquedas pa hoy o ya no?", "búsquedas"),
@@ -444,11 +427,7 @@ async fn credit_questions_answer_the_figure_asked_for() {
 /// team's collection; a message that names no stage leaves the default.
 #[tokio::test]
 async fn a_save_names_its_stage() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
     engine.market.ensure_demo().await.unwrap();
     crate::crm::collections::create(
         engine.crm.store(),
