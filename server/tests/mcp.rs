@@ -5,6 +5,7 @@ use axum::http::{Request, StatusCode};
 use axum::Router;
 use leptos::config::LeptosOptions;
 use luna_app::server::CookiePolicy;
+use luna_engine::testkit::World;
 use luna_engine::Engine;
 use luna_protocol::account::{Plan, Role};
 use luna_server::{app, AppState};
@@ -17,27 +18,25 @@ async fn setup() -> (Router, Engine, String) {
 
 /// The router and a key carrying `scopes` (all of them: the whole public catalog).
 async fn setup_with(scopes: &[luna_protocol::account::ApiScope]) -> (Router, Engine, String) {
-    let engine = luna_engine::testkit::engine().await.unwrap();
-    let caller = luna_engine::testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let key = engine
+    let w = World::new(Plan::Founder, Role::Owner).await.unwrap();
+    let key = w
+        .engine
         .accounts
         .create_api_key(
-            &caller,
+            &w.caller,
             &luna_engine::accounts::KeySpec::read_only("pruebas").with_scopes(scopes),
         )
         .await
         .unwrap();
     let state = AppState {
         leptos_options: LeptosOptions::builder().output_name("luna").build(),
-        engine: engine.clone(),
+        engine: w.engine.clone(),
         cookie: CookiePolicy::default(),
         proxies: Default::default(),
         guard: Default::default(),
         sockets: luna_server::sockets::Sockets::default(),
     };
-    (app(state), engine, key.secret)
+    (app(state), w.engine, key.secret)
 }
 
 async fn rpc(app: &Router, key: Option<&str>, body: Value) -> (StatusCode, Value) {

@@ -110,6 +110,7 @@ pub async fn err(
 
 /// An engine on a fresh database and one caller in a new workspace: the start of most
 /// tests. `call`, `ok` and `err` run tools as that caller.
+#[derive(Clone)]
 pub struct World {
     pub engine: Engine,
     pub caller: Caller,
@@ -141,6 +142,43 @@ impl World {
         args: serde_json::Value,
     ) -> luna_protocol::error::ErrorBody {
         err(&self.engine, &self.caller, name, args).await
+    }
+
+    /// Calls a tool from the app (`Surface::Ui`), where proposals run at once.
+    pub async fn ui(
+        &self,
+        name: &str,
+        args: serde_json::Value,
+    ) -> Result<luna_protocol::tool::Envelope, luna_protocol::error::ErrorBody> {
+        self.call(name, args, crate::base::surface::Surface::Ui)
+            .await
+    }
+
+    /// Another member of this world's workspace, named `name`, with `role`.
+    pub async fn teammate(&self, role: Role, name: &str) -> EngineResult<Caller> {
+        let email = format!("{}@example.mx", uuid::Uuid::new_v4().simple());
+        let user = self
+            .engine
+            .accounts
+            .create_user(&email, name, "secreto-123")
+            .await?;
+        self.engine
+            .accounts
+            .add_member(&self.caller.workspace_id, &user, role)
+            .await?;
+        Ok(Caller {
+            user_id: user,
+            email,
+            display_name: name.into(),
+            role,
+            api_key: None,
+            ..self.caller.clone()
+        })
+    }
+
+    /// The only member of a new workspace on the same engine: a stranger to this one.
+    pub async fn other_workspace(&self, plan: Plan, role: Role) -> EngineResult<Caller> {
+        caller(&self.engine, plan, role).await
     }
 }
 

@@ -11,6 +11,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use luna_engine::accounts::Caller;
+use luna_engine::testkit::World;
 use luna_engine::turn::gateway::Route;
 use luna_engine::turn::openai::pin::{self, Pin};
 use luna_engine::turn::openai::{ApiKey, GatewayConfig, OpenAiGateway, Profile};
@@ -210,13 +211,10 @@ fn config(base_url: &str, fallback: bool) -> GatewayConfig {
     c
 }
 
-async fn setup() -> (Engine, Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
-    (engine, caller, session)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    (w, session)
 }
 
 async fn turn(
@@ -262,16 +260,17 @@ async fn the_primary_receives_the_projected_tools_and_ends_the_turn() {
         _ => final_answer("Conté [[evidence:c1.shown]] resultados."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
     assert_eq!(out.route, Route::Primary);
     assert_eq!(out.intent.kind(), "responder", "{:?}", out.narration);
     assert_eq!(out.transcript[0].tool.name, "market_count");
     let seen = stub.seen();
     assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
-    let projected: Vec<&str> = engine
+    let projected: Vec<&str> = w
+        .engine
         .registry
         .for_stage(Stage::Buscando)
         .iter()
@@ -293,7 +292,7 @@ async fn the_primary_receives_the_projected_tools_and_ends_the_turn() {
         assert_eq!(sent, projected);
         let body = s.body.to_string();
         assert!(
-            !body.contains(&caller.workspace_id),
+            !body.contains(&w.caller.workspace_id),
             "no internal ids reach the provider"
         );
         assert!(!body.contains("turn_gw"));
@@ -312,7 +311,7 @@ async fn the_primary_receives_the_projected_tools_and_ends_the_turn() {
     let rows: Vec<(String, i64, i64, i64)> = sqlx::query_as(
         "select route, tokens_in, tokens_out, cached_tokens from model_attempts order by id",
     )
-    .fetch_all(engine.store.pool())
+    .fetch_all(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(rows, vec![("primary".into(), 1000, 100, 640); 2]);
@@ -325,9 +324,9 @@ async fn an_invalid_answer_gets_one_repair_then_escalates_with_reason_capability
         _ => final_answer("No tengo cifras que mostrar todavía."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
     assert_eq!(stub.models(), [PRIMARY, PRIMARY, FALLBACK]);
     assert_eq!(out.route, Route::Fallback);
@@ -343,14 +342,14 @@ async fn an_invalid_answer_gets_one_repair_then_escalates_with_reason_capability
         .contains("no es válida"));
     assert_eq!(seen[2].body["response_format"]["type"], "json_schema");
     assert_eq!(
-        attempts(&engine).await,
+        attempts(&w.engine).await,
         [
             ("primary".into(), None, "invalid".into()),
             ("primary".into(), None, "invalid".into()),
             ("fallback".into(), Some("capability".into()), "ok".into()),
         ]
     );
-    assert_eq!(refusal(&engine, &caller, &session).await, None);
+    assert_eq!(refusal(&w.engine, &w.caller, &session).await, None);
 }
 
 #[tokio::test]
@@ -360,13 +359,13 @@ async fn provider_errors_are_retried_once_then_escalate_with_reason_technical() 
         _ => final_answer("Listo."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
     assert_eq!(stub.models(), [PRIMARY, PRIMARY, FALLBACK]);
     assert_eq!(out.route, Route::Fallback);
-    let rows = attempts(&engine).await;
+    let rows = attempts(&w.engine).await;
     assert_eq!(
         rows[2],
         ("fallback".into(), Some("technical".into()), "ok".into())
@@ -380,9 +379,9 @@ async fn a_client_error_is_not_retried() {
         _ => final_answer("Listo."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(stub.models(), [PRIMARY, FALLBACK]);
 }
 
@@ -397,9 +396,9 @@ async fn when_both_routes_fail_the_turn_is_refused_with_a_typed_code() {
         _ => status(500),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
     assert_eq!(
         stub.models(),
@@ -408,14 +407,15 @@ async fn when_both_routes_fail_the_turn_is_refused_with_a_typed_code() {
     );
     assert_eq!(out.intent.kind(), "limite");
     assert_eq!(
-        refusal(&engine, &caller, &session).await,
+        refusal(&w.engine, &w.caller, &session).await,
         Some(RefusalCode::NoCapableModel)
     );
-    let outcomes: Vec<String> = attempts(&engine).await.into_iter().map(|r| r.2).collect();
+    let outcomes: Vec<String> = attempts(&w.engine).await.into_iter().map(|r| r.2).collect();
     assert_eq!(outcomes, ["timeout", "timeout", "error", "error"]);
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -425,12 +425,12 @@ async fn when_both_routes_fail_the_turn_is_refused_with_a_typed_code() {
 #[tokio::test]
 async fn without_a_fallback_a_failing_primary_is_refused() {
     let (url, stub) = stub(|_, _| prose()).await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, false), engine.store.clone()).unwrap();
-    turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, false), w.engine.store.clone()).unwrap();
+    turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
     assert_eq!(
-        refusal(&engine, &caller, &session).await,
+        refusal(&w.engine, &w.caller, &session).await,
         Some(RefusalCode::NoCapableModel)
     );
 }
@@ -443,7 +443,7 @@ async fn a_workspace_at_its_spend_cap_stays_on_the_primary_and_cannot_escalate()
         _ => final_answer("El respaldo no debe contestar."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let mut c = config(&url, true);
     c.monthly_spend_cap_micro_usd = Some(5_000_000);
     // $5.00 already spent this month by this workspace.
@@ -451,38 +451,39 @@ async fn a_workspace_at_its_spend_cap_stays_on_the_primary_and_cannot_escalate()
         "insert into model_attempts (workspace_id, route, model, outcome, cost_micro_usd, duration_ms, created_at)
          values ($1, 'fallback', 'x', 'ok', 5000000, 1, $2)",
     )
-    .bind(&caller.workspace_id)
+    .bind(&w.caller.workspace_id)
     .bind(luna_engine::clock::now_ms())
-    .execute(engine.store.pool())
+    .execute(w.engine.store.pool())
     .await
     .unwrap();
-    let gateway = OpenAiGateway::new(c, engine.store.clone()).unwrap();
+    let gateway = OpenAiGateway::new(c, w.engine.store.clone()).unwrap();
 
     // At the cap the primary still serves…
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(
         (out.route, out.intent.kind()),
         (Route::Primary, "responder")
     );
     // …but a turn that would need the fallback is refused with `cap` (429).
-    let second = engine.sessions.create(&caller).await.unwrap().id;
-    turn(&engine, &gateway, &caller, &second).await;
+    let second = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    turn(&w.engine, &gateway, &w.caller, &second).await;
     assert!(
         !stub.models().contains(&FALLBACK.to_owned()),
         "{:?}",
         stub.models()
     );
     assert_eq!(
-        refusal(&engine, &caller, &second).await,
+        refusal(&w.engine, &w.caller, &second).await,
         Some(RefusalCode::Cap)
     );
 
     // Another workspace, under the cap, escalates normally.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let other = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
-    let third = engine.sessions.create(&other).await.unwrap().id;
-    let out = turn(&engine, &gateway, &other, &third).await;
+    let third = w.engine.sessions.create(&other).await.unwrap().id;
+    let out = turn(&w.engine, &gateway, &other, &third).await;
     assert_eq!(out.route, Route::Fallback);
 }
 
@@ -523,9 +524,9 @@ fn captured_logs() -> Captured {
 async fn the_api_key_never_reaches_the_logs_even_when_the_provider_echoes_it() {
     let captured = captured_logs();
     let (url, stub) = stub(|_, _| status(401)).await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(stub.models(), [PRIMARY, FALLBACK]);
     assert_eq!(out.intent.kind(), "limite");
 
@@ -538,9 +539,10 @@ async fn the_api_key_never_reaches_the_logs_even_when_the_provider_echoes_it() {
         !logs.contains(KEY) && !logs.contains("Incorrect API key"),
         "{logs}"
     );
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     let log = serde_json::to_string(&events).unwrap();
@@ -578,11 +580,11 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
         }
     })
     .await;
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     // Someone watches the session while the turn runs.
-    let mut thoughts = engine.sessions.hub().subscribe_thinking(&session);
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let mut thoughts = w.engine.sessions.hub().subscribe_thinking(&session);
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
     // The fragments became one call with whole arguments, and the turn ended.
     assert_eq!(out.transcript[0].tool.name, "market_count");
@@ -597,7 +599,7 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
     let rows: Vec<(i64, i64, i64)> = sqlx::query_as(
         "select tokens_in, tokens_out, cached_tokens from model_attempts order by id",
     )
-    .fetch_all(engine.store.pool())
+    .fetch_all(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(rows, vec![(900, 40, 512); 2]);
@@ -611,9 +613,9 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
     assert_eq!(live, secret_thought);
     // …and nothing of it is in the session log or the model attempts.
     let log = serde_json::to_string(
-        &engine
+        &w.engine
             .sessions
-            .events_since(&caller, &session, 0)
+            .events_since(&w.caller, &session, 0)
             .await
             .unwrap(),
     )
@@ -633,13 +635,13 @@ async fn a_cut_stream_is_a_provider_failure_and_is_retried() {
         _ => final_answer("Listo."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let (w, session) = setup().await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
     assert_eq!(out.intent.kind(), "responder");
     assert_eq!(
-        attempts(&engine).await,
+        attempts(&w.engine).await,
         [
             ("primary".into(), None, "error".into()),
             ("primary".into(), None, "ok".into()),
@@ -650,11 +652,11 @@ async fn a_cut_stream_is_a_provider_failure_and_is_retried() {
 #[tokio::test]
 async fn without_streaming_the_request_asks_for_one_json_body() {
     let (url, stub) = stub(|_, _| final_answer("Listo.")).await;
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let mut c = config(&url, true);
     c.stream = false;
-    let gateway = OpenAiGateway::new(c, engine.store.clone()).unwrap();
-    turn(&engine, &gateway, &caller, &session).await;
+    let gateway = OpenAiGateway::new(c, w.engine.store.clone()).unwrap();
+    turn(&w.engine, &gateway, &w.caller, &session).await;
     let body = &stub.seen()[0].body;
     assert!(body.get("stream").is_none() && body.get("stream_options").is_none());
 }
@@ -666,15 +668,15 @@ async fn a_workspace_pinned_to_the_primary_never_escalates() {
         _ => final_answer("El respaldo no debe contestar."),
     })
     .await;
-    let (engine, caller, session) = setup().await;
-    pin::set(&engine.store, &caller.workspace_id, Pin::Primary)
+    let (w, session) = setup().await;
+    pin::set(&w.engine.store, &w.caller.workspace_id, Pin::Primary)
         .await
         .unwrap();
-    let gateway = OpenAiGateway::new(config(&url, true), engine.store.clone()).unwrap();
-    turn(&engine, &gateway, &caller, &session).await;
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(stub.models(), [PRIMARY, PRIMARY]);
     assert_eq!(
-        refusal(&engine, &caller, &session).await,
+        refusal(&w.engine, &w.caller, &session).await,
         Some(RefusalCode::NoCapableModel)
     );
 }
@@ -682,15 +684,15 @@ async fn a_workspace_pinned_to_the_primary_never_escalates() {
 #[tokio::test]
 async fn a_workspace_pinned_to_the_fallback_goes_there_first_but_not_past_its_cap() {
     let (url, stub) = stub(|_, _| final_answer("Listo.")).await;
-    let (engine, caller, session) = setup().await;
-    pin::set(&engine.store, &caller.workspace_id, Pin::Fallback)
+    let (w, session) = setup().await;
+    pin::set(&w.engine.store, &w.caller.workspace_id, Pin::Fallback)
         .await
         .unwrap();
     let mut c = config(&url, true);
     c.monthly_spend_cap_micro_usd = Some(5_000_000);
-    let gateway = OpenAiGateway::new(c, engine.store.clone()).unwrap();
+    let gateway = OpenAiGateway::new(c, w.engine.store.clone()).unwrap();
 
-    let out = turn(&engine, &gateway, &caller, &session).await;
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
     assert_eq!(out.route, Route::Fallback);
     assert_eq!(stub.models(), [FALLBACK]);
     assert_eq!(
@@ -698,7 +700,7 @@ async fn a_workspace_pinned_to_the_fallback_goes_there_first_but_not_past_its_ca
         "json_schema"
     );
     assert_eq!(
-        attempts(&engine).await,
+        attempts(&w.engine).await,
         [("fallback".into(), Some("pin".into()), "ok".into())]
     );
 
@@ -707,13 +709,13 @@ async fn a_workspace_pinned_to_the_fallback_goes_there_first_but_not_past_its_ca
         "insert into model_attempts (workspace_id, route, model, outcome, cost_micro_usd, duration_ms, created_at)
          values ($1, 'fallback', 'x', 'ok', 5000000, 1, $2)",
     )
-    .bind(&caller.workspace_id)
+    .bind(&w.caller.workspace_id)
     .bind(luna_engine::clock::now_ms())
-    .execute(engine.store.pool())
+    .execute(w.engine.store.pool())
     .await
     .unwrap();
-    let second = engine.sessions.create(&caller).await.unwrap().id;
-    let out = turn(&engine, &gateway, &caller, &second).await;
+    let second = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    let out = turn(&w.engine, &gateway, &w.caller, &second).await;
     assert_eq!(out.route, Route::Primary);
     assert_eq!(stub.models(), [FALLBACK, PRIMARY]);
 }

@@ -16,6 +16,7 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
 use luna_engine::testkit;
+use luna_engine::testkit::World;
 use luna_engine::turn::gateway::Route;
 use luna_engine::turn::openai::{GatewayConfig, OpenAiGateway};
 use luna_engine::turn::runner::run_turn;
@@ -96,19 +97,16 @@ async fn replay_turn(name: &str, fixture: Value) -> Vec<Value> {
     let expect = fixture["expect"].clone();
     let refuses = !fixture["refuses_response_format_with_tools"].is_null();
     let (url, replay) = serve(fixture).await;
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
     let mut config = GatewayConfig::new(url, "modelo");
     config.timeout = Duration::from_secs(5);
     config.retry_backoff = Duration::from_millis(10);
-    let gateway = OpenAiGateway::new(config, engine.store.clone()).unwrap();
+    let gateway = OpenAiGateway::new(config, w.engine.store.clone()).unwrap();
     let out = run_turn(
-        &engine,
+        &w.engine,
         &gateway,
-        &caller,
+        &w.caller,
         &session,
         "turn_replay",
         "¿Cuántos proveedores de empaque hay en Jalisco?",
@@ -150,7 +148,7 @@ async fn replay_turn(name: &str, fixture: Value) -> Vec<Value> {
     let rows: Vec<(Option<i64>, Option<i64>, Option<i64>)> = sqlx::query_as(
         "select tokens_in, tokens_out, cached_tokens from model_attempts where outcome = 'ok' order by id",
     )
-    .fetch_all(engine.store.pool())
+    .fetch_all(w.engine.store.pool())
     .await
     .unwrap();
     let usage: Vec<(Option<i64>, Option<i64>, Option<i64>)> = expect["usage"]

@@ -6,14 +6,15 @@ use luna_protocol::error::{ErrorBody, ErrorCode};
 use luna_protocol::tool::Envelope;
 use serde_json::{json, Value};
 
-use crate::accounts::{Caller, KeySpec};
+use crate::accounts::KeySpec;
 use crate::base::clock::now_ms;
 use crate::billing::Ledger;
-use crate::registry::{Surface, ToolRequest};
+use crate::registry::Surface;
+use crate::testkit::World;
 use crate::{testkit, Engine};
 
 /// A Founder workspace with one Proveedor (with people) and its owner.
-async fn setup() -> (Engine, Caller) {
+async fn setup() -> World {
     let engine = testkit::engine().await.unwrap();
     sqlx::query(
         "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, website, source, created_at)
@@ -26,30 +27,31 @@ async fn setup() -> (Engine, Caller) {
     let owner = testkit::caller(&engine, Plan::Founder, Role::Owner)
         .await
         .unwrap();
-    (engine, owner)
+    World {
+        engine,
+        caller: owner,
+    }
 }
 
-/// Creates a key and returns the caller it authenticates as.
-async fn key(engine: &Engine, owner: &Caller, spec: KeySpec) -> Caller {
-    let k = engine.accounts.create_api_key(owner, &spec).await.unwrap();
-    engine
+/// Creates a key and returns the world as the key sees it (same engine and workspace).
+async fn key(w: &World, spec: KeySpec) -> World {
+    let k = w
+        .engine
+        .accounts
+        .create_api_key(&w.caller, &spec)
+        .await
+        .unwrap();
+    let key_caller = w
+        .engine
         .accounts
         .api_key_caller(&k.secret)
         .await
         .unwrap()
-        .unwrap()
-}
-
-async fn call(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-) -> Result<Envelope, ErrorBody> {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, Surface::Mcp))
-        .await
-        .outcome
+        .unwrap();
+    World {
+        engine: w.engine.clone(),
+        caller: key_caller,
+    }
 }
 
 fn assert_missing(outcome: Result<Envelope, ErrorBody>, scope: &str) {
@@ -59,14 +61,20 @@ fn assert_missing(outcome: Result<Envelope, ErrorBody>, scope: &str) {
 }
 
 /// A quote for the Proveedor's first person (2 créditos de contacto).
-async fn quote(engine: &Engine, owner: &Caller) -> String {
-    let people = engine
+async fn quote(w: &World) -> String {
+    let people = w
+        .engine
         .people
-        .search(owner, "company:EBA010101AB1")
+        .search(&w.caller, "company:EBA010101AB1")
         .await
         .unwrap();
     let handle = people[0].card.handle.clone();
-    engine.people.quote(owner, &[handle]).await.unwrap().id
+    w.engine
+        .people
+        .quote(&w.caller, &[handle])
+        .await
+        .unwrap()
+        .id
 }
 
 fn reveal_args(quote_id: &str, key: &str) -> Value {
@@ -82,75 +90,77 @@ async fn count(engine: &Engine, sql: &str) -> i64 {
 
 #[tokio::test]
 async fn a_default_key_reads_but_cannot_reveal_delete_or_write_the_crm() {
-    let (engine, owner) = setup().await;
-    let agent = key(&engine, &owner, KeySpec::read_only("agente")).await;
-    assert!(agent.api_key.as_ref().unwrap().scopes.is_empty());
+    let w = setup().await;
+    let agent = key(&w, KeySpec::read_only("agente")).await;
+    assert!(agent.caller.api_key.as_ref().unwrap().scopes.is_empty());
 
-    call(
-        &engine,
-        &agent,
-        "market_search",
-        json!({"kind": "suppliers", "query": "empaques"}),
-    )
-    .await
-    .expect("a read-only key searches");
-    call(
-        &engine,
-        &agent,
-        "context_retrieve",
-        json!({"query": "gobierno"}),
-    )
-    .await
-    .expect("a read-only key reads Cerebro");
+    agent
+        .call(
+            "market_search",
+            json!({"kind": "suppliers", "query": "empaques"}),
+            Surface::Mcp,
+        )
+        .await
+        .expect("a read-only key searches");
+    agent
+        .call(
+            "context_retrieve",
+            json!({"query": "gobierno"}),
+            Surface::Mcp,
+        )
+        .await
+        .expect("a read-only key reads Cerebro");
 
-    let q = quote(&engine, &owner).await;
+    let q = quote(&w).await;
     assert_missing(
-        call(&engine, &agent, "people_reveal", reveal_args(&q, "k-1")).await,
+        agent
+            .call("people_reveal", reveal_args(&q, "k-1"), Surface::Mcp)
+            .await,
         "contacts:reveal",
     );
     assert_missing(
-        call(
-            &engine,
-            &agent,
-            "context_delete",
-            json!({"topic": "topic:icp"}),
-        )
-        .await,
+        agent
+            .call(
+                "context_delete",
+                json!({"topic": "topic:icp"}),
+                Surface::Mcp,
+            )
+            .await,
         "knowledge:delete",
     );
     assert_missing(
-        call(
-            &engine,
-            &agent,
-            "context_create",
-            json!({"title": "Nuevo", "area": "ventas", "body": "Texto"}),
-        )
-        .await,
+        agent
+            .call(
+                "context_create",
+                json!({"title": "Nuevo", "area": "ventas", "body": "Texto"}),
+                Surface::Mcp,
+            )
+            .await,
         "knowledge:write",
     );
     assert_missing(
-        call(
-            &engine,
-            &agent,
-            "company_save",
-            json!({"collection_id": "collection:x", "company_ref": "company:EBA010101AB1"}),
-        )
-        .await,
+        agent
+            .call(
+                "company_save",
+                json!({"collection_id": "collection:x", "company_ref": "company:EBA010101AB1"}),
+                Surface::Mcp,
+            )
+            .await,
         "crm:write",
     );
     assert_missing(
-        call(
-            &engine,
-            &agent,
-            "crm_record",
-            json!({"op": "history", "record_id": "record:x"}),
-        )
-        .await,
+        agent
+            .call(
+                "crm_record",
+                json!({"op": "history", "record_id": "record:x"}),
+                Surface::Mcp,
+            )
+            .await,
         "crm:write",
     );
     assert_eq!(
         count(
-            &engine,
+            &w.engine,
             "select count(*) from receipts where ledger = 'contact'"
         )
         .await,
@@ -160,89 +170,97 @@ async fn a_default_key_reads_but_cannot_reveal_delete_or_write_the_crm() {
 
 #[tokio::test]
 async fn a_key_with_contacts_reveal_reveals() {
-    let (engine, owner) = setup().await;
+    let w = setup().await;
     let agent = key(
-        &engine,
-        &owner,
+        &w,
         KeySpec::read_only("revelador").with_scopes(&[ApiScope::ContactsReveal]),
     )
     .await;
-    let q = quote(&engine, &owner).await;
-    let env = call(&engine, &agent, "people_reveal", reveal_args(&q, "k-2"))
+    let q = quote(&w).await;
+    let env = agent
+        .call("people_reveal", reveal_args(&q, "k-2"), Surface::Mcp)
         .await
         .expect("the scope lets the key reveal");
     assert_eq!(env.results[0].fields["charged"], json!(2));
     // The scope does not stretch to other writes.
     assert_missing(
-        call(
-            &engine,
-            &agent,
-            "context_delete",
-            json!({"topic": "topic:icp"}),
-        )
-        .await,
+        agent
+            .call(
+                "context_delete",
+                json!({"topic": "topic:icp"}),
+                Surface::Mcp,
+            )
+            .await,
         "knowledge:delete",
     );
 }
 
 #[tokio::test]
 async fn context_delete_needs_its_own_scope_even_with_knowledge_write() {
-    let (engine, owner) = setup().await;
+    let w = setup().await;
     let writer = key(
-        &engine,
-        &owner,
+        &w,
         KeySpec::read_only("escritor").with_scopes(&[ApiScope::KnowledgeWrite]),
     )
     .await;
-    let created = call(
-        &engine,
-        &writer,
-        "context_create",
-        json!({"title": "Licitaciones IMSS", "area": "gobierno", "body": "Cómo cotizamos."}),
-    )
-    .await
-    .expect("knowledge:write creates");
+    let created = writer
+        .call(
+            "context_create",
+            json!({"title": "Licitaciones IMSS", "area": "gobierno", "body": "Cómo cotizamos."}),
+            Surface::Mcp,
+        )
+        .await
+        .expect("knowledge:write creates");
     let topic = created.results[0].ref_.clone();
     assert_missing(
-        call(&engine, &writer, "context_delete", json!({"topic": topic})).await,
+        writer
+            .call("context_delete", json!({"topic": topic}), Surface::Mcp)
+            .await,
         "knowledge:delete",
     );
     let deleter = key(
-        &engine,
-        &owner,
+        &w,
         KeySpec::read_only("borrador").with_scopes(&[ApiScope::KnowledgeDelete]),
     )
     .await;
-    call(&engine, &deleter, "context_delete", json!({"topic": topic}))
+    deleter
+        .call("context_delete", json!({"topic": topic}), Surface::Mcp)
         .await
         .expect("knowledge:delete deletes");
 }
 
 #[tokio::test]
 async fn no_key_merges_knowledge_whatever_its_scopes() {
-    let (engine, owner) = setup().await;
-    let all = key(
-        &engine,
-        &owner,
-        KeySpec::read_only("todo").with_scopes(&ApiScope::ALL),
-    )
-    .await;
-    let e = engine.knowledge.merge(&all, "prop_x").await.unwrap_err();
+    let w = setup().await;
+    let all = key(&w, KeySpec::read_only("todo").with_scopes(&ApiScope::ALL)).await;
+    let e = w
+        .engine
+        .knowledge
+        .merge(&all.caller, "prop_x")
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
     // The owner in the app gets as far as looking the proposal up.
-    let e = engine.knowledge.merge(&owner, "prop_x").await.unwrap_err();
+    let e = w
+        .engine
+        .knowledge
+        .merge(&w.caller, "prop_x")
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
 }
 
 #[tokio::test]
 async fn an_expired_key_authenticates_as_nothing() {
-    let (engine, owner) = setup().await;
-    let k = engine
+    let w = setup().await;
+    let k = w
+        .engine
         .accounts
-        .create_api_key(&owner, &KeySpec::read_only("temporal"))
+        .create_api_key(&w.caller, &KeySpec::read_only("temporal"))
         .await
         .unwrap();
-    assert!(engine
+    assert!(w
+        .engine
         .accounts
         .api_key_caller(&k.secret)
         .await
@@ -251,10 +269,11 @@ async fn an_expired_key_authenticates_as_nothing() {
     sqlx::query("update api_keys set expires_at = $1 where id = $2")
         .bind(now_ms() - 1)
         .bind(&k.id)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
-    assert!(engine
+    assert!(w
+        .engine
         .accounts
         .api_key_caller(&k.secret)
         .await
@@ -263,9 +282,10 @@ async fn an_expired_key_authenticates_as_nothing() {
     // An expiry in the past is refused at creation.
     let mut spec = KeySpec::read_only("vencida");
     spec.expires_at = Some(now_ms() - 1);
-    let e = engine
+    let e = w
+        .engine
         .accounts
-        .create_api_key(&owner, &spec)
+        .create_api_key(&w.caller, &spec)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
@@ -273,71 +293,73 @@ async fn an_expired_key_authenticates_as_nothing() {
 
 #[tokio::test]
 async fn a_key_over_its_budget_is_refused_and_nothing_is_charged() {
-    let (engine, owner) = setup().await;
+    let w = setup().await;
     let mut spec = KeySpec::read_only("con tope").with_scopes(&[ApiScope::ContactsReveal]);
     spec.credit_budget = Some(1);
-    let agent = key(&engine, &owner, spec).await;
+    let agent = key(&w, spec).await;
     let search = json!({"kind": "suppliers", "query": "empaques"});
-    call(&engine, &agent, "market_search", search.clone())
+    agent
+        .call("market_search", search.clone(), Surface::Mcp)
         .await
         .expect("the first credit fits");
     let intelligence = || async {
-        engine
+        w.engine
             .billing
-            .balance(&owner, Ledger::Intelligence)
+            .balance(&w.caller, Ledger::Intelligence)
             .await
             .unwrap()
             .used
     };
     assert_eq!(intelligence().await, 1);
 
-    let e = call(&engine, &agent, "market_search", search)
+    let e = agent
+        .call("market_search", search, Surface::Mcp)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InsufficientCredits, "{e:?}");
     assert!(e.message.contains("llave"), "{}", e.message);
-    let e = call(
-        &engine,
-        &agent,
-        "market_get",
-        json!({"record_ref": "company:EBA010101AB1"}),
-    )
-    .await
-    .unwrap_err();
+    let e = agent
+        .call(
+            "market_get",
+            json!({"record_ref": "company:EBA010101AB1"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InsufficientCredits, "{e:?}");
     // A reveal of 2 créditos de contacto does not fit the 0 left: nothing revealed.
-    let q = quote(&engine, &owner).await;
-    let e = call(&engine, &agent, "people_reveal", reveal_args(&q, "k-3"))
+    let q = quote(&w).await;
+    let e = agent
+        .call("people_reveal", reveal_args(&q, "k-3"), Surface::Mcp)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::InsufficientCredits, "{e:?}");
     assert_eq!(intelligence().await, 1, "nothing more was charged");
-    assert_eq!(count(&engine, "select count(*) from receipts").await, 1);
+    assert_eq!(count(&w.engine, "select count(*) from receipts").await, 1);
     assert_eq!(
-        count(&engine, "select count(*) from people_reveal_runs").await,
+        count(&w.engine, "select count(*) from people_reveal_runs").await,
         0
     );
     // The owner in the app is not held to the key's budget.
-    call(
-        &engine,
-        &owner,
+    w.call(
         "market_get",
         json!({"record_ref": "company:EBA010101AB1"}),
+        Surface::Mcp,
     )
     .await
     .expect("a person's call is not the key's");
 
-    let listed = engine.accounts.list_api_keys(&owner).await.unwrap();
+    let listed = w.engine.accounts.list_api_keys(&w.caller).await.unwrap();
     assert_eq!(listed[0].credit_budget, Some(1));
     assert_eq!(listed[0].spent_this_month, 1);
 }
 
 #[tokio::test]
 async fn the_budget_is_checked_again_when_the_charge_commits() {
-    let (engine, owner) = setup().await;
+    let w = setup().await;
     let mut spec = KeySpec::read_only("justo");
     spec.credit_budget = Some(1);
-    let agent = key(&engine, &owner, spec).await;
+    let agent = key(&w, spec).await;
     // Another call spent the credit after this one was admitted.
     let how = crate::billing::ChargeContext {
         surface: "mcp",
@@ -351,39 +373,48 @@ async fn the_budget_is_checked_again_when_the_charge_commits() {
         amount: 1,
         ledger: Ledger::Intelligence,
     };
-    engine.billing.charge(&agent, &spec, &how).await.unwrap();
+    w.engine
+        .billing
+        .charge(&agent.caller, &spec, &how)
+        .await
+        .unwrap();
     let again = crate::billing::ChargeContext {
         idempotency_key: "b",
         ..how
     };
-    let e = engine
+    let e = w
+        .engine
         .billing
-        .charge(&agent, &spec, &again)
+        .charge(&agent.caller, &spec, &again)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InsufficientCredits);
-    assert_eq!(count(&engine, "select count(*) from receipts").await, 1);
+    assert_eq!(count(&w.engine, "select count(*) from receipts").await, 1);
 }
 
 #[tokio::test]
 async fn last_used_is_set_when_the_key_is_used() {
-    let (engine, owner) = setup().await;
-    let k = engine
+    let w = setup().await;
+    let k = w
+        .engine
         .accounts
-        .create_api_key(&owner, &KeySpec::read_only("uso"))
+        .create_api_key(&w.caller, &KeySpec::read_only("uso"))
         .await
         .unwrap();
-    let listed = engine.accounts.list_api_keys(&owner).await.unwrap();
+    let listed = w.engine.accounts.list_api_keys(&w.caller).await.unwrap();
     assert_eq!(listed[0].last_used_at, None);
     let before = now_ms();
-    let agent = engine
+    let agent = w
+        .engine
         .accounts
         .api_key_caller(&k.secret)
         .await
         .unwrap()
         .unwrap();
-    call(&engine, &agent, "usage", json!({})).await.unwrap();
-    let listed = engine.accounts.list_api_keys(&owner).await.unwrap();
+    testkit::call(&w.engine, &agent, "usage", json!({}), Surface::Mcp)
+        .await
+        .unwrap();
+    let listed = w.engine.accounts.list_api_keys(&w.caller).await.unwrap();
     let used = listed[0].last_used_at.expect("set after use");
     assert!(used >= before, "{used} < {before}");
 }

@@ -2,7 +2,7 @@ use luna_protocol::account::{Plan, Role};
 use luna_protocol::error::ErrorCode;
 
 use super::*;
-use crate::testkit;
+use crate::testkit::World;
 
 fn spec(amount: i64, ledger: Ledger) -> ChargeSpec {
     ChargeSpec {
@@ -24,50 +24,54 @@ fn how(key: &str) -> ChargeContext<'_> {
 
 #[tokio::test]
 async fn the_same_key_charges_once_and_returns_the_original_receipt() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let first = w
+        .engine
+        .billing
+        .charge(&w.caller, &spec(3, Ledger::Intelligence), &how("k1"))
         .await
         .unwrap();
-    let first = engine
+    let again = w
+        .engine
         .billing
-        .charge(&caller, &spec(3, Ledger::Intelligence), &how("k1"))
-        .await
-        .unwrap();
-    let again = engine
-        .billing
-        .charge(&caller, &spec(3, Ledger::Intelligence), &how("k1"))
+        .charge(&w.caller, &spec(3, Ledger::Intelligence), &how("k1"))
         .await
         .unwrap();
     assert!(!first.replayed);
     assert!(again.replayed);
     assert_eq!(first.id, again.id);
-    let bal = engine
+    let bal = w
+        .engine
         .billing
-        .balance(&caller, Ledger::Intelligence)
+        .balance(&w.caller, Ledger::Intelligence)
         .await
         .unwrap();
     assert_eq!(bal.used, 3);
     assert_eq!(bal.allowance, 2_000);
-    assert_eq!(engine.billing.receipts(&caller, 10).await.unwrap().len(), 1);
+    assert_eq!(
+        w.engine
+            .billing
+            .receipts(&w.caller, 10)
+            .await
+            .unwrap()
+            .len(),
+        1
+    );
 }
 
 #[tokio::test]
 async fn simultaneous_charges_never_overdraw_the_ledger() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
     // Founder starts with 100 créditos de contacto: 80 charges of 2 can only pay 50.
     let mut tasks = Vec::new();
     for i in 0..80 {
-        let engine = engine.clone();
-        let caller = caller.clone();
+        let w = w.clone();
         tasks.push(tokio::spawn(async move {
             let key = format!("reveal-{i}");
-            engine
+            w.engine
                 .billing
                 .charge(
-                    &caller,
+                    &w.caller,
                     &spec(CONTACT_REVEAL_COST, Ledger::Contact),
                     &how(&key),
                 )
@@ -82,33 +86,35 @@ async fn simultaneous_charges_never_overdraw_the_ledger() {
         }
     }
     assert_eq!(ok, 50);
-    let bal = engine
+    let bal = w
+        .engine
         .billing
-        .balance(&caller, Ledger::Contact)
+        .balance(&w.caller, Ledger::Contact)
         .await
         .unwrap();
     assert_eq!(bal.used, 100);
     assert_eq!(bal.left(), 0);
     assert_eq!(
-        engine.billing.receipts(&caller, 1000).await.unwrap().len(),
+        w.engine
+            .billing
+            .receipts(&w.caller, 1000)
+            .await
+            .unwrap()
+            .len(),
         50
     );
 }
 
 #[tokio::test]
 async fn simultaneous_retries_of_one_key_charge_exactly_once() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
     let mut tasks = Vec::new();
     for _ in 0..12 {
-        let engine = engine.clone();
-        let caller = caller.clone();
+        let w = w.clone();
         tasks.push(tokio::spawn(async move {
-            engine
+            w.engine
                 .billing
-                .charge(&caller, &spec(5, Ledger::Intelligence), &how("same"))
+                .charge(&w.caller, &spec(5, Ledger::Intelligence), &how("same"))
                 .await
         }));
     }
@@ -118,9 +124,9 @@ async fn simultaneous_retries_of_one_key_charge_exactly_once() {
     }
     assert_eq!(ids.len(), 1);
     assert_eq!(
-        engine
+        w.engine
             .billing
-            .balance(&caller, Ledger::Intelligence)
+            .balance(&w.caller, Ledger::Intelligence)
             .await
             .unwrap()
             .used,
@@ -130,106 +136,102 @@ async fn simultaneous_retries_of_one_key_charge_exactly_once() {
 
 #[tokio::test]
 async fn explorer_has_no_contact_credits_and_a_daily_search_quota() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Explorer, Role::Owner)
-        .await
-        .unwrap();
-    let err = engine
+    let w = World::new(Plan::Explorer, Role::Owner).await.unwrap();
+    let err = w
+        .engine
         .billing
-        .charge(&caller, &spec(2, Ledger::Contact), &how("x"))
+        .charge(&w.caller, &spec(2, Ledger::Contact), &how("x"))
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InsufficientCredits);
     // A failed charge leaves no receipt, so the key can be used again later.
-    assert!(engine
+    assert!(w
+        .engine
         .billing
-        .receipt_by_key(&caller.workspace_id, "x")
+        .receipt_by_key(&w.caller.workspace_id, "x")
         .await
         .unwrap()
         .is_none());
     let now = 1_800_000_000_000;
     for _ in 0..5 {
-        engine.billing.admit_search(&caller, now).await.unwrap();
+        w.engine.billing.admit_search(&w.caller, now).await.unwrap();
     }
-    let err = engine
+    let err = w
+        .engine
         .billing
-        .admit_search(&caller, now)
+        .admit_search(&w.caller, now)
         .await
         .unwrap_err()
         .body();
     assert_eq!(err.code, ErrorCode::PlanLimit);
     assert!(err.retry_after.unwrap() > 0);
     assert_eq!(
-        engine
+        w.engine
             .billing
-            .searches_left_today(&caller, now)
+            .searches_left_today(&w.caller, now)
             .await
             .unwrap(),
         Some(0)
     );
     // The next day the quota is back.
-    engine
+    w.engine
         .billing
-        .admit_search(&caller, now + 86_400_000)
+        .admit_search(&w.caller, now + 86_400_000)
         .await
         .unwrap();
 }
 
 #[tokio::test]
 async fn the_read_ceiling_is_600_per_hour_per_workspace() {
-    let engine = testkit::engine().await.unwrap();
-    let a = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let b = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let b = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
     let now = 1_800_000_000_000 + 1_000; // one second into an hour
-    engine
+    w.engine
         .billing
-        .admit_reads(&a.workspace_id, 599, now)
+        .admit_reads(&w.caller.workspace_id, 599, now)
         .await
         .unwrap();
-    engine
+    w.engine
         .billing
-        .admit_reads(&a.workspace_id, 1, now)
+        .admit_reads(&w.caller.workspace_id, 1, now)
         .await
         .unwrap();
-    let err = engine
+    let err = w
+        .engine
         .billing
-        .admit_reads(&a.workspace_id, 1, now)
+        .admit_reads(&w.caller.workspace_id, 1, now)
         .await
         .unwrap_err()
         .body();
     assert_eq!(err.code, ErrorCode::RateLimited);
     assert_eq!(err.retry_after, Some(3_599));
     assert_eq!(
-        engine
+        w.engine
             .billing
-            .reads_left(&a.workspace_id, now)
+            .reads_left(&w.caller.workspace_id, now)
             .await
             .unwrap(),
         0
     );
     // Another workspace is not affected, and the next hour starts over.
-    engine
+    w.engine
         .billing
         .admit_reads(&b.workspace_id, 1, now)
         .await
         .unwrap();
-    engine
+    w.engine
         .billing
-        .admit_reads(&a.workspace_id, 1, now + 3_600_000)
+        .admit_reads(&w.caller.workspace_id, 1, now + 3_600_000)
         .await
         .unwrap();
 }
 
 #[tokio::test]
 async fn receipts_record_surface_branch_and_auto_policy() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Commercial, Role::Admin)
-        .await
-        .unwrap();
+    let w = World::new(Plan::Commercial, Role::Admin).await.unwrap();
     let ctx = ChargeContext {
         surface: "luna",
         idempotency_key: "auto-1",
@@ -242,10 +244,15 @@ async fn receipts_record_surface_branch_and_auto_policy() {
         amount: 1,
         ledger: Ledger::Intelligence,
     };
-    engine.billing.charge(&caller, &spec, &ctx).await.unwrap();
-    let r = engine
+    w.engine
         .billing
-        .receipt_by_key(&caller.workspace_id, "auto-1")
+        .charge(&w.caller, &spec, &ctx)
+        .await
+        .unwrap();
+    let r = w
+        .engine
+        .billing
+        .receipt_by_key(&w.caller.workspace_id, "auto-1")
         .await
         .unwrap()
         .unwrap();

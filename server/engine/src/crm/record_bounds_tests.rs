@@ -4,14 +4,13 @@
 use luna_protocol::error::ErrorCode;
 use serde_json::{json, Value};
 
-use super::tests::{add, err, ok, setup};
+use super::tests::{add, setup};
+use crate::testkit::World;
 use crate::tools::crm::RECORD_BULK_MAX;
 
 /// Records of the collection in the stage «Ganado».
-async fn won(engine: &crate::Engine, caller: &crate::accounts::Caller, col: &str) -> Value {
-    ok(
-        engine,
-        caller,
+async fn won(w: &World, col: &str) -> Value {
+    w.ok(
         "collection_query",
         json!({"collection_id": col, "op": "aggregate", "filter": {"stage": ["Ganado"]}}),
     )
@@ -23,17 +22,10 @@ async fn won(engine: &crate::Engine, caller: &crate::accounts::Caller, col: &str
 
 #[tokio::test]
 async fn a_level_zero_bulk_beyond_the_handful_is_refused_and_writes_nothing() {
-    let (engine, caller, col) = setup().await;
+    let (w, col) = setup().await;
     let mut ids = Vec::new();
     for i in 0..=RECORD_BULK_MAX {
-        let (id, _) = add(
-            &engine,
-            &caller,
-            &col,
-            &format!("Empresa {i}"),
-            &format!("E{i}"),
-        )
-        .await;
+        let (id, _) = add(&w, &col, &format!("Empresa {i}"), &format!("E{i}")).await;
         ids.push(id);
     }
     let changes = |n: usize| -> Value {
@@ -43,25 +35,23 @@ async fn a_level_zero_bulk_beyond_the_handful_is_refused_and_writes_nothing() {
             .collect()
     };
     // One more than the handful: refused, pointing to the bulk change card.
-    let e = err(
-        &engine,
-        &caller,
-        "crm_record",
-        json!({"op": "bulk", "collection_id": col, "changes": changes(RECORD_BULK_MAX + 1)}),
-    )
-    .await;
+    let e = w
+        .err(
+            "crm_record",
+            json!({"op": "bulk", "collection_id": col, "changes": changes(RECORD_BULK_MAX + 1)}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.hint.contains("crm_bulk_update"), "{}", e.hint);
     assert!(e.hint.contains("cambio masivo"), "{}", e.hint);
-    assert_eq!(won(&engine, &caller, &col).await, json!(0));
+    assert_eq!(won(&w, &col).await, json!(0));
     // The handful itself still writes at level 0.
-    let env = ok(
-        &engine,
-        &caller,
-        "crm_record",
-        json!({"op": "bulk", "collection_id": col, "changes": changes(RECORD_BULK_MAX)}),
-    )
-    .await;
+    let env = w
+        .ok(
+            "crm_record",
+            json!({"op": "bulk", "collection_id": col, "changes": changes(RECORD_BULK_MAX)}),
+        )
+        .await;
     assert_eq!(env.results.len(), RECORD_BULK_MAX);
-    assert_eq!(won(&engine, &caller, &col).await, json!(RECORD_BULK_MAX));
+    assert_eq!(won(&w, &col).await, json!(RECORD_BULK_MAX));
 }

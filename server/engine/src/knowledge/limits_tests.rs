@@ -33,8 +33,9 @@ fn note(patterns: Vec<String>) -> NewTopic {
 
 #[tokio::test]
 async fn a_pathological_file_pattern_is_answered_and_not_a_hang() {
-    let (engine, _, member, _) = setup().await;
-    let (t, _) = engine
+    let (w, member, _) = setup().await;
+    let (t, _) = w
+        .engine
         .knowledge
         .create_note(
             &member,
@@ -45,7 +46,7 @@ async fn a_pathological_file_pattern_is_answered_and_not_a_hang() {
         .await
         .unwrap();
     let retrieve = |file: String| {
-        let (engine, member) = (engine.clone(), member.clone());
+        let (engine, member) = (w.engine.clone(), member.clone());
         async move {
             tokio::time::timeout(
                 Duration::from_secs(10),
@@ -72,23 +73,26 @@ async fn a_pathological_file_pattern_is_answered_and_not_a_hang() {
 
 #[tokio::test]
 async fn overlong_or_too_many_patterns_are_refused_on_every_path() {
-    let (engine, _, member, _) = setup().await;
+    let (w, member, _) = setup().await;
     let long = format!("gobierno/{}", "x".repeat(200));
     // The engine refuses, whatever the surface.
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .create_note(&member, &note(vec![long.clone()]), "Tema nuevo", "mcp")
         .await
         .unwrap_err();
     invalid_naming(e, "200");
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .draft_note(&member, &note(vec![long.clone()]), "luna")
         .await
         .unwrap_err();
     invalid_naming(e, "200");
     let many = (0..21).map(|i| format!("p{i}/**")).collect();
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .create_note(&member, &note(many), "Tema nuevo", "mcp")
         .await
@@ -99,7 +103,8 @@ async fn overlong_or_too_many_patterns_are_refused_on_every_path() {
         patterns: Some(vec![long.clone()]),
         ..TopicChanges::default()
     };
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .update(&member, "topic:icp-fabricantes-de-empaque", &changes, "mcp")
         .await
@@ -120,7 +125,7 @@ async fn overlong_or_too_many_patterns_are_refused_on_every_path() {
             json!({"files": [format!("gobierno/{}", "x".repeat(1_024))]}),
         ),
     ] {
-        let e = call(&engine, &member, tool, args, Surface::Mcp)
+        let e = call(&w.engine, &member, tool, args, Surface::Mcp)
             .await
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{tool}: {e:?}");
@@ -129,11 +134,12 @@ async fn overlong_or_too_many_patterns_are_refused_on_every_path() {
 
 #[tokio::test]
 async fn a_suggested_edit_of_a_long_topic_diffs_only_the_changed_line() {
-    let (engine, owner, member, _) = setup().await;
+    let (w, member, _) = setup().await;
     // 2,500 short lines: a long note, well under the body cap.
     let lines: Vec<String> = (1..=2_500).map(|i| format!("l{i}")).collect();
     let body = lines.join("\n");
-    let (t, p) = engine
+    let (t, p) = w
+        .engine
         .knowledge
         .create_note(
             &member,
@@ -146,10 +152,10 @@ async fn a_suggested_edit_of_a_long_topic_diffs_only_the_changed_line() {
         )
         .await
         .unwrap();
-    engine.knowledge.merge(&owner, &p.id).await.unwrap();
+    w.engine.knowledge.merge(&w.caller, &p.id).await.unwrap();
     let patch = body.replace("\nl1200\n", "\nL1200\n");
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_suggest_edit",
         json!({"topic": t.ref_(), "summary": "Corregir la línea 1200", "patch": patch}),
@@ -167,8 +173,8 @@ async fn a_suggested_edit_of_a_long_topic_diffs_only_the_changed_line() {
 
 #[tokio::test]
 async fn oversize_bodies_patches_titles_summaries_and_queries_are_refused() {
-    let (engine, _, member, _) = setup().await;
-    let queued = engine.knowledge.pending(&member).await.unwrap().len();
+    let (w, member, _) = setup().await;
+    let queued = w.engine.knowledge.pending(&member).await.unwrap().len();
     let t = "topic:icp-fabricantes-de-empaque";
     let huge = "palabra ".repeat(2_501);
     // The engine: a patch over the body cap, a summary and a title over theirs.
@@ -176,13 +182,15 @@ async fn oversize_bodies_patches_titles_summaries_and_queries_are_refused() {
         body: Some(huge.clone()),
         ..TopicChanges::default()
     };
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .suggest_edit(&member, t, "Más contenido", &patch, false, "ui")
         .await
         .unwrap_err();
     invalid_naming(e, "20000");
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .suggest_edit(
             &member,
@@ -199,7 +207,8 @@ async fn oversize_bodies_patches_titles_summaries_and_queries_are_refused() {
         title: Some("t".repeat(161)),
         ..TopicChanges::default()
     };
-    let e = engine
+    let e = w
+        .engine
         .knowledge
         .update(&member, t, &title, "mcp")
         .await
@@ -223,13 +232,13 @@ async fn oversize_bodies_patches_titles_summaries_and_queries_are_refused() {
             Surface::Ui,
         ),
     ] {
-        let e = call(&engine, &member, tool, args, s).await.unwrap_err();
+        let e = call(&w.engine, &member, tool, args, s).await.unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{tool}: {e:?}");
         assert!(e.message.contains("demasiado largo"), "{tool}: {e:?}");
     }
     // Nothing reached the review queue.
     assert_eq!(
-        engine.knowledge.pending(&member).await.unwrap().len(),
+        w.engine.knowledge.pending(&member).await.unwrap().len(),
         queued
     );
 }

@@ -5,52 +5,32 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::registry::{ExecMode, Surface, ToolRequest};
-use crate::{testkit, Engine};
+use crate::testkit::World;
+use crate::Engine;
 
 use super::*;
 pub(super) use crate::testkit::call;
 
-/// An owner with the demo topics, plus a member and an admin of the same workspace.
-pub(super) async fn setup() -> (Engine, Caller, Caller, Caller) {
-    let engine = testkit::engine().await.unwrap();
-    let owner = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let mut others = Vec::new();
-    for (i, role) in [Role::Member, Role::Admin].into_iter().enumerate() {
-        let email = format!("p{i}-{}@example.mx", uuid::Uuid::new_v4().simple());
-        let user = engine
-            .accounts
-            .create_user(&email, "Luis Prueba", "secreto-123")
-            .await
-            .unwrap();
-        engine
-            .accounts
-            .add_member(&owner.workspace_id, &user, role)
-            .await
-            .unwrap();
-        others.push(Caller {
-            user_id: user,
-            email,
-            role,
-            ..owner.clone()
-        });
-    }
+/// An owner (the world's caller) with the demo topics, plus a member and an admin of
+/// the same workspace.
+pub(super) async fn setup() -> (World, Caller, Caller) {
+    let w = World::new(Plan::Founder, Role::Owner).await.unwrap();
+    let member = w.teammate(Role::Member, "Luis Prueba").await.unwrap();
+    let admin = w.teammate(Role::Admin, "Luis Prueba").await.unwrap();
+    let owner = &w.caller;
     assert_eq!(
-        demo::seed(&engine.knowledge, &owner.workspace_id, &owner.user_id)
+        demo::seed(&w.engine.knowledge, &owner.workspace_id, &owner.user_id)
             .await
             .unwrap(),
         4
     );
     assert_eq!(
-        demo::seed(&engine.knowledge, &owner.workspace_id, &owner.user_id)
+        demo::seed(&w.engine.knowledge, &owner.workspace_id, &owner.user_id)
             .await
             .unwrap(),
         0
     );
-    let admin = others.pop().unwrap();
-    let member = others.pop().unwrap();
-    (engine, owner, member, admin)
+    (w, member, admin)
 }
 
 fn refs(env: &Envelope) -> Vec<String> {
@@ -59,10 +39,10 @@ fn refs(env: &Envelope) -> Vec<String> {
 
 #[tokio::test]
 async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
-    let (engine, owner, member, _) = setup().await;
+    let (w, member, _) = setup().await;
     // Accents folded: "como" finds "Cómo"; the government topic ranks first.
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"task": "como vender a GOBIERNO, licitación del imss"}),
@@ -80,7 +60,7 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
     assert_eq!(row.fields["status"], json!("knowledge"));
 
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"files": ["precios/lista-2026.xlsx"]}),
@@ -92,7 +72,7 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
     assert_eq!(env.results[0].fields["matched"], json!(["archivos"]));
 
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"stale": true}),
@@ -107,7 +87,7 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
         .starts_with("desactualizado"));
 
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"area": "ICP"}),
@@ -119,7 +99,7 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
 
     // No signal: the freshest topics, limited.
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"limit": 2}),
@@ -131,11 +111,9 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
     assert_eq!(env.results[0].ref_, "topic:como-vendemos-a-gobierno");
 
     // Another workspace sees none of it.
-    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
+    let stranger = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
     let env = call(
-        &engine,
+        &w.engine,
         &stranger,
         "context_retrieve",
         json!({"query": "gobierno"}),
@@ -145,28 +123,25 @@ async fn retrieve_ranks_by_text_area_files_and_freshness_with_short_bodies() {
     .unwrap();
     assert!(env.results.is_empty());
     assert!(env.next_action.is_some());
-    let _ = owner;
 }
 
 #[tokio::test]
 async fn a_topic_of_another_workspace_is_not_found() {
-    let (engine, _, member, _) = setup().await;
-    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
+    let (w, member, _) = setup().await;
+    let stranger = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
     let t = "topic:como-vendemos-a-gobierno";
     for (tool, args) in [
         ("context_get", json!({"topic": t})),
         ("context_update", json!({"topic": t, "stale": true})),
         ("context_delete", json!({"topic": t})),
     ] {
-        let e = call(&engine, &stranger, tool, args, Surface::Mcp)
+        let e = call(&w.engine, &stranger, tool, args, Surface::Mcp)
             .await
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound, "{tool}");
     }
     let e = call(
-        &engine,
+        &w.engine,
         &stranger,
         "context_suggest_edit",
         json!({"topic": t, "summary": "x"}),
@@ -176,7 +151,7 @@ async fn a_topic_of_another_workspace_is_not_found() {
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_get",
         json!({"topic": t}),
@@ -192,21 +167,21 @@ async fn a_topic_of_another_workspace_is_not_found() {
 
 #[tokio::test]
 async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_edit() {
-    let (engine, _, member, _) = setup().await;
-    let env = call(&engine, &member, "context_create", json!({"title": "Cómo cotiza el IMSS", "area": "Gobierno", "body": "Pide tres cotizaciones."}), Surface::Mcp)
+    let (w, member, _) = setup().await;
+    let env = call(&w.engine, &member, "context_create", json!({"title": "Cómo cotiza el IMSS", "area": "Gobierno", "body": "Pide tres cotizaciones."}), Surface::Mcp)
         .await
         .unwrap();
     assert_eq!(env.results[0].ref_, "topic:como-cotiza-el-imss");
     assert_eq!(env.results[0].fields["status"], json!("en_revision"));
     assert_eq!(env.results[0].fields["area"], json!("gobierno"));
     // A note en revisión updates directly.
-    let env = call(&engine, &member, "context_update", json!({"topic": "topic:como-cotiza-el-imss", "body": "Pide tres cotizaciones y un anexo técnico."}), Surface::Mcp)
+    let env = call(&w.engine, &member, "context_update", json!({"topic": "topic:como-cotiza-el-imss", "body": "Pide tres cotizaciones y un anexo técnico."}), Surface::Mcp)
         .await
         .unwrap();
     assert_eq!(env.results[0].fields["applied"], json!(true));
     // Knowledge does not change: the update waits as a suggested edit with a diff.
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_update",
         json!({"topic": "topic:precios-de-referencia-2025", "body": "Lista 2026 vigente."}),
@@ -219,7 +194,8 @@ async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_
         .as_str()
         .unwrap()
         .contains("+Lista 2026 vigente."));
-    let t = engine
+    let t = w
+        .engine
         .knowledge
         .get(&member, "precios-de-referencia-2025")
         .await
@@ -227,7 +203,7 @@ async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_
     assert!(t.body.starts_with("Tabla de precios"));
     // The stale mark applies directly.
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_update",
         json!({"topic": "topic:icp-fabricantes-de-empaque", "stale": true}),
@@ -236,7 +212,7 @@ async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_
     .await
     .unwrap();
     assert_eq!(env.results[0].fields["stale"], json!(true));
-    let pending = engine.knowledge.pending(&member).await.unwrap();
+    let pending = w.engine.knowledge.pending(&member).await.unwrap();
     assert_eq!(pending.len(), 2);
     assert_eq!(pending[0].kind, ProposalKind::Note);
     assert_eq!(pending[1].kind, ProposalKind::Edit);
@@ -244,8 +220,8 @@ async fn create_is_born_en_revision_and_update_of_knowledge_becomes_a_suggested_
 
 #[tokio::test]
 async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
-    let (engine, owner, member, admin) = setup().await;
-    let r = engine
+    let (w, member, admin) = setup().await;
+    let r = w.engine
         .call_tool(&member, ToolRequest::new("context_note", json!({"title": "El ISSSTE paga a 60 días", "content": "En 2026 el ISSSTE paga a 60 días.", "area": "gobierno"}), Surface::Luna))
         .await;
     assert_eq!(r.mode, Some(ExecMode::PreviewOnly));
@@ -256,9 +232,15 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
         .to_owned();
     assert_eq!(env.results[0].fields["status"], json!("borrador"));
     // Nothing visible before the tap.
-    assert!(engine.knowledge.pending(&owner).await.unwrap().is_empty());
+    assert!(w
+        .engine
+        .knowledge
+        .pending(&w.caller)
+        .await
+        .unwrap()
+        .is_empty());
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"query": "ISSSTE"}),
@@ -269,7 +251,7 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
     assert!(!refs(&env).contains(&"topic:el-issste-paga-a-60-dias".to_owned()));
     // Luna cannot see the MCP write tools at all.
     let e = call(
-        &engine,
+        &w.engine,
         &member,
         "context_create",
         json!({"title": "x", "area": "y", "body": "z"}),
@@ -280,13 +262,13 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
     assert_eq!(e.code, ErrorCode::UnknownTool);
 
     // The person taps: a note en revisión, pending review; tapping twice is a no-op.
-    let p = engine.knowledge.apply_draft(&member, &pid).await.unwrap();
+    let p = w.engine.knowledge.apply_draft(&member, &pid).await.unwrap();
     assert_eq!(p.status, ProposalStatus::Pendiente);
-    engine.knowledge.apply_draft(&member, &pid).await.unwrap();
-    let pending = engine.knowledge.pending(&owner).await.unwrap();
+    w.engine.knowledge.apply_draft(&member, &pid).await.unwrap();
+    let pending = w.engine.knowledge.pending(&w.caller).await.unwrap();
     assert_eq!(pending.len(), 1);
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_retrieve",
         json!({"query": "ISSSTE paga"}),
@@ -303,7 +285,7 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
 
     // A member cannot merge or reject; another workspace cannot see the proposal.
     assert_eq!(
-        engine
+        w.engine
             .knowledge
             .merge(&member, &pid)
             .await
@@ -312,7 +294,7 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
         ErrorCode::Forbidden
     );
     assert_eq!(
-        engine
+        w.engine
             .knowledge
             .reject(&member, &pid)
             .await
@@ -320,11 +302,9 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
             .code(),
         ErrorCode::Forbidden
     );
-    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
+    let stranger = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
     assert_eq!(
-        engine
+        w.engine
             .knowledge
             .merge(&stranger, &pid)
             .await
@@ -333,21 +313,21 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
         ErrorCode::NotFound
     );
 
-    let merged = engine.knowledge.merge(&admin, &pid).await.unwrap();
+    let merged = w.engine.knowledge.merge(&admin, &pid).await.unwrap();
     assert_eq!(merged.status, ProposalStatus::Fusionada);
     let slug = merged.topic_slug.unwrap();
     assert_eq!(
-        engine.knowledge.get(&member, &slug).await.unwrap().status,
+        w.engine.knowledge.get(&member, &slug).await.unwrap().status,
         TopicStatus::Knowledge
     );
     // Merging twice is a no-op: same outcome, no second audit row.
-    let again = engine.knowledge.merge(&owner, &pid).await.unwrap();
+    let again = w.engine.knowledge.merge(&w.caller, &pid).await.unwrap();
     assert_eq!(again.status, ProposalStatus::Fusionada);
     let audited: i64 = sqlx::query_scalar(
         "select count(*) from audit_log where workspace_id = $1 and action = 'knowledge.merge'",
     )
-    .bind(&owner.workspace_id)
-    .fetch_one(engine.store.pool())
+    .bind(&w.caller.workspace_id)
+    .fetch_one(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(audited, 1);
@@ -355,9 +335,9 @@ async fn luna_notes_are_drafts_until_the_tap_and_only_owners_or_admins_merge() {
 
 #[tokio::test]
 async fn a_suggested_edit_merges_its_patch_or_conflicts_when_the_topic_changed() {
-    let (engine, owner, member, _) = setup().await;
+    let (w, member, _) = setup().await;
     let t = "topic:icp-fabricantes-de-empaque";
-    let env = call(&engine, &member, "context_suggest_edit", json!({"topic": t, "summary": "Agregar Puebla", "patch": "Fabricantes de empaque en Puebla."}), Surface::Ui)
+    let env = call(&w.engine, &member, "context_suggest_edit", json!({"topic": t, "summary": "Agregar Puebla", "patch": "Fabricantes de empaque en Puebla."}), Surface::Ui)
         .await
         .unwrap();
     let first = env.results[0].fields["proposal_id"]
@@ -368,7 +348,8 @@ async fn a_suggested_edit_merges_its_patch_or_conflicts_when_the_topic_changed()
         .as_str()
         .unwrap()
         .contains("+Fabricantes de empaque en Puebla."));
-    let second = engine
+    let second = w
+        .engine
         .knowledge
         .suggest_edit(
             &member,
@@ -383,30 +364,35 @@ async fn a_suggested_edit_merges_its_patch_or_conflicts_when_the_topic_changed()
         )
         .await
         .unwrap();
-    engine.knowledge.merge(&owner, &first).await.unwrap();
+    w.engine.knowledge.merge(&w.caller, &first).await.unwrap();
     assert_eq!(
-        engine.knowledge.get(&member, t).await.unwrap().body,
+        w.engine.knowledge.get(&member, t).await.unwrap().body,
         "Fabricantes de empaque en Puebla."
     );
     // The second was proposed against the old version.
     assert_eq!(
-        engine
+        w.engine
             .knowledge
-            .merge(&owner, &second.id)
+            .merge(&w.caller, &second.id)
             .await
             .unwrap_err()
             .code(),
         ErrorCode::VersionConflict
     );
-    let rejected = engine.knowledge.reject(&owner, &second.id).await.unwrap();
+    let rejected = w
+        .engine
+        .knowledge
+        .reject(&w.caller, &second.id)
+        .await
+        .unwrap();
     assert_eq!(rejected.status, ProposalStatus::Rechazada);
 }
 
 #[tokio::test]
 async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
-    let (engine, owner, member, admin) = setup().await;
+    let (w, member, admin) = setup().await;
     let env = call(
-        &engine,
+        &w.engine,
         &member,
         "context_note",
         json!({"title": "Nota dudosa", "content": "Quizá.", "area": "ventas"}),
@@ -418,9 +404,9 @@ async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
         .as_str()
         .unwrap()
         .to_owned();
-    engine.knowledge.reject(&owner, &pid).await.unwrap();
+    w.engine.knowledge.reject(&w.caller, &pid).await.unwrap();
     assert_eq!(
-        engine
+        w.engine
             .knowledge
             .get(&member, "nota-dudosa")
             .await
@@ -430,14 +416,20 @@ async fn rejecting_a_note_removes_it_and_deleting_knowledge_needs_an_admin() {
     );
 
     let t = json!({"topic": "topic:objeciones-frecuentes-y-como-responderlas"});
-    let e = call(&engine, &member, "context_delete", t.clone(), Surface::Mcp)
-        .await
-        .unwrap_err();
+    let e = call(
+        &w.engine,
+        &member,
+        "context_delete",
+        t.clone(),
+        Surface::Mcp,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code, ErrorCode::Forbidden);
-    call(&engine, &admin, "context_delete", t.clone(), Surface::Mcp)
+    call(&w.engine, &admin, "context_delete", t.clone(), Surface::Mcp)
         .await
         .unwrap();
-    let e = call(&engine, &admin, "context_get", t, Surface::Mcp)
+    let e = call(&w.engine, &admin, "context_get", t, Surface::Mcp)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
@@ -459,19 +451,21 @@ async fn audit_rows(engine: &Engine, workspace_id: &str) -> Vec<(String, String,
 
 #[tokio::test]
 async fn the_review_board_is_for_owners_and_admins_and_every_resolution_is_audited_once() {
-    let (engine, owner, member, admin) = setup().await;
-    demo::seed_review(&engine.knowledge, &member).await.unwrap();
+    let (w, member, admin) = setup().await;
+    demo::seed_review(&w.engine.knowledge, &member)
+        .await
+        .unwrap();
     // Made in the same millisecond (as a fast machine does): still in the order made.
     sqlx::query("update kn_proposals set created_at = 1")
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
 
     // A member cannot open the review page.
-    let e = engine.knowledge.review_board(&member).await.unwrap_err();
+    let e = w.engine.knowledge.review_board(&member).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
 
-    let board = engine.knowledge.review_board(&owner).await.unwrap();
+    let board = w.engine.knowledge.review_board(&w.caller).await.unwrap();
     assert_eq!(board.pending.len(), 2);
     let (note, edit) = (&board.pending[0], &board.pending[1]);
     assert_eq!(note.title, demo::DEMO_NOTE.0);
@@ -484,50 +478,58 @@ async fn the_review_board_is_for_owners_and_admins_and_every_resolution_is_audit
     assert!(!board.recent.iter().any(|t| t.title == note.title));
 
     // The owner merges the note: it leaves the queue and heads the Knowledge list.
-    let done = engine
+    let done = w
+        .engine
         .knowledge
-        .merge_from_review(&owner, &note.id)
+        .merge_from_review(&w.caller, &note.id)
         .await
         .unwrap();
     assert_eq!(
         done.message(),
         format!("«{}» ya es parte de Knowledge.", note.title)
     );
-    let board = engine.knowledge.review_board(&owner).await.unwrap();
+    let board = w.engine.knowledge.review_board(&w.caller).await.unwrap();
     assert_eq!(board.pending.len(), 1);
     assert_eq!(board.recent[0].title, note.title);
     assert_eq!(board.recent[0].topic_ref, note.topic_ref.clone().unwrap());
 
     // The admin rejects the edit; rejecting again is a no-op, merging it now is not.
-    engine
+    w.engine
         .knowledge
         .reject_from_review(&admin, &edit.id)
         .await
         .unwrap();
-    let again = engine.knowledge.reject(&admin, &edit.id).await.unwrap();
+    let again = w.engine.knowledge.reject(&admin, &edit.id).await.unwrap();
     assert_eq!(again.status, ProposalStatus::Rechazada);
-    let e = engine.knowledge.merge(&owner, &edit.id).await.unwrap_err();
+    let e = w
+        .engine
+        .knowledge
+        .merge(&w.caller, &edit.id)
+        .await
+        .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Conflict);
     // The topic kept its body.
-    assert!(engine
+    assert!(w
+        .engine
         .knowledge
-        .get(&owner, demo::DEMO_EDIT.0)
+        .get(&w.caller, demo::DEMO_EDIT.0)
         .await
         .unwrap()
         .body
         .contains("2025"));
-    assert!(engine
+    assert!(w
+        .engine
         .knowledge
-        .review_board(&owner)
+        .review_board(&w.caller)
         .await
         .unwrap()
         .pending
         .is_empty());
 
     // One row per resolution: who, what, when.
-    let audit = audit_rows(&engine, &owner.workspace_id).await;
+    let audit = audit_rows(&w.engine, &w.caller.workspace_id).await;
     assert_eq!(audit.len(), 2, "{audit:?}");
-    assert_eq!(audit[0].0, owner.user_id);
+    assert_eq!(audit[0].0, w.caller.user_id);
     assert_eq!(audit[0].1, "knowledge.merge");
     assert_eq!(audit[0].2["proposal"], json!(note.id));
     assert_eq!(audit[1].0, admin.user_id);
@@ -537,18 +539,20 @@ async fn the_review_board_is_for_owners_and_admins_and_every_resolution_is_audit
 
 #[tokio::test]
 async fn two_reviewers_merging_at_once_merge_and_audit_once() {
-    let (engine, owner, member, admin) = setup().await;
-    demo::seed_review(&engine.knowledge, &member).await.unwrap();
-    let id = engine.knowledge.pending(&owner).await.unwrap()[0]
+    let (w, member, admin) = setup().await;
+    demo::seed_review(&w.engine.knowledge, &member)
+        .await
+        .unwrap();
+    let id = w.engine.knowledge.pending(&w.caller).await.unwrap()[0]
         .id
         .clone();
     let (a, b) = tokio::join!(
-        engine.knowledge.merge(&owner, &id),
-        engine.knowledge.merge(&admin, &id)
+        w.engine.knowledge.merge(&w.caller, &id),
+        w.engine.knowledge.merge(&admin, &id)
     );
     assert_eq!(a.unwrap().status, ProposalStatus::Fusionada);
     assert_eq!(b.unwrap().status, ProposalStatus::Fusionada);
-    let merges = audit_rows(&engine, &owner.workspace_id)
+    let merges = audit_rows(&w.engine, &w.caller.workspace_id)
         .await
         .into_iter()
         .filter(|r| r.1 == "knowledge.merge")

@@ -8,9 +8,10 @@ use serde_json::{json, Value};
 use crate::accounts::Caller;
 use crate::crm::{collections, demo, CollectionStatus};
 use crate::registry::Surface;
-use crate::{testkit, Engine};
+use crate::Engine;
 
 use super::tests::{call, handles, req, setup, VIA};
+use crate::testkit::World;
 
 /// A "Prospección" collection with one record in the caller's workspace: (collection
 /// id, record ref).
@@ -35,27 +36,26 @@ async fn record(engine: &Engine, caller: &Caller, empresa: &str) -> (String, Str
 }
 
 /// Reveals the first person of Empaques del Bajío; returns (revealed, not revealed).
-async fn reveal_one(engine: &Engine, caller: &Caller) -> (String, String) {
-    let hs = handles(engine, caller, "EBA010101AB1").await;
-    let q = engine.people.quote(caller, &hs[..1]).await.unwrap();
-    engine
+async fn reveal_one(w: &World) -> (String, String) {
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..1]).await.unwrap();
+    w.engine
         .people
-        .reveal(caller, &req(&q.id, 2, "file-1"), VIA)
+        .reveal(&w.caller, &req(&q.id, 2, "file-1"), VIA)
         .await
         .unwrap();
     (hs[0].clone(), hs[1].clone())
 }
 
-async fn file(engine: &Engine, caller: &Caller, person: &str, record: &str) -> Value {
-    let env = call(
-        engine,
-        caller,
-        "people_file",
-        json!({"person_ref": person, "record_id": record}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_or_else(|e| panic!("people_file failed: {e:?}"));
+async fn file(w: &World, person: &str, record: &str) -> Value {
+    let env = w
+        .call(
+            "people_file",
+            json!({"person_ref": person, "record_id": record}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_or_else(|e| panic!("people_file failed: {e:?}"));
     serde_json::to_value(&env.results[0]).unwrap()
 }
 
@@ -74,17 +74,18 @@ async fn file_err(engine: &Engine, caller: &Caller, person: &str, record: &str) 
 
 #[tokio::test]
 async fn filing_a_revealed_person_adds_the_contact_with_history_once_and_undoes_exactly() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let (_, rec) = record(&engine, &caller, "Empaques del Bajío").await;
-    let (person, _) = reveal_one(&engine, &caller).await;
-    let revealed = engine
+    let w = setup(Plan::Founder).await;
+    let (_, rec) = record(&w.engine, &w.caller, "Empaques del Bajío").await;
+    let (person, _) = reveal_one(&w).await;
+    let revealed = w
+        .engine
         .people
-        .search(&caller, "company:EBA010101AB1")
+        .search(&w.caller, "company:EBA010101AB1")
         .await
         .unwrap();
     let email = revealed[0].revealed.as_ref().unwrap().email.clone();
 
-    let row = file(&engine, &caller, &person, &rec).await;
+    let row = file(&w, &person, &rec).await;
     assert_eq!(row["ref"], json!(rec));
     assert_eq!(row["person_ref"], json!(person));
     assert_eq!(row["already_filed"], json!(false));
@@ -94,65 +95,62 @@ async fn filing_a_revealed_person_adds_the_contact_with_history_once_and_undoes_
     let token = row["undo_token"].as_str().unwrap().to_owned();
 
     // The record's history says who filed it and from where.
-    let env = call(
-        &engine,
-        &caller,
-        "crm_record",
-        json!({"op": "history", "record_id": rec}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "crm_record",
+            json!({"op": "history", "record_id": rec}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     let last = &env.results[1].fields;
     assert_eq!(last["action"], json!("persona"));
     assert_eq!(last["surface"], json!("mcp"));
     assert_eq!(last["by"], json!("Ana Prueba"));
 
     // Filing the same person again changes nothing and offers no undo.
-    let again = file(&engine, &caller, &person, &rec).await;
+    let again = file(&w, &person, &rec).await;
     assert_eq!(again["already_filed"], json!(true));
     assert_eq!(again["undo_token"], Value::Null);
     assert_eq!(again["version"], json!(2));
     assert_eq!(again["fields"]["personas"].as_array().unwrap().len(), 1);
 
     // Undo restores the record as it was: no people on it.
-    engine
+    w.engine
         .crm
-        .undo(&caller, Surface::Mcp, &token)
+        .undo(&w.caller, Surface::Mcp, &token)
         .await
         .unwrap();
-    let env = call(
-        &engine,
-        &caller,
-        "crm_record",
-        json!({"op": "history", "record_id": rec}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "crm_record",
+            json!({"op": "history", "record_id": rec}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     assert!(env.results[0].fields["fields"].get("personas").is_none());
     assert_eq!(env.results[0].fields["version"], json!(3));
 }
 
 #[tokio::test]
 async fn filing_after_a_later_change_cannot_be_undone_silently() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let (_, rec) = record(&engine, &caller, "Empaques del Bajío").await;
-    let (person, _) = reveal_one(&engine, &caller).await;
-    let row = file(&engine, &caller, &person, &rec).await;
+    let w = setup(Plan::Founder).await;
+    let (_, rec) = record(&w.engine, &w.caller, "Empaques del Bajío").await;
+    let (person, _) = reveal_one(&w).await;
+    let row = file(&w, &person, &rec).await;
     let token = row["undo_token"].as_str().unwrap().to_owned();
-    call(
-        &engine,
-        &caller,
+    w.call(
         "crm_record",
         json!({"op": "update", "record_id": rec, "version": 2, "stage": "Contactado"}),
         Surface::Mcp,
     )
     .await
     .unwrap();
-    let e = engine
+    let e = w
+        .engine
         .crm
-        .undo(&caller, Surface::Mcp, &token)
+        .undo(&w.caller, Surface::Mcp, &token)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::VersionConflict);
@@ -160,59 +158,57 @@ async fn filing_after_a_later_change_cannot_be_undone_silently() {
 
 #[tokio::test]
 async fn filing_needs_a_person_revealed_here_and_a_live_record_of_this_workspace() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let (col, rec) = record(&engine, &caller, "Empaques del Bajío").await;
-    let (person, masked) = reveal_one(&engine, &caller).await;
+    let w = setup(Plan::Founder).await;
+    let (col, rec) = record(&w.engine, &w.caller, "Empaques del Bajío").await;
+    let (person, masked) = reveal_one(&w).await;
 
     // A person only quoted, never revealed here.
     assert_eq!(
-        file_err(&engine, &caller, &masked, &rec).await,
+        file_err(&w.engine, &w.caller, &masked, &rec).await,
         ErrorCode::NotRevealed
     );
     // An unknown person.
     assert_eq!(
-        file_err(&engine, &caller, "person:nadie.9", &rec).await,
+        file_err(&w.engine, &w.caller, "person:nadie.9", &rec).await,
         ErrorCode::NotFound
     );
     // A record that does not exist.
     assert_eq!(
-        file_err(&engine, &caller, &person, "record:rec_nope").await,
+        file_err(&w.engine, &w.caller, &person, "record:rec_nope").await,
         ErrorCode::NotFound
     );
 
     // Another workspace: its record is NOT_FOUND for us, and our reveal does not
     // count there.
-    let stranger = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let (_, foreign) = record(&engine, &stranger, "Cartonera Jalisco").await;
+    let stranger = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
+    let (_, foreign) = record(&w.engine, &stranger, "Cartonera Jalisco").await;
     assert_eq!(
-        file_err(&engine, &caller, &person, &foreign).await,
+        file_err(&w.engine, &w.caller, &person, &foreign).await,
         ErrorCode::NotFound
     );
     assert_eq!(
-        file_err(&engine, &stranger, &person, &foreign).await,
+        file_err(&w.engine, &stranger, &person, &foreign).await,
         ErrorCode::NotRevealed
     );
 
     // An archived collection is read-only.
     collections::set_status(
-        engine.crm.store(),
-        &caller.workspace_id,
+        w.engine.crm.store(),
+        &w.caller.workspace_id,
         &col,
         CollectionStatus::Archived,
     )
     .await
     .unwrap();
     assert_eq!(
-        file_err(&engine, &caller, &person, &rec).await,
+        file_err(&w.engine, &w.caller, &person, &rec).await,
         ErrorCode::ProtectedResource
     );
 }
 
 #[tokio::test]
 async fn no_collection_may_define_the_people_field() {
-    let (engine, caller) = setup(Plan::Founder).await;
+    let w = setup(Plan::Founder).await;
     let mut def = demo::prospeccion();
     def.fields.push(crate::crm::FieldDef::new(
         crate::crm::model::PEOPLE_FIELD,
@@ -220,7 +216,7 @@ async fn no_collection_may_define_the_people_field() {
         crate::crm::FieldType::Text,
         false,
     ));
-    let e = collections::create(engine.crm.store(), &caller.workspace_id, def)
+    let e = collections::create(w.engine.crm.store(), &w.caller.workspace_id, def)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);

@@ -10,8 +10,9 @@ use crate::{testkit, Engine};
 
 use super::*;
 pub(super) use crate::testkit::call;
+use crate::testkit::World;
 
-pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
+pub(super) async fn setup(plan: Plan) -> World {
     let engine = testkit::engine().await.unwrap();
     for (id, name, site) in [
         (
@@ -39,7 +40,7 @@ pub(super) async fn setup(plan: Plan) -> (Engine, Caller) {
         .unwrap();
     }
     let caller = testkit::caller(&engine, plan, Role::Member).await.unwrap();
-    (engine, caller)
+    World { engine, caller }
 }
 
 pub(super) async fn handles(engine: &Engine, caller: &Caller, company: &str) -> Vec<String> {
@@ -68,10 +69,10 @@ pub(super) const VIA: RevealVia<'static> = RevealVia {
     call_ref: None,
 };
 
-async fn contact_used(engine: &Engine, caller: &Caller) -> i64 {
-    engine
+async fn contact_used(w: &World) -> i64 {
+    w.engine
         .billing
-        .balance(caller, Ledger::Contact)
+        .balance(&w.caller, Ledger::Contact)
         .await
         .unwrap()
         .used
@@ -79,16 +80,15 @@ async fn contact_used(engine: &Engine, caller: &Caller) -> i64 {
 
 #[tokio::test]
 async fn search_returns_at_most_three_masked_people_until_revealed_here() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let env = call(
-        &engine,
-        &caller,
-        "people_search",
-        json!({"company_ref": "company:EBA010101AB1"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let w = setup(Plan::Founder).await;
+    let env = w
+        .call(
+            "people_search",
+            json!({"company_ref": "company:EBA010101AB1"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     assert!((1..=3).contains(&env.results.len()));
     let text = serde_json::to_string(&env).unwrap();
     for row in &env.results {
@@ -111,32 +111,29 @@ async fn search_returns_at_most_three_masked_people_until_revealed_here() {
     assert_eq!(text.matches('@').count(), text.matches("****@").count());
 
     // Reveal one person in another workspace: still masked here.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let hs = handles(&engine, &other, "EBA010101AB1").await;
-    let q = engine.people.quote(&other, &hs[..1]).await.unwrap();
-    engine
+    let other = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
+    let hs = handles(&w.engine, &other, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&other, &hs[..1]).await.unwrap();
+    w.engine
         .people
         .reveal(&other, &req(&q.id, 2, "k-other"), VIA)
         .await
         .unwrap();
-    let env = call(
-        &engine,
-        &caller,
-        "people_search",
-        json!({"company_ref": "company:EBA010101AB1"}),
-        Surface::Luna,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "people_search",
+            json!({"company_ref": "company:EBA010101AB1"}),
+            Surface::Luna,
+        )
+        .await
+        .unwrap();
     assert!(env
         .results
         .iter()
         .all(|r| r.fields["revealed"] == json!(false)));
     // ... and unmasked in the workspace that paid.
     let env = call(
-        &engine,
+        &w.engine,
         &other,
         "people_search",
         json!({"company_ref": "company:EBA010101AB1"}),
@@ -155,41 +152,34 @@ async fn search_returns_at_most_three_masked_people_until_revealed_here() {
         .unwrap()
         .ends_with("@empaquesbajio.mx"));
 
-    let e = call(
-        &engine,
-        &caller,
-        "people_search",
-        json!({"company_ref": "company:NOPE"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let e = w
+        .call(
+            "people_search",
+            json!({"company_ref": "company:NOPE"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
-    let e = call(
-        &engine,
-        &caller,
-        "people_search",
-        json!({"company_ref": "EBA010101AB1"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let e = w
+        .call(
+            "people_search",
+            json!({"company_ref": "EBA010101AB1"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
 }
 
 #[tokio::test]
 async fn quote_prices_only_people_not_yet_revealed_and_keeps_the_token_server_side() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let env = call(
-        &engine,
-        &caller,
-        "people_quote",
-        json!({"handles": &hs[..2]}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let env = w
+        .call("people_quote", json!({"handles": &hs[..2]}), Surface::Mcp)
+        .await
+        .unwrap();
     let row = &env.results[0];
     assert_eq!(row.fields["price"], json!(4));
     assert_eq!(row.fields["already_revealed"], json!(0));
@@ -198,69 +188,56 @@ async fn quote_prices_only_people_not_yet_revealed_and_keeps_the_token_server_si
     let quote_id = row.fields["quote_id"].as_str().unwrap().to_owned();
     let token: String = sqlx::query_scalar("select token from people_quotes where id = $1")
         .bind(&quote_id)
-        .fetch_one(engine.store.pool())
+        .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
     assert!(!serde_json::to_string(&env).unwrap().contains(&token));
 
-    engine
+    w.engine
         .people
-        .reveal(&caller, &req(&quote_id, 4, "k1"), VIA)
+        .reveal(&w.caller, &req(&quote_id, 4, "k1"), VIA)
         .await
         .unwrap();
     let mut more = hs.clone();
     more.extend(
-        handles(&engine, &caller, "CJA050505XY2")
+        handles(&w.engine, &w.caller, "CJA050505XY2")
             .await
             .into_iter()
             .take(1),
     );
-    let q = engine.people.quote(&caller, &more).await.unwrap();
+    let q = w.engine.people.quote(&w.caller, &more).await.unwrap();
     assert_eq!(q.already_revealed, 2);
     assert_eq!(q.price, 2 * (more.len() as i64 - 2));
     assert_eq!(q.balance, 96);
 
-    let e = call(
-        &engine,
-        &caller,
-        "people_quote",
-        json!({"handles": ["person:bogus.1"]}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let e = w
+        .call(
+            "people_quote",
+            json!({"handles": ["person:bogus.1"]}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::NotFound);
-    let e = call(
-        &engine,
-        &caller,
-        "people_quote",
-        json!({"handles": []}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let e = w
+        .call("people_quote", json!({"handles": []}), Surface::Mcp)
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
 }
 
 #[tokio::test]
 async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&caller, &hs[..2]).await.unwrap();
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..2]).await.unwrap();
     let args =
         json!({"quote_id": q.id, "confirm": true, "max_credits": 4, "idempotency_key": "rev-1"});
-    let a = call(
-        &engine,
-        &caller,
-        "people_reveal",
-        args.clone(),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
-    let b = call(&engine, &caller, "people_reveal", args, Surface::Mcp)
+    let a = w
+        .call("people_reveal", args.clone(), Surface::Mcp)
         .await
         .unwrap();
+    let b = w.call("people_reveal", args, Surface::Mcp).await.unwrap();
     assert_eq!(a.results[0].fields["charged"], json!(4));
     assert_eq!(b.results[0].fields["replayed"], json!(true));
     assert_eq!(
@@ -269,63 +246,74 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
     );
     assert_eq!(a.results.len(), 3);
     assert!(a.results[1].fields["email"].as_str().unwrap().contains('@'));
-    assert_eq!(contact_used(&engine, &caller).await, 4);
-    let receipts = engine.billing.receipts(&caller, 10).await.unwrap();
+    assert_eq!(contact_used(&w).await, 4);
+    let receipts = w.engine.billing.receipts(&w.caller, 10).await.unwrap();
     assert_eq!(receipts.len(), 1);
     assert_eq!(receipts[0].ledger, Ledger::Contact);
     assert_eq!(receipts[0].surface, "mcp");
 
     // A new key over the same quote charges nothing more: the people are revealed.
-    let c = engine
+    let c = w
+        .engine
         .people
-        .reveal(&caller, &req(&q.id, 0, "rev-2"), VIA)
+        .reveal(&w.caller, &req(&q.id, 0, "rev-2"), VIA)
         .await
         .unwrap();
     assert_eq!(c.charged, 0);
     assert_eq!(c.already_revealed, 2);
-    assert_eq!(contact_used(&engine, &caller).await, 4);
+    assert_eq!(contact_used(&w).await, 4);
 
     // The decision card path: a server-minted key, twice, one charge.
-    let hs2 = handles(&engine, &caller, "CJA050505XY2").await;
-    let q2 = engine.people.quote(&caller, &hs2[..1]).await.unwrap();
-    let d1 = engine
+    let hs2 = handles(&w.engine, &w.caller, "CJA050505XY2").await;
+    let q2 = w.engine.people.quote(&w.caller, &hs2[..1]).await.unwrap();
+    let d1 = w
+        .engine
         .people
-        .execute_reveal(&caller, &q2.id, "dec_1:srv", VIA)
+        .execute_reveal(&w.caller, &q2.id, "dec_1:srv", VIA)
         .await
         .unwrap();
-    let d2 = engine
+    let d2 = w
+        .engine
         .people
-        .execute_reveal(&caller, &q2.id, "dec_1:srv", VIA)
+        .execute_reveal(&w.caller, &q2.id, "dec_1:srv", VIA)
         .await
         .unwrap();
     assert_eq!((d1.charged, d2.replayed), (2, true));
-    assert_eq!(contact_used(&engine, &caller).await, 6);
+    assert_eq!(contact_used(&w).await, 6);
 
     // The first key over another quote: a typed conflict, no one revealed, no charge.
-    let hs3 = handles(&engine, &caller, "CJA050505XY2").await;
-    let q3 = engine.people.quote(&caller, &hs3[1..2]).await.unwrap();
+    let hs3 = handles(&w.engine, &w.caller, "CJA050505XY2").await;
+    let q3 = w.engine.people.quote(&w.caller, &hs3[1..2]).await.unwrap();
     let other =
         json!({"quote_id": q3.id, "confirm": true, "max_credits": 4, "idempotency_key": "rev-1"});
-    let e = call(&engine, &caller, "people_reveal", other, Surface::Mcp)
+    let e = w
+        .call("people_reveal", other, Surface::Mcp)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::IdempotencyConflict);
-    assert_eq!(contact_used(&engine, &caller).await, 6);
+    assert_eq!(contact_used(&w).await, 6);
 }
 
 #[tokio::test]
 async fn an_expired_quote_fails_with_quote_expired_and_charges_nothing() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
     let now = now_ms();
-    let q = engine
+    let q = w
+        .engine
         .people
-        .quote_at(&caller, &hs[..1], now)
+        .quote_at(&w.caller, &hs[..1], now)
         .await
         .unwrap();
-    let e = engine
+    let e = w
+        .engine
         .people
-        .reveal_at(&caller, &req(&q.id, 2, "late"), VIA, now + QUOTE_TTL_MS + 1)
+        .reveal_at(
+            &w.caller,
+            &req(&q.id, 2, "late"),
+            VIA,
+            now + QUOTE_TTL_MS + 1,
+        )
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::QuoteExpired);
@@ -333,40 +321,32 @@ async fn an_expired_quote_fails_with_quote_expired_and_charges_nothing() {
     sqlx::query("update people_quotes set expires_at = $1 where id = $2")
         .bind(now - 1)
         .bind(&q.id)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
-    let e = call(
-        &engine,
-        &caller,
-        "people_reveal",
+    let e = w.call("people_reveal",
         json!({"quote_id": q.id, "confirm": true, "max_credits": 2, "idempotency_key": "late-2"}),
         Surface::Mcp,
     )
     .await
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::QuoteExpired);
-    let st = call(
-        &engine,
-        &caller,
-        "people_status",
-        json!({"quote_id": q.id}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let st = w
+        .call("people_status", json!({"quote_id": q.id}), Surface::Mcp)
+        .await
+        .unwrap();
     assert_eq!(st.results[0].fields["status"], json!("vencida"));
-    assert_eq!(contact_used(&engine, &caller).await, 0);
+    assert_eq!(contact_used(&w).await, 0);
 }
 
 #[tokio::test]
 async fn insufficient_credits_fail_typed_and_reveal_no_one() {
-    let (engine, caller) = setup(Plan::Founder).await;
+    let w = setup(Plan::Founder).await;
     // Spend 98 of the 100 créditos de contacto.
-    engine
+    w.engine
         .billing
         .charge(
-            &caller,
+            &w.caller,
             &ChargeSpec {
                 action: "x".into(),
                 branch: "x".into(),
@@ -382,98 +362,88 @@ async fn insufficient_credits_fail_typed_and_reveal_no_one() {
         )
         .await
         .unwrap();
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&caller, &hs[..2]).await.unwrap();
-    let e = call(
-        &engine,
-        &caller,
-        "people_reveal",
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..2]).await.unwrap();
+    let e = w.call("people_reveal",
         json!({"quote_id": q.id, "confirm": true, "max_credits": 10, "idempotency_key": "poor"}),
         Surface::Mcp,
     )
     .await
     .unwrap_err();
     assert_eq!(e.code, ErrorCode::InsufficientCredits);
-    assert!(engine
+    assert!(w
+        .engine
         .people
-        .acquired(&caller, None, 10)
+        .acquired(&w.caller, None, 10)
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(contact_used(&engine, &caller).await, 98);
+    assert_eq!(contact_used(&w).await, 98);
 }
 
 #[tokio::test]
 async fn a_price_over_max_credits_fails_and_a_dry_run_charges_nothing() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&caller, &hs[..2]).await.unwrap();
-    let e = call(
-        &engine,
-        &caller,
-        "people_reveal",
-        json!({"quote_id": q.id, "confirm": true, "max_credits": 3, "idempotency_key": "cap"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..2]).await.unwrap();
+    let e = w
+        .call(
+            "people_reveal",
+            json!({"quote_id": q.id, "confirm": true, "max_credits": 3, "idempotency_key": "cap"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::MaxCreditsExceeded);
-    let dry = call(
-        &engine,
-        &caller,
-        "people_reveal",
-        json!({"quote_id": q.id, "confirm": false, "max_credits": 0, "idempotency_key": "dry"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let dry = w
+        .call(
+            "people_reveal",
+            json!({"quote_id": q.id, "confirm": false, "max_credits": 0, "idempotency_key": "dry"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     assert_eq!(dry.results[0].fields["preview"], json!(true));
     assert_eq!(dry.results[0].fields["price"], json!(4));
-    assert_eq!(contact_used(&engine, &caller).await, 0);
+    assert_eq!(contact_used(&w).await, 0);
 }
 
 #[tokio::test]
 async fn luna_cannot_reveal_and_explorer_cannot_quote() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&caller, &hs[..1]).await.unwrap();
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..1]).await.unwrap();
     // A reveal crosses the money boundary: Luna does not even have the tool (the
     // person's card runs it).
-    let r = engine
-        .call_tool(&caller, ToolRequest::new("people_reveal", json!({"quote_id": q.id, "confirm": true, "max_credits": 2, "idempotency_key": "luna"}), Surface::Luna))
+    let r = w.engine
+        .call_tool(&w.caller, ToolRequest::new("people_reveal", json!({"quote_id": q.id, "confirm": true, "max_credits": 2, "idempotency_key": "luna"}), Surface::Luna))
         .await;
     assert_eq!(r.outcome.unwrap_err().code, ErrorCode::UnknownTool);
     assert!(r.receipts.is_empty());
-    assert_eq!(contact_used(&engine, &caller).await, 0);
-    assert!(engine
+    assert_eq!(contact_used(&w).await, 0);
+    assert!(w
+        .engine
         .people
-        .acquired(&caller, None, 10)
+        .acquired(&w.caller, None, 10)
         .await
         .unwrap()
         .is_empty());
 
-    let (engine, explorer) = setup(Plan::Explorer).await;
-    let hs = handles(&engine, &explorer, "EBA010101AB1").await;
-    let e = call(
-        &engine,
-        &explorer,
-        "people_quote",
-        json!({"handles": hs}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap_err();
+    let w = setup(Plan::Explorer).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let e = w
+        .call("people_quote", json!({"handles": hs}), Surface::Mcp)
+        .await
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::PlanLimit);
 }
 
 #[tokio::test]
 async fn a_quote_of_another_workspace_is_not_found() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let other = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&other, &hs[..1]).await.unwrap();
+    let w = setup(Plan::Founder).await;
+    let other = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&other, &hs[..1]).await.unwrap();
     for (tool, args) in [
         ("people_status", json!({"quote_id": q.id})),
         (
@@ -481,57 +451,57 @@ async fn a_quote_of_another_workspace_is_not_found() {
             json!({"quote_id": q.id, "confirm": true, "max_credits": 2, "idempotency_key": "steal"}),
         ),
     ] {
-        let e = call(&engine, &caller, tool, args, Surface::Mcp)
-            .await
-            .unwrap_err();
+        let e = w.call(tool, args, Surface::Mcp).await.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound, "{tool}");
     }
-    assert_eq!(contact_used(&engine, &caller).await, 0);
-    assert_eq!(contact_used(&engine, &other).await, 0);
+    assert_eq!(contact_used(&w).await, 0);
+    let theirs = World {
+        engine: w.engine.clone(),
+        caller: other,
+    };
+    assert_eq!(contact_used(&theirs).await, 0);
 }
 
 #[tokio::test]
 async fn acquired_lists_metadata_only_with_who_and_when() {
-    let (engine, caller) = setup(Plan::Founder).await;
-    let hs = handles(&engine, &caller, "EBA010101AB1").await;
-    let q = engine.people.quote(&caller, &hs[..2]).await.unwrap();
-    engine
+    let w = setup(Plan::Founder).await;
+    let hs = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    let q = w.engine.people.quote(&w.caller, &hs[..2]).await.unwrap();
+    w.engine
         .people
-        .reveal(&caller, &req(&q.id, 4, "acq"), VIA)
+        .reveal(&w.caller, &req(&q.id, 4, "acq"), VIA)
         .await
         .unwrap();
-    let env = call(
-        &engine,
-        &caller,
-        "people_acquired",
-        json!({"company_ref": "company:EBA010101AB1"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "people_acquired",
+            json!({"company_ref": "company:EBA010101AB1"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     assert_eq!(env.results.len(), 2);
     let text = serde_json::to_string(&env).unwrap();
     assert!(!text.contains('@'), "no email in {text}");
     assert_eq!(env.results[0].fields["revealed_by"], json!("Ana Prueba"));
     assert!(env.results[0].fields["revealed_at"].is_string());
-    let env = call(
-        &engine,
-        &caller,
-        "people_acquired",
-        json!({"company_ref": "company:CJA050505XY2"}),
-        Surface::Mcp,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "people_acquired",
+            json!({"company_ref": "company:CJA050505XY2"}),
+            Surface::Mcp,
+        )
+        .await
+        .unwrap();
     assert!(env.results.is_empty());
 }
 
 #[tokio::test]
 async fn overlapping_reveals_at_once_never_charge_a_person_twice() {
-    let (engine, caller) = setup(Plan::Commercial).await;
-    let mut people = handles(&engine, &caller, "EBA010101AB1").await;
-    people.extend(handles(&engine, &caller, "CJA050505XY2").await);
-    people.extend(handles(&engine, &caller, "PLA090909ZZ3").await);
+    let w = setup(Plan::Commercial).await;
+    let mut people = handles(&w.engine, &w.caller, "EBA010101AB1").await;
+    people.extend(handles(&w.engine, &w.caller, "CJA050505XY2").await);
+    people.extend(handles(&w.engine, &w.caller, "PLA090909ZZ3").await);
     assert!(people.len() >= 6);
     // Eight reveals over overlapping windows of three people, all at once.
     let mut tasks = Vec::new();
@@ -539,13 +509,12 @@ async fn overlapping_reveals_at_once_never_charge_a_person_twice() {
         let window: Vec<String> = (0..3)
             .map(|k| people[(i + k) % people.len()].clone())
             .collect();
-        let q = engine.people.quote(&caller, &window).await.unwrap();
-        let engine = engine.clone();
-        let caller = caller.clone();
+        let q = w.engine.people.quote(&w.caller, &window).await.unwrap();
+        let w = w.clone();
         tasks.push(tokio::spawn(async move {
-            engine
+            w.engine
                 .people
-                .reveal(&caller, &req(&q.id, 6, &format!("conc-{i}")), VIA)
+                .reveal(&w.caller, &req(&q.id, 6, &format!("conc-{i}")), VIA)
                 .await
         }));
     }
@@ -567,17 +536,19 @@ async fn overlapping_reveals_at_once_never_charge_a_person_twice() {
         charged_people.len(),
         "a person was charged twice"
     );
-    let revealed = engine
+    let revealed = w
+        .engine
         .people
-        .acquired(&caller, None, 100)
+        .acquired(&w.caller, None, 100)
         .await
         .unwrap()
         .len();
     assert_eq!(total, 2 * revealed as i64);
-    assert_eq!(contact_used(&engine, &caller).await, total);
-    let sum: i64 = engine
+    assert_eq!(contact_used(&w).await, total);
+    let sum: i64 = w
+        .engine
         .billing
-        .receipts(&caller, 100)
+        .receipts(&w.caller, 100)
         .await
         .unwrap()
         .iter()

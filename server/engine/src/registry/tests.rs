@@ -12,9 +12,9 @@ use serde::Deserialize;
 use serde_json::{json, Value};
 
 use super::*;
-use crate::accounts::Caller;
+use crate::testkit;
+use crate::testkit::World;
 use crate::tools::catalog;
-use crate::{testkit, Engine};
 
 // ---------------------------------------------------------------- the real catalog
 
@@ -261,11 +261,8 @@ fn body_strings(b: &ErrorBody) -> String {
 
 #[tokio::test]
 async fn every_string_the_registry_emits_respects_the_lexicon() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Explorer, Role::Member)
-        .await
-        .unwrap();
-    for d in engine.registry.all() {
+    let w = World::new(Plan::Explorer, Role::Member).await.unwrap();
+    for d in w.engine.registry.all() {
         lexicon_check(d.name, &d.full_description());
         lexicon_check(d.name, d.label);
         lexicon_check(d.name, d.family.label());
@@ -278,7 +275,7 @@ async fn every_string_the_registry_emits_respects_the_lexicon() {
             lexicon_check(d.name, &t);
         }
     }
-    lexicon_check("TOOLS.md", &docs::markdown(&engine.registry));
+    lexicon_check("TOOLS.md", &docs::markdown(&w.engine.registry));
     // Error messages: one of each kind the registry produces.
     let calls = [
         ("no_such_tool", json!({})),
@@ -302,10 +299,8 @@ async fn every_string_the_registry_emits_respects_the_lexicon() {
         ("market_get", json!({"record_ref": "algo"})),
     ];
     for (name, args) in calls {
-        let r = engine
-            .call_tool(&caller, ToolRequest::new(name, args, Surface::Mcp))
-            .await;
-        let e = r.outcome.unwrap_err();
+        let r = w.call(name, args, Surface::Mcp).await;
+        let e = r.unwrap_err();
         lexicon_check(name, &body_strings(&e));
     }
     for e in [
@@ -419,40 +414,31 @@ fn big_output() -> ToolDef {
         })
 }
 
-async fn engine_with(tools: Vec<ToolDef>) -> (Engine, Caller) {
-    let mut engine = testkit::engine().await.unwrap();
+async fn engine_with(tools: Vec<ToolDef>) -> World {
+    let mut w = World::new(Plan::Founder, Role::Member).await.unwrap();
     let mut reg = catalog();
     for t in tools {
         reg.replace(t);
     }
-    engine.registry = Arc::new(reg);
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    (engine, caller)
+    w.engine.registry = Arc::new(reg);
+    w
 }
 
-async fn call(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-    s: Surface,
-) -> ToolResponse {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, s))
+async fn respond(w: &World, name: &str, args: Value, s: Surface) -> ToolResponse {
+    w.engine
+        .call_tool(&w.caller, ToolRequest::new(name, args, s))
         .await
 }
 
 #[tokio::test]
 async fn usage_reports_the_ledgers_and_reads_left_as_an_envelope() {
-    let (engine, caller) = engine_with(vec![]).await;
-    let r = call(&engine, &caller, "usage", json!({}), Surface::Mcp).await;
+    let w = engine_with(vec![]).await;
+    let r = respond(&w, "usage", json!({}), Surface::Mcp).await;
     let env = r.outcome.unwrap();
     assert!(env.ref_.starts_with("call:"));
     assert_eq!(env.status, ResultStatus::Ok);
     let row = &env.results[0];
-    assert_eq!(row.ref_, format!("workspace:{}", caller.workspace_id));
+    assert_eq!(row.ref_, format!("workspace:{}", w.caller.workspace_id));
     assert_eq!(row.fields["intelligence_credits_left"], json!(2_000));
     assert_eq!(row.fields["contact_credits_left"], json!(100));
     assert_eq!(row.fields["reads_left_this_hour"], json!(600));
@@ -461,10 +447,9 @@ async fn usage_reports_the_ledgers_and_reads_left_as_an_envelope() {
 
 #[tokio::test]
 async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
-    let r = call(
-        &engine,
-        &caller,
+    let w = engine_with(vec![echo_search()]).await;
+    let r = respond(
+        &w,
         "market_search",
         json!({"kind": "suppliers", "estado": "Jalisco"}),
         Surface::Luna,
@@ -476,9 +461,8 @@ async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
         e.allowed_values.unwrap(),
         vec!["cursor", "filters", "kind", "limit", "query"]
     );
-    let r = call(
-        &engine,
-        &caller,
+    let r = respond(
+        &w,
         "market_search",
         json!({"kind": "empresas"}),
         Surface::Luna,
@@ -491,9 +475,9 @@ async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
     );
     // No read was counted for calls that never ran.
     assert_eq!(
-        engine
+        w.engine
             .billing
-            .reads_left(&caller.workspace_id, crate::base::clock::now_ms())
+            .reads_left(&w.caller.workspace_id, crate::base::clock::now_ms())
             .await
             .unwrap(),
         600
@@ -502,10 +486,9 @@ async fn unknown_keys_are_rejected_before_the_handler_with_allowed_values() {
 
 #[tokio::test]
 async fn legacy_market_names_translate_arguments_and_name_the_replacement() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
-    let r = call(
-        &engine,
-        &caller,
+    let w = engine_with(vec![echo_search()]).await;
+    let r = respond(
+        &w,
         "driftless_market_search_suppliers",
         json!({"query": "empaque", "state": "Jalisco"}),
         Surface::Mcp,
@@ -522,21 +505,14 @@ async fn legacy_market_names_translate_arguments_and_name_the_replacement() {
         "{note}"
     );
     // Bare and brein_ forms work too; aliases never appear in the list.
-    assert!(call(
-        &engine,
-        &caller,
-        "market_search_awards",
-        json!({}),
-        Surface::Mcp
-    )
-    .await
-    .is_ok());
-    assert!(
-        call(&engine, &caller, "brein_usage", json!({}), Surface::Mcp)
-            .await
-            .is_ok()
-    );
-    let listed: Vec<_> = engine
+    assert!(respond(&w, "market_search_awards", json!({}), Surface::Mcp)
+        .await
+        .is_ok());
+    assert!(respond(&w, "brein_usage", json!({}), Surface::Mcp)
+        .await
+        .is_ok());
+    let listed: Vec<_> = w
+        .engine
         .registry
         .list(Surface::Mcp)
         .iter()
@@ -549,51 +525,38 @@ async fn legacy_market_names_translate_arguments_and_name_the_replacement() {
 
 #[tokio::test]
 async fn legacy_names_expire_into_unknown_tool_naming_the_new_tool() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
-    engine
+    let w = engine_with(vec![echo_search()]).await;
+    w.engine
         .registry
         .set_alias_release_date(chrono::NaiveDate::from_ymd_opt(2020, 1, 1).unwrap());
-    let r = call(
-        &engine,
-        &caller,
-        "market_count_suppliers",
-        json!({}),
-        Surface::Mcp,
-    )
-    .await;
+    let r = respond(&w, "market_count_suppliers", json!({}), Surface::Mcp).await;
     let e = r.outcome.unwrap_err();
     assert_eq!(e.code, ErrorCode::UnknownTool);
     assert!(e.hint.contains("market_count"), "{}", e.hint);
-    let e = call(
-        &engine,
-        &caller,
-        "driftless_market_search_risks",
-        json!({}),
-        Surface::Mcp,
-    )
-    .await
-    .outcome
-    .unwrap_err();
+    let e = respond(&w, "driftless_market_search_risks", json!({}), Surface::Mcp)
+        .await
+        .outcome
+        .unwrap_err();
     assert!(e.hint.contains("market_search"));
 }
 
 #[tokio::test]
 async fn deleted_and_unknown_names_have_no_alias() {
-    let (engine, caller) = engine_with(vec![]).await;
+    let w = engine_with(vec![]).await;
     for name in [
         "broker",
         "driftless_context_share",
         "members",
         "hubspot_records",
     ] {
-        let e = call(&engine, &caller, name, json!({}), Surface::Mcp)
+        let e = respond(&w, name, json!({}), Surface::Mcp)
             .await
             .outcome
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::UnknownTool, "{name}");
         assert!(e.allowed_values.is_none(), "{name}");
     }
-    let e = call(&engine, &caller, "usagee", json!({}), Surface::Mcp)
+    let e = respond(&w, "usagee", json!({}), Surface::Mcp)
         .await
         .outcome
         .unwrap_err();
@@ -602,9 +565,9 @@ async fn deleted_and_unknown_names_have_no_alias() {
     // A legacy name whose target is not registered yet is unknown, not a crash.
     let pending = alias::LEGACY_NAMES
         .iter()
-        .find(|l| engine.registry.get(l.target).is_none());
+        .find(|l| w.engine.registry.get(l.target).is_none());
     if let Some(l) = pending {
-        let e = call(&engine, &caller, l.legacy, json!({}), Surface::Mcp)
+        let e = respond(&w, l.legacy, json!({}), Surface::Mcp)
             .await
             .outcome
             .unwrap_err();
@@ -614,29 +577,23 @@ async fn deleted_and_unknown_names_have_no_alias() {
 
 #[tokio::test]
 async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
-    let (engine, caller) = engine_with(vec![mode_probe()]).await;
-    let luna = call(
-        &engine,
-        &caller,
-        "probe_level_one",
-        json!({}),
-        Surface::Luna,
-    )
-    .await;
+    let w = engine_with(vec![mode_probe()]).await;
+    let luna = respond(&w, "probe_level_one", json!({}), Surface::Luna).await;
     assert_eq!(luna.mode, Some(ExecMode::PreviewOnly));
     assert_eq!(
         luna.outcome.unwrap().results[0].fields["preview"],
         json!(true)
     );
-    let ui = call(&engine, &caller, "probe_level_one", json!({}), Surface::Ui).await;
+    let ui = respond(&w, "probe_level_one", json!({}), Surface::Ui).await;
     assert_eq!(
         ui.outcome.unwrap().results[0].fields["preview"],
         json!(false)
     );
     // Not on MCP: unknown there, and not listed.
-    let mcp = call(&engine, &caller, "probe_level_one", json!({}), Surface::Mcp).await;
+    let mcp = respond(&w, "probe_level_one", json!({}), Surface::Mcp).await;
     assert_eq!(mcp.outcome.unwrap_err().code, ErrorCode::UnknownTool);
-    assert!(!engine
+    assert!(!w
+        .engine
         .registry
         .list(Surface::Mcp)
         .iter()
@@ -645,68 +602,56 @@ async fn luna_previews_level_one_tools_while_the_ui_executes_them() {
 
 #[tokio::test]
 async fn the_read_ceiling_stops_the_601st_read_of_the_hour() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
+    let w = engine_with(vec![echo_search()]).await;
     let now = crate::base::clock::now_ms();
-    engine
+    w.engine
         .billing
-        .admit_reads(&caller.workspace_id, 599, now)
+        .admit_reads(&w.caller.workspace_id, 599, now)
         .await
         .unwrap();
-    assert!(call(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "awards"}),
-        Surface::Mcp
-    )
-    .await
-    .is_ok());
-    let r = call(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "awards"}),
-        Surface::Mcp,
-    )
-    .await;
+    assert!(
+        respond(&w, "market_search", json!({"kind": "awards"}), Surface::Mcp)
+            .await
+            .is_ok()
+    );
+    let r = respond(&w, "market_search", json!({"kind": "awards"}), Surface::Mcp).await;
     let e = r.outcome.unwrap_err();
     assert_eq!(e.code, ErrorCode::RateLimited);
     assert!(e.retry_after.unwrap() >= 1);
     // Free tools still answer.
-    assert!(call(&engine, &caller, "usage", json!({}), Surface::Mcp)
-        .await
-        .is_ok());
+    assert!(respond(&w, "usage", json!({}), Surface::Mcp).await.is_ok());
 }
 
 #[tokio::test]
 async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every_surface() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
+    let w = engine_with(vec![echo_search()]).await;
     let mut req = ToolRequest::new("market_search", json!({"kind": "suppliers"}), Surface::Ui);
     req.idempotency_key = Some("turn-1-step-2".into());
-    let a = engine.call_tool(&caller, req.clone()).await;
+    let a = w.engine.call_tool(&w.caller, req.clone()).await;
     req.surface = Surface::Mcp;
-    let b = engine.call_tool(&caller, req).await;
+    let b = w.engine.call_tool(&w.caller, req).await;
     assert_eq!(a.receipts[0].id, b.receipts[0].id);
     assert!(b.receipts[0].replayed);
     assert_eq!(a.receipts[0].surface, "ui");
-    let bal = engine
+    let bal = w
+        .engine
         .billing
-        .balance(&caller, crate::billing::Ledger::Intelligence)
+        .balance(&w.caller, crate::billing::Ledger::Intelligence)
         .await
         .unwrap();
     assert_eq!(bal.used, 1);
     // Without a key every call is its own charge.
-    call(
-        &engine,
-        &caller,
+    respond(
+        &w,
         "market_search",
         json!({"kind": "suppliers"}),
         Surface::Luna,
     )
     .await;
-    let bal = engine
+    let bal = w
+        .engine
         .billing
-        .balance(&caller, crate::billing::Ledger::Intelligence)
+        .balance(&w.caller, crate::billing::Ledger::Intelligence)
         .await
         .unwrap();
     assert_eq!(bal.used, 2);
@@ -714,11 +659,11 @@ async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every
 
 #[tokio::test]
 async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running() {
-    let (engine, caller) = engine_with(vec![echo_search()]).await;
+    let w = engine_with(vec![echo_search()]).await;
     let used = || async {
-        engine
+        w.engine
             .billing
-            .balance(&caller, crate::billing::Ledger::Intelligence)
+            .balance(&w.caller, crate::billing::Ledger::Intelligence)
             .await
             .unwrap()
             .used
@@ -728,9 +673,10 @@ async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running(
         req.idempotency_key = Some("busqueda-1".into());
         req
     };
-    let first = engine
+    let first = w
+        .engine
         .call_tool(
-            &caller,
+            &w.caller,
             keyed(
                 json!({"kind": "suppliers", "query": "empaque"}),
                 Surface::Ui,
@@ -745,7 +691,7 @@ async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running(
         (json!({"kind": "suppliers", "query": "acero"}), Surface::Ui),
         (json!({"kind": "awards", "query": "empaque"}), Surface::Mcp),
     ] {
-        let other = engine.call_tool(&caller, keyed(args, s)).await;
+        let other = w.engine.call_tool(&w.caller, keyed(args, s)).await;
         let e = other.outcome.unwrap_err();
         assert_eq!(e.code, ErrorCode::IdempotencyConflict, "{e:?}");
         assert!(other.receipts.is_empty());
@@ -754,9 +700,10 @@ async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running(
 
     // The same request (keys in another order, from MCP) gets the stored outcome: the
     // same call ref proves the tool did not run again.
-    let again = engine
+    let again = w
+        .engine
         .call_tool(
-            &caller,
+            &w.caller,
             keyed(
                 json!({"query": "empaque", "kind": "suppliers"}),
                 Surface::Mcp,
@@ -774,7 +721,12 @@ async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running(
     // A key longer than the bound is a typed error, not a stored claim.
     let mut long = ToolRequest::new("market_search", json!({"kind": "suppliers"}), Surface::Mcp);
     long.idempotency_key = Some("k".repeat(201));
-    let e = engine.call_tool(&caller, long).await.outcome.unwrap_err();
+    let e = w
+        .engine
+        .call_tool(&w.caller, long)
+        .await
+        .outcome
+        .unwrap_err();
     assert_eq!(e.code, ErrorCode::InvalidArgument);
 }
 
@@ -795,41 +747,29 @@ fn flaky() -> ToolDef {
 
 #[tokio::test]
 async fn a_failed_call_frees_its_key_for_the_retry() {
-    let (engine, caller) = engine_with(vec![flaky()]).await;
+    let w = engine_with(vec![flaky()]).await;
     let mut req = ToolRequest::new("probe_flaky", json!({}), Surface::Ui);
     req.idempotency_key = Some("reintento".into());
-    let failed = engine.call_tool(&caller, req.clone()).await;
+    let failed = w.engine.call_tool(&w.caller, req.clone()).await;
     assert_eq!(failed.outcome.unwrap_err().code, ErrorCode::Internal);
     // The retry with the same key runs (it is not a replay of the failure).
-    let retried = engine.call_tool(&caller, req).await;
+    let retried = w.engine.call_tool(&w.caller, req).await;
     assert!(retried.is_ok(), "{:?}", retried.outcome);
 }
 
 #[tokio::test]
 async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
-    let (engine, caller) = engine_with(vec![big_output(), echo_search()]).await;
-    let luna = call(
-        &engine,
-        &caller,
-        "probe_big_output",
-        json!({}),
-        Surface::Luna,
-    )
-    .await
-    .outcome
-    .unwrap();
+    let w = engine_with(vec![big_output(), echo_search()]).await;
+    let luna = respond(&w, "probe_big_output", json!({}), Surface::Luna)
+        .await
+        .outcome
+        .unwrap();
     assert!(budget::size_chars(&luna) <= TOOL_RESULT_CAP);
     assert!(luna.has_more && luna.shown == luna.results.len() && luna.shown > 0);
-    let mcp = call(
-        &engine,
-        &caller,
-        "probe_big_output",
-        json!({}),
-        Surface::Mcp,
-    )
-    .await
-    .outcome
-    .unwrap();
+    let mcp = respond(&w, "probe_big_output", json!({}), Surface::Mcp)
+        .await
+        .outcome
+        .unwrap();
     assert!(
         budget::size_chars(&mcp) <= 20_000,
         "{} {}",
@@ -838,9 +778,8 @@ async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
     );
     assert!(mcp.shown > luna.shown);
     // The page-size hint pushes the budget down for market pages.
-    let s = call(
-        &engine,
-        &caller,
+    let s = respond(
+        &w,
         "market_search",
         json!({"kind": "awards"}),
         Surface::Luna,
@@ -853,14 +792,14 @@ async fn results_are_cut_by_whole_rows_to_the_surface_budget() {
 
 #[tokio::test]
 async fn every_call_leaves_a_telemetry_row_and_lost_telemetry_never_fails_a_call() {
-    let (engine, caller) = engine_with(vec![]).await;
-    call(&engine, &caller, "usage", json!({}), Surface::Mcp).await;
-    call(&engine, &caller, "usage", json!({"x": 1}), Surface::Luna).await;
+    let w = engine_with(vec![]).await;
+    respond(&w, "usage", json!({}), Surface::Mcp).await;
+    respond(&w, "usage", json!({"x": 1}), Surface::Luna).await;
     let rows: Vec<(String, i64, String)> = sqlx::query_as(
         "select tool, ok, surface from tool_calls where workspace_id = $1 and event = 'agent_tool_used' order by id",
     )
-    .bind(&caller.workspace_id)
-    .fetch_all(engine.store.pool())
+    .bind(&w.caller.workspace_id)
+    .fetch_all(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(
@@ -871,28 +810,27 @@ async fn every_call_leaves_a_telemetry_row_and_lost_telemetry_never_fails_a_call
         ]
     );
     sqlx::query("drop table tool_calls")
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
-    assert!(call(&engine, &caller, "usage", json!({}), Surface::Ui)
-        .await
-        .is_ok());
+    assert!(respond(&w, "usage", json!({}), Surface::Ui).await.is_ok());
 }
 
 #[tokio::test]
 async fn workspaces_lists_the_memberships_of_a_person_and_only_the_key_workspace_for_a_key() {
-    let (engine, caller) = engine_with(vec![]).await;
-    let other = engine
+    let w = engine_with(vec![]).await;
+    let other = w
+        .engine
         .accounts
         .create_workspace("Otra", Plan::Explorer)
         .await
         .unwrap();
-    engine
+    w.engine
         .accounts
-        .add_member(&other, &caller.user_id, Role::Owner)
+        .add_member(&other, &w.caller.user_id, Role::Owner)
         .await
         .unwrap();
-    let env = call(&engine, &caller, "workspaces", json!({}), Surface::Ui)
+    let env = respond(&w, "workspaces", json!({}), Surface::Ui)
         .await
         .outcome
         .unwrap();
@@ -904,11 +842,10 @@ async fn workspaces_lists_the_memberships_of_a_person_and_only_the_key_workspace
             .count(),
         1
     );
-    let mut keyed = caller.clone();
+    let mut keyed = w.caller.clone();
     keyed.api_key = Some(crate::testkit::grant(&[]));
-    let env = call(&engine, &keyed, "workspaces", json!({}), Surface::Mcp)
+    let env = testkit::call(&w.engine, &keyed, "workspaces", json!({}), Surface::Mcp)
         .await
-        .outcome
         .unwrap();
     assert_eq!(env.results.len(), 1);
 }

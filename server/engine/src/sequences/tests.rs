@@ -15,7 +15,8 @@ use super::*;
 use crate::accounts::Caller;
 use crate::people::{RevealRequest, RevealVia};
 use crate::registry::{Surface, ToolRequest};
-use crate::{testkit, Engine};
+use crate::testkit;
+use crate::testkit::World;
 
 const SUPPLIERS: [&str; 2] = ["EBA010101AB1", "CJA050505XY2"];
 
@@ -63,12 +64,20 @@ impl TestMailer {
     }
 }
 
+/// The world (`fx.engine`, `fx.caller`, `fx.ok(..)` through `Deref`) plus what these
+/// tests share: a session and a collection.
 pub(super) struct Fx {
-    pub(super) engine: Engine,
-    pub(super) caller: Caller,
+    pub(super) w: World,
     pub(super) session: String,
     pub(super) col: String,
     pub(super) mailer: Arc<TestMailer>,
+}
+
+impl std::ops::Deref for Fx {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.w
+    }
 }
 
 pub(super) async fn fx() -> Fx {
@@ -137,8 +146,7 @@ pub(super) async fn fx_with(mailer: Arc<TestMailer>) -> Fx {
         .unwrap();
     let session = engine.sessions.create(&caller).await.unwrap().id;
     Fx {
-        engine,
-        caller,
+        w: World { engine, caller },
         session,
         col,
         mailer,

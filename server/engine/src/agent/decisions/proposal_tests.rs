@@ -11,22 +11,17 @@ use super::tests::{board, final_step, fx, handles, save_card, tool, Adversary, F
 use super::*;
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
 use crate::agent::contract::intent::{DecisionDraft, TurnIntent};
-use crate::registry::{Surface, ToolRequest};
+use crate::registry::Surface;
 
 /// A save proposal made by a call of its own (another turn, as far as a card knows).
 async fn save_proposal(fx: &Fx, company: &str) -> (String, Envelope) {
     let env = fx
-        .engine
-        .call_tool(
-            &fx.caller,
-            ToolRequest::new(
-                "crm_save_companies",
-                json!({"collection_id": fx.col, "source": [company], "conflict_policy": "skip"}),
-                Surface::Luna,
-            ),
+        .call(
+            "crm_save_companies",
+            json!({"collection_id": fx.col, "source": [company], "conflict_policy": "skip"}),
+            Surface::Luna,
         )
         .await
-        .outcome
         .unwrap();
     let id = env.results[0].fields["proposal_id"]
         .as_str()

@@ -10,18 +10,26 @@ use luna_protocol::session::{ModeRequest, SessionMode};
 use serde_json::json;
 
 use super::*;
-use crate::accounts::Caller;
 use crate::agent::contract::intent::DecisionDraft;
 use crate::billing::Ledger;
 use crate::knowledge::NewTopic;
 use crate::registry::{Surface, ToolRequest};
-use crate::{testkit, Engine};
+use crate::testkit;
+use crate::testkit::World;
 
+/// The world (`fx.engine`, `fx.caller`, `fx.ok(..)` through `Deref`) plus what these
+/// tests share: a session and a collection.
 pub(super) struct Fx {
-    pub(super) engine: Engine,
-    pub(super) caller: Caller,
+    pub(super) w: World,
     pub(super) session: String,
     pub(super) col: String,
+}
+
+impl std::ops::Deref for Fx {
+    type Target = World;
+    fn deref(&self) -> &World {
+        &self.w
+    }
 }
 
 pub(super) const SUPPLIERS: [&str; 6] = [
@@ -63,49 +71,20 @@ async fn fx_with(plan: Plan, role: Role, suppliers: bool) -> Fx {
     .unwrap();
     let session = engine.sessions.create(&caller).await.unwrap().id;
     Fx {
-        engine,
-        caller,
+        w: World { engine, caller },
         session,
         col: format!("collection:{}", c.id),
     }
 }
 
-/// Another member of the same workspace with `role`.
-async fn colleague(fx: &Fx, role: Role) -> Caller {
-    let email = format!("{}@example.mx", uuid::Uuid::new_v4().simple());
-    let user = fx
-        .engine
-        .accounts
-        .create_user(&email, "Beto Admin", "secreto-123")
-        .await
-        .unwrap();
-    fx.engine
-        .accounts
-        .add_member(&fx.caller.workspace_id, &user, role)
-        .await
-        .unwrap();
-    Caller {
-        user_id: user,
-        email,
-        display_name: "Beto Admin".into(),
-        role,
-        ..fx.caller.clone()
-    }
-}
-
 pub(super) async fn save_card(fx: &Fx) -> Prepared {
     let env = fx
-        .engine
-        .call_tool(
-            &fx.caller,
-            ToolRequest::new(
+        .call(
                 "crm_save_companies",
                 json!({"collection_id": fx.col, "source": ["company:emp-0001", "company:emp-0002", "company:emp-0003"], "conflict_policy": "skip"}),
-                Surface::Luna,
-            ),
+            Surface::Luna,
         )
         .await
-        .outcome
         .unwrap();
     let proposal_id = env.results[0].fields["proposal_id"]
         .as_str()
@@ -411,7 +390,7 @@ async fn only_an_owner_or_admin_resolves_a_merge() {
     let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
     assert_eq!(board(&fx).await.pending.len(), 1, "it waits for an admin");
-    let admin = colleague(&fx, Role::Admin).await;
+    let admin = fx.teammate(Role::Admin, "Beto Admin").await.unwrap();
     let r = resolve(
         &fx.engine,
         &admin,
@@ -471,7 +450,8 @@ async fn a_note_card_puts_the_note_in_review_only_when_accepted() {
 async fn another_workspace_cannot_resolve_a_card() {
     let fx = fx(Plan::Founder, Role::Owner).await;
     let card = offer_in(&fx, "t1", save_card(&fx).await).await.card;
-    let stranger = testkit::caller(&fx.engine, Plan::Founder, Role::Owner)
+    let stranger = fx
+        .other_workspace(Plan::Founder, Role::Owner)
         .await
         .unwrap();
     let e = resolve(
@@ -704,7 +684,7 @@ async fn an_admin_can_switch_auto_off_for_the_workspace() {
         ErrorCode::Forbidden,
         "members cannot change the policy"
     );
-    let admin = colleague(&fx, Role::Admin).await;
+    let admin = fx.teammate(Role::Admin, "Beto Admin").await.unwrap();
     let off = luna_protocol::session::AutoPolicy {
         allowed: false,
         ..Default::default()
@@ -1219,7 +1199,7 @@ async fn bulk_changes_and_suggested_edits_run_once_on_accept_and_never_on_declin
     assert_eq!(contacted.map(|s| s.count), Some(3), "{:?}", saved.stages);
 
     // A suggested edit to Knowledge: accepted, it waits for review; the topic is unchanged.
-    let admin = colleague(&fx, Role::Admin).await;
+    let admin = fx.teammate(Role::Admin, "Beto Admin").await.unwrap();
     let (topic, note) = fx
         .engine
         .knowledge

@@ -20,6 +20,7 @@ use crate::agent::contract::narration::AnchorSpan;
 use crate::agent::contract::trajectory::{self, Attempt, Step, ToolStep, Trajectory};
 use crate::agent::turn::runner::run_turn;
 use crate::testkit;
+use crate::testkit::World;
 
 // ------------------------------------------------------------------ builders
 
@@ -496,30 +497,29 @@ fn tools(name: &str, args: Value) -> ModelStep {
     }])
 }
 
-async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
-    let engine = testkit::engine().await.unwrap();
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
     for (rfc, name) in [
         ("EMB050315AB1", "Empaques del Bajío SA de CV"),
         ("CAJ990101XY2", "Cartonera Jalisco SA de CV"),
     ] {
-        testkit::insert_supplier(&engine, rfc, name).await.unwrap();
+        testkit::insert_supplier(&w.engine, rfc, name)
+            .await
+            .unwrap();
     }
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
-    (engine, caller, session)
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    (w, session)
 }
 
 async fn run(
     model: &dyn ModelGateway,
     message: &str,
 ) -> (crate::agent::turn::runner::TurnOutcome, Trajectory) {
-    let (engine, caller, session) = setup().await;
-    let out = run_turn(&engine, model, &caller, &session, "turn_1", message)
+    let (w, session) = setup().await;
+    let out = run_turn(&w.engine, model, &w.caller, &session, "turn_1", message)
         .await
         .unwrap();
-    let stored = trajectory::load(engine.store.pool(), &session, "turn_1")
+    let stored = trajectory::load(w.engine.store.pool(), &session, "turn_1")
         .await
         .unwrap()
         .unwrap();

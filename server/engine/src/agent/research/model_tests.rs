@@ -25,6 +25,7 @@ use crate::Engine;
 use super::model::{Outcome, Purpose};
 use super::tests::{accept, assert_anchored, offer, progress, setup, started, BRIEF};
 use super::PHASES;
+use crate::testkit::World;
 
 fn plan(filters: Value) -> ModelStep {
     ModelStep::Tools(vec![ToolCall {
@@ -74,7 +75,7 @@ async fn status_row(engine: &Engine, caller: &Caller, run: &str) -> Value {
 
 #[tokio::test]
 async fn the_framing_answer_decides_what_the_phases_search() {
-    let (mut engine, caller, _session, run) = started(Plan::Founder).await;
+    let (World { mut engine, caller }, _session, run) = started(Plan::Founder).await;
     // The brief asks for insumos médicos in Nuevo León; the model plans empaque in Jalisco.
     let model = script(
         &mut engine,
@@ -120,7 +121,7 @@ async fn the_framing_answer_decides_what_the_phases_search() {
 
 #[tokio::test]
 async fn unknown_values_in_the_framing_are_refused_and_the_brief_stays() {
-    let (mut engine, caller, _session, run) = started(Plan::Founder).await;
+    let (World { mut engine, caller }, _session, run) = started(Plan::Founder).await;
     let model = script(
         &mut engine,
         vec![plan(
@@ -143,7 +144,7 @@ async fn unknown_values_in_the_framing_are_refused_and_the_brief_stays() {
     assert!(!found.contains("Atlántida") && !found.contains("NASA"));
 
     // An answer that is not a plan falls back to the brief as the grammar reads it.
-    let (mut engine, caller, _session, run) = started(Plan::Founder).await;
+    let (World { mut engine, caller }, _session, run) = started(Plan::Founder).await;
     script(&mut engine, vec![write("Listo.")]);
     super::drive(&engine, &run, Some(2)).await.unwrap();
     let r = super::get(&engine, &caller, &run).await.unwrap();
@@ -153,13 +154,13 @@ async fn unknown_values_in_the_framing_are_refused_and_the_brief_stays() {
 }
 
 /// Runs every phase but the write-up with the local director, and returns the run.
-async fn up_to_the_write_up(plan: Plan) -> (Engine, Caller, String, super::Run) {
-    let (engine, caller, session, run) = started(plan).await;
-    super::drive(&engine, &run, Some(PHASES.len() - 1))
+async fn up_to_the_write_up(plan: Plan) -> (World, String, super::Run) {
+    let (w, session, run) = started(plan).await;
+    super::drive(&w.engine, &run, Some(PHASES.len() - 1))
         .await
         .unwrap();
-    let r = super::get(&engine, &caller, &run).await.unwrap();
-    (engine, caller, session, r)
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
+    (w, session, r)
 }
 
 /// The Proveedor that leads the run's Adjudicaciones, and its call handle.
@@ -171,7 +172,7 @@ fn leader(r: &super::Run) -> (String, String) {
 
 #[tokio::test]
 async fn an_unanchored_figure_in_the_write_up_gets_one_repair() {
-    let (mut engine, caller, session, r) = up_to_the_write_up(Plan::Founder).await;
+    let (World { mut engine, caller }, session, r) = up_to_the_write_up(Plan::Founder).await;
     let (lead, c) = leader(&r);
     let model = script(
         &mut engine,
@@ -221,7 +222,7 @@ async fn an_unanchored_figure_in_the_write_up_gets_one_repair() {
 
 #[tokio::test]
 async fn a_write_up_that_stays_unanchored_is_cut_and_its_figure_never_shown() {
-    let (mut engine, caller, _session, r) = up_to_the_write_up(Plan::Founder).await;
+    let (World { mut engine, caller }, _session, r) = up_to_the_write_up(Plan::Founder).await;
     let (lead, _) = leader(&r);
     let model = script(
         &mut engine,
@@ -250,7 +251,7 @@ async fn a_write_up_that_stays_unanchored_is_cut_and_its_figure_never_shown() {
 #[tokio::test]
 async fn the_inference_cap_stops_model_calls_and_the_result_says_so() {
     // Cap 2: framing and one write-up; its unanchored sentence cannot be repaired.
-    let (mut engine, caller, session, run) = started(Plan::Founder).await;
+    let (World { mut engine, caller }, session, run) = started(Plan::Founder).await;
     sqlx::query("update research_runs set inference_cap = $1 where id = $2")
         .bind(2_i64)
         .bind(&run)
@@ -290,7 +291,7 @@ async fn the_inference_cap_stops_model_calls_and_the_result_says_so() {
 
     // Cap 1: framing spends it; neither steering nor the write-up call the model, the
     // code writes the result and says so.
-    let (mut engine, caller, _s, run) = started(Plan::Founder).await;
+    let (World { mut engine, caller }, _s, run) = started(Plan::Founder).await;
     sqlx::query("update research_runs set inference_cap = $1 where id = $2")
         .bind(1_i64)
         .bind(&run)
@@ -337,14 +338,15 @@ async fn the_inference_cap_stops_model_calls_and_the_result_says_so() {
 
 #[tokio::test]
 async fn each_phase_shows_its_tool_calls_as_tool_lines_in_the_chat() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, None).await.unwrap();
-    let r = super::get(&engine, &caller, &run).await.unwrap();
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, None).await.unwrap();
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
     let calls: Vec<&super::StoredCall> = r.calls().collect();
 
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -375,9 +377,10 @@ async fn each_phase_shows_its_tool_calls_as_tool_lines_in_the_chat() {
     assert!(lines[1].refs.iter().all(|r| r.starts_with("company:")));
     assert!(!lines[1].refs.is_empty());
     // Each line comes after its phase's "running" progress and before its "done".
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     let started_at = events
@@ -393,20 +396,21 @@ async fn each_phase_shows_its_tool_calls_as_tool_lines_in_the_chat() {
 
 #[tokio::test]
 async fn a_cancelled_run_shows_no_more_tool_lines() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, Some(2)).await.unwrap();
-    super::cancel(&engine, &caller, &run).await.unwrap();
-    let before = engine
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, Some(2)).await.unwrap();
+    super::cancel(&w.engine, &w.caller, &run).await.unwrap();
+    let before = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap()
         .len();
-    super::drive(&engine, &run, None).await.unwrap();
+    super::drive(&w.engine, &run, None).await.unwrap();
     assert_eq!(
-        engine
+        w.engine
             .sessions
-            .events_since(&caller, &session, 0)
+            .events_since(&w.caller, &session, 0)
             .await
             .unwrap()
             .len(),
@@ -435,9 +439,9 @@ async fn age_proposal(engine: &Engine, pid: &str) {
 
 #[tokio::test]
 async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
-    let (engine, caller, session) = setup(Plan::Founder).await;
+    let (w, session) = setup(Plan::Founder).await;
     // The preview and the card carry the expiry.
-    let env = super::tests::research_start(&engine, &caller, &session)
+    let env = super::tests::research_start(&w.engine, &w.caller, &session)
         .await
         .unwrap();
     let secs = env.results[0].fields["expires_in_seconds"]
@@ -445,10 +449,11 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         .unwrap();
     assert!((1_790..=1_800).contains(&secs), "{secs}");
 
-    let (pid, decision) = offer(&engine, &caller, &session).await;
-    let card = engine
+    let (pid, decision) = offer(&w.engine, &w.caller, &session).await;
+    let card = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view
@@ -460,20 +465,27 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
     assert!(card.expires_at.is_some());
 
     // The card's own expiry.
-    age_proposal(&engine, &pid).await;
+    age_proposal(&w.engine, &pid).await;
     sqlx::query("update decisions set expires_at = 1 where id = $1")
         .bind(&decision)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
-    let e = decisions::resolve(&engine, &caller, &session, &decision, Resolution::Accept)
-        .await
-        .unwrap_err();
+    let e = decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &decision,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
-    assert_eq!(running_runs(&engine, &caller).await, 0);
-    let resolved: Vec<_> = engine
+    assert_eq!(running_runs(&w.engine, &w.caller).await, 0);
+    let resolved: Vec<_> = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap()
         .into_iter()
@@ -484,22 +496,29 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         .collect();
     assert_eq!(resolved, vec![DecisionOutcome::Expired]);
     // The domain call itself refuses an expired proposal too.
-    let e = super::start(&engine, &caller, &pid).await.unwrap_err();
+    let e = super::start(&w.engine, &w.caller, &pid).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
-    assert_eq!(running_runs(&engine, &caller).await, 0);
+    assert_eq!(running_runs(&w.engine, &w.caller).await, 0);
 
     // A proposal that expired under a card still shown as valid: the start refuses,
     // the card expires with it, nothing runs.
-    let (pid, decision) = offer(&engine, &caller, &session).await;
-    age_proposal(&engine, &pid).await;
-    let e = decisions::resolve(&engine, &caller, &session, &decision, Resolution::Accept)
-        .await
-        .unwrap_err();
+    let (pid, decision) = offer(&w.engine, &w.caller, &session).await;
+    age_proposal(&w.engine, &pid).await;
+    let e = decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &decision,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
-    assert_eq!(running_runs(&engine, &caller).await, 0);
-    assert!(engine
+    assert_eq!(running_runs(&w.engine, &w.caller).await, 0);
+    assert!(w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view
@@ -508,25 +527,25 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         .is_empty());
     // And no card is prepared from an expired proposal.
     let draft = crate::agent::contract::intent::DecisionDraft::Investigar { proposal_id: pid };
-    let e = decisions::prepare(&engine, &caller, &draft, None)
+    let e = decisions::prepare(&w.engine, &w.caller, &draft, None)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
 
     // A fresh one still starts.
-    let (_, decision) = offer(&engine, &caller, &session).await;
-    accept(&engine, &caller, &session, &decision).await;
-    assert_eq!(running_runs(&engine, &caller).await, 1);
+    let (_, decision) = offer(&w.engine, &w.caller, &session).await;
+    accept(&w.engine, &w.caller, &session, &decision).await;
+    assert_eq!(running_runs(&w.engine, &w.caller).await, 1);
 }
 
 #[tokio::test]
 async fn the_local_director_understands_the_spanish_investigation_request() {
-    let (engine, caller, session) = setup(Plan::Founder).await;
+    let (w, session) = setup(Plan::Founder).await;
     let msg = "investiga a los fabricantes de empaque en Jalisco que le venden a gobierno";
     let out = crate::agent::turn::runner::run_turn(
-        &engine,
+        &w.engine,
         &crate::agent::director::planner::LocalDirector,
-        &caller,
+        &w.caller,
         &session,
         "turn_1",
         msg,
@@ -539,9 +558,10 @@ async fn the_local_director_understands_the_spanish_investigation_request() {
             decision: crate::agent::contract::intent::DecisionDraft::Investigar { .. }
         }
     ));
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -550,9 +570,9 @@ async fn the_local_director_understands_the_spanish_investigation_request() {
     assert!(card.preview[0]
         .label
         .contains("empaque y envases en Jalisco"));
-    let run = accept(&engine, &caller, &session, &decision).await;
-    super::drive(&engine, &run, None).await.unwrap();
-    let r = super::get(&engine, &caller, &run).await.unwrap();
+    let run = accept(&w.engine, &w.caller, &session, &decision).await;
+    super::drive(&w.engine, &run, None).await.unwrap();
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(r.status, super::RunState::Finished);
     assert_eq!(filters_of(&r, 1)["giro"], json!("empaque"));
     assert_eq!(filters_of(&r, 1)["state"], json!("Jalisco"));

@@ -16,20 +16,20 @@ use crate::agent::contract::intent::DecisionDraft;
 use crate::agent::decisions::{self, Resolution};
 use crate::agent::director::planner::LocalDirector;
 use crate::registry::{Surface, ToolRequest};
-use crate::{testkit, Engine};
+use crate::Engine;
 
 use super::PHASES;
+use crate::testkit::World;
 
 pub(super) const BRIEF: &str =
     "investiga el mercado de insumos médicos en Nuevo León y dime quién domina";
 
-pub(super) async fn setup(plan: Plan) -> (Engine, Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    assert!(engine.market.ensure_demo().await.unwrap());
-    engine.research.set_manual(true);
-    let caller = testkit::caller(&engine, plan, Role::Member).await.unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
-    (engine, caller, session)
+pub(super) async fn setup(plan: Plan) -> (World, String) {
+    let w = World::new(plan, Role::Member).await.unwrap();
+    assert!(w.engine.market.ensure_demo().await.unwrap());
+    w.engine.research.set_manual(true);
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
+    (w, session)
 }
 
 pub(super) async fn research_start(
@@ -76,11 +76,11 @@ pub(super) async fn accept(
     refs[0].trim_start_matches("run:").to_owned()
 }
 
-pub(super) async fn started(plan: Plan) -> (Engine, Caller, String, String) {
-    let (engine, caller, session) = setup(plan).await;
-    let (_, decision) = offer(&engine, &caller, &session).await;
-    let run = accept(&engine, &caller, &session, &decision).await;
-    (engine, caller, session, run)
+pub(super) async fn started(plan: Plan) -> (World, String, String) {
+    let (w, session) = setup(plan).await;
+    let (_, decision) = offer(&w.engine, &w.caller, &session).await;
+    let run = accept(&w.engine, &w.caller, &session, &decision).await;
+    (w, session, run)
 }
 
 pub(super) async fn progress(engine: &Engine, caller: &Caller, session: &str) -> Vec<RunProgress> {
@@ -139,10 +139,10 @@ async fn charged(engine: &Engine, caller: &Caller) -> usize {
 
 #[tokio::test]
 async fn the_phases_arrive_in_order_with_what_each_found_and_an_anchored_result() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, None).await.unwrap();
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, None).await.unwrap();
 
-    let events = progress(&engine, &caller, &session).await;
+    let events = progress(&w.engine, &w.caller, &session).await;
     // The start, then a "running" and a "done" event per phase.
     assert_eq!(events.len(), 1 + 2 * PHASES.len());
     assert!(events[0]
@@ -176,9 +176,10 @@ async fn the_phases_arrive_in_order_with_what_each_found_and_an_anchored_result(
     assert!(last.refs.iter().any(|r| r.starts_with("company:")));
 
     // The board and the chat fold the same events: a finished run card and a link.
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -191,13 +192,9 @@ async fn the_phases_arrive_in_order_with_what_each_found_and_an_anchored_result(
     )));
 
     // research_status reads the same.
-    let env = engine
-        .call_tool(
-            &caller,
-            ToolRequest::new("research_status", json!({"run_id": run}), Surface::Luna),
-        )
+    let env = w
+        .call("research_status", json!({"run_id": run}), Surface::Luna)
         .await
-        .outcome
         .unwrap();
     assert_eq!(env.results[0].fields["status"], json!("finished"));
     assert_eq!(env.results[0].fields["summary"], json!(summary));
@@ -205,21 +202,24 @@ async fn the_phases_arrive_in_order_with_what_each_found_and_an_anchored_result(
 
 #[tokio::test]
 async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_phases() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, Some(2)).await.unwrap();
-    let searches = tool_calls(&engine, &caller, "market_search").await;
-    let counts = tool_calls(&engine, &caller, "market_count").await;
-    let receipts = charged(&engine, &caller).await;
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, Some(2)).await.unwrap();
+    let searches = tool_calls(&w.engine, &w.caller, "market_search").await;
+    let counts = tool_calls(&w.engine, &w.caller, "market_count").await;
+    let receipts = charged(&w.engine, &w.caller).await;
     assert_eq!((searches, counts), (1, 1));
     assert!(receipts >= 2);
-    let before = super::get(&engine, &caller, &run).await.unwrap();
+    let before = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(before.next_phase, 2);
 
     // The process dies after phase 2; a new engine starts on the same database.
-    let store = engine.store.clone();
-    drop(engine);
-    let engine = Engine::from_store(store);
-    let handles = super::resume_all(&engine, super::Takeover::All)
+    let store = w.engine.store.clone();
+    drop(w.engine);
+    let w = World {
+        engine: Engine::from_store(store),
+        caller: w.caller,
+    };
+    let handles = super::resume_all(&w.engine, super::Takeover::All)
         .await
         .unwrap();
     assert_eq!(handles.len(), 1);
@@ -227,25 +227,28 @@ async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_pha
         h.await.unwrap();
     }
 
-    let after = super::get(&engine, &caller, &run).await.unwrap();
+    let after = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(after.status, super::RunState::Finished);
     assert_eq!(after.checkpoints.len(), PHASES.len());
     assert_eq!(after.resumes, 1);
     // The finished phases are the stored ones, and their calls did not run again.
     assert_eq!(after.checkpoints[..2], before.checkpoints[..]);
     assert_eq!(
-        tool_calls(&engine, &caller, "market_search").await,
+        tool_calls(&w.engine, &w.caller, "market_search").await,
         searches
     );
-    assert_eq!(tool_calls(&engine, &caller, "market_count").await, counts);
-    let receipts_after: Vec<_> = engine.billing.receipts(&caller, 1_000).await.unwrap();
+    assert_eq!(
+        tool_calls(&w.engine, &w.caller, "market_count").await,
+        counts
+    );
+    let receipts_after: Vec<_> = w.engine.billing.receipts(&w.caller, 1_000).await.unwrap();
     let search_charges = receipts_after
         .iter()
         .filter(|r| r.action == "market_search" || r.action == "market_count")
         .count();
     assert_eq!(search_charges, 2);
     // Phase "proveedores" was reported done exactly once.
-    let events = progress(&engine, &caller, &session).await;
+    let events = progress(&w.engine, &w.caller, &session).await;
     let proveedores_done = events
         .iter()
         .filter(|e| {
@@ -262,40 +265,46 @@ async fn a_restart_resumes_at_the_last_checkpoint_without_repeating_finished_pha
 
 #[tokio::test]
 async fn an_interrupted_run_is_failed_and_reported_after_too_many_restarts() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
+    let (w, session, run) = started(Plan::Founder).await;
     sqlx::query("update research_runs set resumes = $1 where id = $2")
         .bind(super::MAX_RESUMES)
         .bind(&run)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
-    let handles = super::resume_all(&engine, super::Takeover::All)
+    let handles = super::resume_all(&w.engine, super::Takeover::All)
         .await
         .unwrap();
     assert!(handles.is_empty());
-    let r = super::get(&engine, &caller, &run).await.unwrap();
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(r.status, super::RunState::Failed);
-    let last = progress(&engine, &caller, &session).await.pop().unwrap();
+    let last = progress(&w.engine, &w.caller, &session)
+        .await
+        .pop()
+        .unwrap();
     assert_eq!(last.status, RunStatus::Failed);
     assert!(last.summary.unwrap().contains("se interrumpió"));
 }
 
 #[tokio::test]
 async fn cancel_stops_the_run_and_keeps_what_finished_phases_found() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, Some(2)).await.unwrap();
-    let r = super::cancel(&engine, &caller, &run).await.unwrap();
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, Some(2)).await.unwrap();
+    let r = super::cancel(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(r.status, super::RunState::Cancelled);
-    let searches = tool_calls(&engine, &caller, "market_aggregate").await;
+    let searches = tool_calls(&w.engine, &w.caller, "market_aggregate").await;
     // The driver finds it cancelled and does nothing more.
-    super::drive(&engine, &run, None).await.unwrap();
+    super::drive(&w.engine, &run, None).await.unwrap();
     assert_eq!(
-        tool_calls(&engine, &caller, "market_aggregate").await,
+        tool_calls(&w.engine, &w.caller, "market_aggregate").await,
         searches
     );
-    let after = super::get(&engine, &caller, &run).await.unwrap();
+    let after = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(after.checkpoints.len(), 2);
-    let last = progress(&engine, &caller, &session).await.pop().unwrap();
+    let last = progress(&w.engine, &w.caller, &session)
+        .await
+        .pop()
+        .unwrap();
     assert_eq!(last.status, RunStatus::Cancelled);
     assert_eq!(last.phases[1].status, PhaseStatus::Done);
     assert!(last.phases[2..]
@@ -303,24 +312,25 @@ async fn cancel_stops_the_run_and_keeps_what_finished_phases_found() {
         .all(|p| p.status == PhaseStatus::Skipped));
     // Cancelling again changes nothing; another workspace cannot see it.
     assert_eq!(
-        super::cancel(&engine, &caller, &run).await.unwrap().status,
+        super::cancel(&w.engine, &w.caller, &run)
+            .await
+            .unwrap()
+            .status,
         super::RunState::Cancelled
     );
-    let other = testkit::caller(&engine, Plan::Founder, Role::Owner)
-        .await
-        .unwrap();
-    let e = super::cancel(&engine, &other, &run).await.unwrap_err();
+    let other = w.other_workspace(Plan::Founder, Role::Owner).await.unwrap();
+    let e = super::cancel(&w.engine, &other, &run).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::NotFound);
 }
 
 #[tokio::test]
 async fn a_message_during_the_run_steers_its_next_phase() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, Some(2)).await.unwrap();
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, Some(2)).await.unwrap();
     let ack = crate::agent::turn::service::submit(
-        &engine,
+        &w.engine,
         Arc::new(LocalDirector),
-        &caller,
+        &w.caller,
         &session,
         "mejor enfócate en Jalisco",
         "steer-1",
@@ -329,8 +339,8 @@ async fn a_message_during_the_run_steers_its_next_phase() {
     .unwrap();
     assert!(ack.steering);
     assert_eq!(ack.turn_id, run);
-    super::drive(&engine, &run, Some(1)).await.unwrap();
-    let r = super::get(&engine, &caller, &run).await.unwrap();
+    super::drive(&w.engine, &run, Some(1)).await.unwrap();
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
     let phase = &r.checkpoints[2];
     assert_eq!(phase.key, "adjudicaciones");
     assert_eq!(phase.steering, vec!["mejor enfócate en Jalisco".to_owned()]);
@@ -350,13 +360,14 @@ async fn a_message_during_the_run_steers_its_next_phase() {
     );
     // The steering message is in the chat, marked as steering; no turn started.
     let turns: i64 = sqlx::query_scalar("select count(*) from turns")
-        .fetch_one(engine.store.pool())
+        .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
     assert_eq!(turns, 0);
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -368,27 +379,27 @@ async fn a_message_during_the_run_steers_its_next_phase() {
 
 #[tokio::test]
 async fn explorer_and_the_concurrency_limit_are_refused_with_typed_errors() {
-    let (engine, caller, session) = setup(Plan::Explorer).await;
-    let e = research_start(&engine, &caller, &session)
+    let (w, session) = setup(Plan::Explorer).await;
+    let e = research_start(&w.engine, &w.caller, &session)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::PlanLimit);
-    let e = super::propose(&engine, &caller, Some(&session), BRIEF, &[])
+    let e = super::propose(&w.engine, &w.caller, Some(&session), BRIEF, &[])
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::PlanLimit);
 
     // Founder: one run at a time. Two proposals; the second acceptance is refused.
-    let (engine, caller, session) = setup(Plan::Founder).await;
-    let (_, first) = offer(&engine, &caller, &session).await;
-    let (_, second) = offer(&engine, &caller, &session).await;
-    accept(&engine, &caller, &session, &first).await;
-    let e = decisions::resolve(&engine, &caller, &session, &second, Resolution::Accept)
+    let (w, session) = setup(Plan::Founder).await;
+    let (_, first) = offer(&w.engine, &w.caller, &session).await;
+    let (_, second) = offer(&w.engine, &w.caller, &session).await;
+    accept(&w.engine, &w.caller, &session, &first).await;
+    let e = decisions::resolve(&w.engine, &w.caller, &session, &second, Resolution::Accept)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::PlanLimit);
     // And a new preview is refused too while the first runs.
-    let e = research_start(&engine, &caller, &session)
+    let e = research_start(&w.engine, &w.caller, &session)
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::PlanLimit);
@@ -396,8 +407,8 @@ async fn explorer_and_the_concurrency_limit_are_refused_with_typed_errors() {
     let run: i64 = sqlx::query_scalar(
         "select inference_cap from research_runs where status = 'running' and workspace_id = $1",
     )
-    .bind(&caller.workspace_id)
-    .fetch_one(engine.store.pool())
+    .bind(&w.caller.workspace_id)
+    .fetch_one(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(run, 4);
@@ -405,35 +416,41 @@ async fn explorer_and_the_concurrency_limit_are_refused_with_typed_errors() {
 
 #[tokio::test]
 async fn accepting_the_card_twice_starts_exactly_one_run() {
-    let (engine, caller, session) = setup(Plan::Commercial).await;
-    let (pid, decision) = offer(&engine, &caller, &session).await;
-    let run = accept(&engine, &caller, &session, &decision).await;
-    let again = decisions::resolve(&engine, &caller, &session, &decision, Resolution::Accept)
-        .await
-        .unwrap();
+    let (w, session) = setup(Plan::Commercial).await;
+    let (pid, decision) = offer(&w.engine, &w.caller, &session).await;
+    let run = accept(&w.engine, &w.caller, &session, &decision).await;
+    let again = decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &decision,
+        Resolution::Accept,
+    )
+    .await
+    .unwrap();
     assert!(again.already);
     // Even the domain call replayed (a crash between execution and the log) starts nothing.
-    let replay = super::start(&engine, &caller, &pid).await.unwrap();
+    let replay = super::start(&w.engine, &w.caller, &pid).await.unwrap();
     assert!(replay.already);
     assert_eq!(replay.run_id, run);
     let running: i64 = sqlx::query_scalar(
         "select count(*) from research_runs where workspace_id = $1 and status = 'running'",
     )
-    .bind(&caller.workspace_id)
-    .fetch_one(engine.store.pool())
+    .bind(&w.caller.workspace_id)
+    .fetch_one(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(running, 1);
-    assert_eq!(progress(&engine, &caller, &session).await.len(), 1);
+    assert_eq!(progress(&w.engine, &w.caller, &session).await.len(), 1);
 }
 
 #[tokio::test]
 async fn the_local_director_turns_an_investiga_request_into_the_investigar_card() {
-    let (engine, caller, session) = setup(Plan::Founder).await;
+    let (w, session) = setup(Plan::Founder).await;
     let out = crate::agent::turn::runner::run_turn(
-        &engine,
+        &w.engine,
         &LocalDirector,
-        &caller,
+        &w.caller,
         &session,
         "turn_1",
         BRIEF,
@@ -450,9 +467,10 @@ async fn the_local_director_turns_an_investiga_request_into_the_investigar_card(
             decision: DecisionDraft::Investigar { .. }
         }
     ));
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -461,7 +479,7 @@ async fn the_local_director_turns_an_investiga_request_into_the_investigar_card(
     // Nothing runs before the person accepts.
     let runs: i64 =
         sqlx::query_scalar("select count(*) from research_runs where status != 'propuesta'")
-            .fetch_one(engine.store.pool())
+            .fetch_one(w.engine.store.pool())
             .await
             .unwrap();
     assert_eq!(runs, 0);
@@ -472,22 +490,22 @@ async fn the_local_director_turns_an_investiga_request_into_the_investigar_card(
 
 #[tokio::test]
 async fn steering_past_the_inference_cap_is_reported_and_not_applied() {
-    let (engine, caller, session, run) = started(Plan::Founder).await;
-    super::drive(&engine, &run, Some(1)).await.unwrap();
+    let (w, session, run) = started(Plan::Founder).await;
+    super::drive(&w.engine, &run, Some(1)).await.unwrap();
     // Framing spent the run's only model step.
     sqlx::query("update research_runs set inference_cap = 1 where id = $1")
         .bind(&run)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
     assert!(
-        super::steer(&engine, &caller, &session, "mejor enfócate en Jalisco")
+        super::steer(&w.engine, &w.caller, &session, "mejor enfócate en Jalisco")
             .await
             .unwrap()
             .is_some()
     );
-    super::drive(&engine, &run, Some(1)).await.unwrap();
-    let r = super::get(&engine, &caller, &run).await.unwrap();
+    super::drive(&w.engine, &run, Some(1)).await.unwrap();
+    let r = super::get(&w.engine, &w.caller, &run).await.unwrap();
     assert_eq!(r.inference_used, 1);
     let phase = &r.checkpoints[1];
     assert!(
@@ -506,7 +524,7 @@ async fn steering_past_the_inference_cap_is_reported_and_not_applied() {
 /// over and finishes it, without repeating A's finished phases.
 #[tokio::test]
 async fn a_run_is_driven_by_one_instance_and_taken_over_only_when_its_lease_expired() {
-    let (a, caller, _session, run) = started(Plan::Founder).await;
+    let (World { engine: a, caller }, _session, run) = started(Plan::Founder).await;
     super::drive(&a, &run, Some(1)).await.unwrap();
     let b = Engine::from_store(
         crate::base::store::Store::open(a.store.url())

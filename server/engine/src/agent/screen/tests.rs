@@ -4,7 +4,7 @@ use serde_json::{json, Map};
 use super::*;
 use crate::crm::model::Actor;
 use crate::crm::records::NewRecord;
-use crate::testkit;
+use crate::testkit::World;
 
 fn award(buyer: &str, amount: Option<f64>, currency: &str, date: Option<&str>) -> AwardRow {
     AwardRow {
@@ -93,23 +93,20 @@ fn history_rows_and_undo_receipts_read_in_spanish() {
     );
 }
 
-async fn setup() -> (Engine, Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    engine.market.ensure_demo().await.unwrap();
-    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    w.engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&w.engine.store, &w.caller.workspace_id)
         .await
         .unwrap();
     let supplier: String = sqlx::query_scalar(
         "select supplier_id from mk_awards where currency = 'MXN' group by supplier_id
          having count(*) >= 3 order by supplier_id limit 1",
     )
-    .fetch_one(engine.store.pool())
+    .fetch_one(w.engine.store.pool())
     .await
     .unwrap();
-    (engine, caller, supplier)
+    (w, supplier)
 }
 
 async fn demo_collection(engine: &Engine, caller: &Caller) -> String {
@@ -123,9 +120,9 @@ async fn demo_collection(engine: &Engine, caller: &Caller) -> String {
 
 #[tokio::test]
 async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_once_saved() {
-    let (engine, caller, supplier) = setup().await;
+    let (w, supplier) = setup().await;
     let company = format!("company:{supplier}");
-    let file = company_file(&engine, &caller, &company).await.unwrap();
+    let file = company_file(&w.engine, &w.caller, &company).await.unwrap();
     assert_eq!(file.reference, company);
     assert!(file.awards.len() >= 3, "{file:?}");
     let listed: f64 = file.awards.iter().filter_map(|a| a.amount_mxn).sum();
@@ -134,12 +131,12 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
     assert!(file.crm.is_empty());
 
     // Saved and moved: the drawer shows the record's timeline, newest first.
-    let collection = demo_collection(&engine, &caller).await;
+    let collection = demo_collection(&w.engine, &w.caller).await;
     let mut fields = Map::new();
     fields.insert("empresa".into(), json!(file.name));
     let added = records::add(
-        &engine.store,
-        &Actor::new(&caller, Surface::Ui),
+        &w.engine.store,
+        &Actor::new(&w.caller, Surface::Ui),
         NewRecord {
             collection_id: collection.clone(),
             entity_id: Some(supplier.clone()),
@@ -151,8 +148,8 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
     .await
     .unwrap();
     let moved = move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         None,
         &added.record.ref_(),
         1,
@@ -161,7 +158,7 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
     .await
     .unwrap();
     assert_eq!((moved.stage.as_str(), moved.version), ("Contactado", 2));
-    let file = company_file(&engine, &caller, &company).await.unwrap();
+    let file = company_file(&w.engine, &w.caller, &company).await.unwrap();
     assert_eq!(file.crm.len(), 1);
     assert_eq!(file.crm[0].stage, "Contactado");
     assert_eq!(
@@ -170,10 +167,11 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
     );
 
     // Another workspace sees the market data but not this CRM history.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let other = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
-    assert!(company_file(&engine, &other, &company)
+    assert!(company_file(&w.engine, &other, &company)
         .await
         .unwrap()
         .crm
@@ -182,13 +180,13 @@ async fn the_drawer_file_has_the_awards_with_their_chart_and_the_crm_history_onc
 
 #[tokio::test]
 async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
-    let (engine, caller, supplier) = setup().await;
-    let collection = demo_collection(&engine, &caller).await;
+    let (w, supplier) = setup().await;
+    let collection = demo_collection(&w.engine, &w.caller).await;
     let mut fields = Map::new();
     fields.insert("empresa".into(), json!("Cajas del Norte"));
     records::add(
-        &engine.store,
-        &Actor::new(&caller, Surface::Ui),
+        &w.engine.store,
+        &Actor::new(&w.caller, Surface::Ui),
         NewRecord {
             collection_id: collection.clone(),
             entity_id: Some(supplier),
@@ -199,7 +197,7 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     )
     .await
     .unwrap();
-    let board = collection_board(&engine, &caller, &collection)
+    let board = collection_board(&w.engine, &w.caller, &collection)
         .await
         .unwrap();
     assert_eq!(board.stages[0], "Nuevo");
@@ -208,8 +206,8 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     assert!(board.columns.iter().all(|c| c.key != "empresa"));
 
     let moved = move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         None,
         &card.record_ref,
         card.version,
@@ -217,15 +215,15 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     )
     .await
     .unwrap();
-    let board = collection_board(&engine, &caller, &collection)
+    let board = collection_board(&w.engine, &w.caller, &collection)
         .await
         .unwrap();
     assert_eq!(board.in_stage("Propuesta").count(), 1);
 
     // A stale version is a conflict, not a silent overwrite.
     let stale = move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         None,
         &card.record_ref,
         card.version,
@@ -235,19 +233,19 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     assert!(matches!(stale, Err(EngineError::Typed(b)) if b.code == ErrorCode::VersionConflict));
 
     let token = moved.undo_token.unwrap();
-    let receipt = undo(&engine, &caller, None, &token).await.unwrap();
+    let receipt = undo(&w.engine, &w.caller, None, &token).await.unwrap();
     assert_eq!(receipt.restored, 1);
-    let board = collection_board(&engine, &caller, &collection)
+    let board = collection_board(&w.engine, &w.caller, &collection)
         .await
         .unwrap();
     assert_eq!(board.in_stage("Nuevo").count(), 1);
-    assert!(undo(&engine, &caller, None, &token).await.is_err());
+    assert!(undo(&w.engine, &w.caller, None, &token).await.is_err());
 
     // Undoing a move that was followed by another change is VERSION_CONFLICT in Spanish.
     let card = &board.records[0];
     let first = move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         None,
         &card.record_ref,
         card.version,
@@ -256,8 +254,8 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     .await
     .unwrap();
     move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         None,
         &card.record_ref,
         first.version,
@@ -265,7 +263,7 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     )
     .await
     .unwrap();
-    let err = undo(&engine, &caller, None, &first.undo_token.unwrap()).await;
+    let err = undo(&w.engine, &w.caller, None, &first.undo_token.unwrap()).await;
     match err {
         Err(EngineError::Typed(b)) => {
             assert_eq!(b.code, ErrorCode::VersionConflict);
@@ -275,20 +273,21 @@ async fn a_board_move_persists_and_undo_puts_it_back_or_refuses_plainly() {
     }
 
     // Another workspace cannot read the collection.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let other = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
-    assert!(collection_board(&engine, &other, &collection)
+    assert!(collection_board(&w.engine, &other, &collection)
         .await
         .is_err());
 }
 
 #[tokio::test]
 async fn quitar_removes_one_company_from_the_session_selection() {
-    let (engine, caller, _) = setup().await;
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (w, _) = setup().await;
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
     let ids: Vec<String> = sqlx::query_scalar("select id from mk_suppliers order by id limit 3")
-        .fetch_all(engine.store.pool())
+        .fetch_all(w.engine.store.pool())
         .await
         .unwrap();
     let items: Vec<Value> = ids
@@ -296,21 +295,27 @@ async fn quitar_removes_one_company_from_the_session_selection() {
         .map(|id| json!({"ref": format!("company:{id}"), "why": "Vende empaque a gobierno"}))
         .collect();
     call(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         "selection_update",
         json!({"op": "add", "items": items}),
         Some(&session),
     )
     .await
     .unwrap();
-    let left = remove_from_selection(&engine, &caller, &session, &format!("company:{}", ids[1]))
-        .await
-        .unwrap();
+    let left = remove_from_selection(
+        &w.engine,
+        &w.caller,
+        &session,
+        &format!("company:{}", ids[1]),
+    )
+    .await
+    .unwrap();
     assert_eq!(left, 2);
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -321,11 +326,12 @@ async fn quitar_removes_one_company_from_the_session_selection() {
         .all(|s| s.reference != format!("company:{}", ids[1])));
 
     // Someone else's session is not reachable.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let other = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
     assert!(
-        remove_from_selection(&engine, &other, &session, "company:x")
+        remove_from_selection(&w.engine, &other, &session, "company:x")
             .await
             .is_err()
     );
@@ -338,20 +344,21 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
     use luna_protocol::chat::ChatMessage;
     use luna_protocol::decision::Resolution;
 
-    let (engine, caller, _) = setup().await;
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let (w, _) = setup().await;
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
     let director = crate::agent::director::planner::LocalDirector;
     crate::agent::turn::runner::run_turn(
-        &engine,
+        &w.engine,
         &director,
-        &caller,
+        &w.caller,
         &session,
         "t1",
         "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos.",
     )
     .await
     .unwrap();
-    let save = engine
+    let save = w
+        .engine
         .sessions
         .view_of(&session)
         .await
@@ -360,11 +367,11 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
         .pending[0]
         .id
         .clone();
-    crate::agent::decisions::resolve(&engine, &caller, &session, &save, Resolution::Accept)
+    crate::agent::decisions::resolve(&w.engine, &w.caller, &session, &save, Resolution::Accept)
         .await
         .unwrap();
     let saved = || async {
-        engine
+        w.engine
             .sessions
             .view_of(&session)
             .await
@@ -380,7 +387,7 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
             .map_or(0, |c| c.count)
     };
     let before = saved().await;
-    let board = collection_board(&engine, &caller, &before.collection_id)
+    let board = collection_board(&w.engine, &w.caller, &before.collection_id)
         .await
         .unwrap();
     let (first, second) = (board.stages[0].clone(), board.stages[1].clone());
@@ -388,8 +395,8 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
 
     // The person drags a card: the board's counts follow, for every tab.
     move_record(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         Some(&session),
         &card.record_ref,
         card.version,
@@ -413,10 +420,10 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
             narracion: "Listo, la regresé.".into(),
         }),
     ]);
-    crate::agent::turn::runner::run_turn(&engine, &model, &caller, &session, "t2", "regrésala")
+    crate::agent::turn::runner::run_turn(&w.engine, &model, &w.caller, &session, "t2", "regrésala")
         .await
         .unwrap();
-    let view = engine.sessions.view_of(&session).await.unwrap();
+    let view = w.engine.sessions.view_of(&session).await.unwrap();
     let token = view
         .chat
         .messages
@@ -432,10 +439,10 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
     );
 
     // "deshacer" from the chat: the line says so in the log, and the counts follow.
-    let receipt = undo(&engine, &caller, Some(&session), &token)
+    let receipt = undo(&w.engine, &w.caller, Some(&session), &token)
         .await
         .unwrap();
-    let view = engine.sessions.view_of(&session).await.unwrap();
+    let view = w.engine.sessions.view_of(&session).await.unwrap();
     let line = view
         .chat
         .messages
@@ -452,10 +459,19 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
     );
 
     // Another workspace cannot write into this session's log.
-    let other = testkit::caller(&engine, Plan::Founder, Role::Member)
+    let other = w
+        .other_workspace(Plan::Founder, Role::Member)
         .await
         .unwrap();
-    let err = move_record(&engine, &other, Some(&session), &card.record_ref, 1, &first).await;
+    let err = move_record(
+        &w.engine,
+        &other,
+        Some(&session),
+        &card.record_ref,
+        1,
+        &first,
+    )
+    .await;
     assert!(matches!(err, Err(EngineError::Typed(b)) if b.code == ErrorCode::NotFound));
 }
 

@@ -10,16 +10,13 @@ use super::runner::{run_turn, TurnOutcome};
 use crate::agent::contract::gateway::{ModelStep, ScriptedModel, ToolCall};
 use crate::agent::contract::intent::{FactField, FactStatus, Pregunta, TurnIntent, TurnOutput};
 use crate::agent::director::planner::LocalDirector;
-use crate::testkit;
+use crate::testkit::World;
 
-async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    engine.market.ensure_demo().await.unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap();
-    (engine, caller, session.id)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    w.engine.market.ensure_demo().await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap();
+    (w, session.id)
 }
 
 fn answer(text: &str) -> ModelStep {
@@ -54,11 +51,11 @@ fn search_args(out: &TurnOutcome) -> Value {
 
 #[tokio::test]
 async fn a_state_said_in_turn_one_is_not_asked_in_turn_three() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let turn = |id: &'static str, message: &'static str, model: ScriptedModel| {
-        let (engine, caller, session) = (&engine, &caller, &session);
+        let (w, session) = (&w, &session);
         async move {
-            run_turn(engine, &model, caller, session, id, message)
+            run_turn(&w.engine, &model, &w.caller, session, id, message)
                 .await
                 .unwrap()
         }
@@ -100,7 +97,7 @@ async fn a_state_said_in_turn_one_is_not_asked_in_turn_three() {
 
 #[tokio::test]
 async fn what_the_model_searched_for_is_remembered_as_inferred() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     // Nobody said a state; the model searched Jalisco for «lo de siempre».
     let model = ScriptedModel::new([
         ModelStep::Tools(vec![ToolCall {
@@ -109,13 +106,27 @@ async fn what_the_model_searched_for_is_remembered_as_inferred() {
         }]),
         answer("Busqué empaque en Jalisco."),
     ]);
-    run_turn(&engine, &model, &caller, &session, "t1", "lo de siempre")
-        .await
-        .unwrap();
+    run_turn(
+        &w.engine,
+        &model,
+        &w.caller,
+        &session,
+        "t1",
+        "lo de siempre",
+    )
+    .await
+    .unwrap();
     let model = ScriptedModel::new([ask_state(), ask_state()]);
-    let second = run_turn(&engine, &model, &caller, &session, "t2", "¿y cuántos son?")
-        .await
-        .unwrap();
+    let second = run_turn(
+        &w.engine,
+        &model,
+        &w.caller,
+        &session,
+        "t2",
+        "¿y cuántos son?",
+    )
+    .await
+    .unwrap();
     assert!(second.repaired, "the inferred state is known");
     assert_eq!(
         second.trajectory.facts.status(FactField::Estado),
@@ -128,11 +139,11 @@ async fn what_the_model_searched_for_is_remembered_as_inferred() {
 
 #[tokio::test]
 async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let first = run_turn(
-        &engine,
+        &w.engine,
         &LocalDirector,
-        &caller,
+        &w.caller,
         &session,
         "t1",
         "30 fabricantes de empaque en Jalisco que ya le vendieron a gobierno",
@@ -146,9 +157,9 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
     );
 
     let second = run_turn(
-        &engine,
+        &w.engine,
         &LocalDirector,
-        &caller,
+        &w.caller,
         &session,
         "t2",
         "ahora en Nuevo León",
@@ -160,9 +171,10 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
     assert_eq!(args["filters"]["giro"], "empaque", "{args}");
     assert_eq!(args["filters"]["has_awards"], true, "{args}");
     assert_eq!(args["limit"], 30, "{args}");
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -170,9 +182,9 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
 
     // Turn 3 names only a quantity: nothing is asked, the rest is kept.
     let third = run_turn(
-        &engine,
+        &w.engine,
         &LocalDirector,
-        &caller,
+        &w.caller,
         &session,
         "t3",
         "mejor que sean 12",
@@ -203,20 +215,29 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
         }
     );
     // Small talk afterwards changes nothing on the board.
-    let before = engine
+    let before = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view
         .board
         .selection;
-    run_turn(&engine, &LocalDirector, &caller, &session, "t4", "gracias")
-        .await
-        .unwrap();
-    let after = engine
+    run_turn(
+        &w.engine,
+        &LocalDirector,
+        &w.caller,
+        &session,
+        "t4",
+        "gracias",
+    )
+    .await
+    .unwrap();
+    let after = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view
@@ -230,7 +251,13 @@ async fn on_the_local_director_a_refinement_changes_only_the_named_field() {
 /// the person says in the message wins over the profile.
 #[tokio::test]
 async fn the_commercial_profile_is_known_and_never_asked() {
-    let (engine, member, session) = setup().await;
+    let (
+        World {
+            engine,
+            caller: member,
+        },
+        session,
+    ) = setup().await;
     let admin = crate::accounts::Caller {
         role: Role::Admin,
         ..member.clone()

@@ -13,21 +13,19 @@ use luna_protocol::view::SessionView;
 use super::service::{continue_after, submit};
 use crate::accounts::Caller;
 use crate::agent::director::planner::LocalDirector;
-use crate::{testkit, Engine};
+use crate::testkit::World;
+use crate::Engine;
 
 const SCENE: &str = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
 
-async fn setup() -> (Engine, Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    w.engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&w.engine.store, &w.caller.workspace_id)
         .await
         .unwrap();
-    engine.market.ensure_demo().await.unwrap();
-    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap();
-    (engine, caller, session.id)
+    let session = w.engine.sessions.create(&w.caller).await.unwrap();
+    (w, session.id)
 }
 
 async fn view(engine: &Engine, caller: &Caller, session: &str) -> SessionView {
@@ -87,34 +85,40 @@ async fn accept(engine: &Engine, caller: &Caller, session: &str, v: &SessionView
 
 #[tokio::test]
 async fn one_message_runs_to_the_sequence_card_with_the_person_only_accepting_cards() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     submit(
-        &engine,
+        &w.engine,
         Arc::new(LocalDirector),
-        &caller,
+        &w.caller,
         &session,
         SCENE,
         "k-1",
     )
     .await
     .unwrap();
-    let v = settle(&engine, &caller, &session, Some(DecisionKind::GuardarEnCrm)).await;
+    let v = settle(
+        &w.engine,
+        &w.caller,
+        &session,
+        Some(DecisionKind::GuardarEnCrm),
+    )
+    .await;
     assert_eq!(v.board.selection.len(), 40);
 
-    accept(&engine, &caller, &session, &v).await;
+    accept(&w.engine, &w.caller, &session, &v).await;
     let v = settle(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         &session,
         Some(DecisionKind::RevelarContactos),
     )
     .await;
     assert!(v.board.saved.is_some(), "the list was saved");
 
-    accept(&engine, &caller, &session, &v).await;
+    accept(&w.engine, &w.caller, &session, &v).await;
     let v = settle(
-        &engine,
-        &caller,
+        &w.engine,
+        &w.caller,
         &session,
         Some(DecisionKind::RevisarSecuencia),
     )
@@ -126,7 +130,7 @@ async fn one_message_runs_to_the_sequence_card_with_the_person_only_accepting_ca
         "Luna answered three times, each a visible turn"
     );
     assert!(
-        super::plan::pending(&engine, &session)
+        super::plan::pending(&w.engine, &session)
             .await
             .unwrap()
             .is_none(),
@@ -136,31 +140,37 @@ async fn one_message_runs_to_the_sequence_card_with_the_person_only_accepting_ca
 
 #[tokio::test]
 async fn declining_a_card_ends_the_plan_with_a_note_and_starts_nothing() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     submit(
-        &engine,
+        &w.engine,
         Arc::new(LocalDirector),
-        &caller,
+        &w.caller,
         &session,
         SCENE,
         "k-1",
     )
     .await
     .unwrap();
-    let v = settle(&engine, &caller, &session, Some(DecisionKind::GuardarEnCrm)).await;
+    let v = settle(
+        &w.engine,
+        &w.caller,
+        &session,
+        Some(DecisionKind::GuardarEnCrm),
+    )
+    .await;
     let card = v.board.pending[0].id.clone();
-    crate::agent::decisions::resolve(&engine, &caller, &session, &card, Resolution::Decline)
+    crate::agent::decisions::resolve(&w.engine, &w.caller, &session, &card, Resolution::Decline)
         .await
         .unwrap();
-    continue_after(&engine, &caller, &session);
+    continue_after(&w.engine, &w.caller, &session);
     for _ in 0..100 {
-        let v = view(&engine, &caller, &session).await;
+        let v = view(&w.engine, &w.caller, &session).await;
         if count(&v, false) == 2 {
             break;
         }
         tokio::time::sleep(Duration::from_millis(50)).await;
     }
-    let v = settle(&engine, &caller, &session, None).await;
+    let v = settle(&w.engine, &w.caller, &session, None).await;
     let last = v.chat.messages.iter().rev().find_map(|m| match m {
         ChatMessage::Luna { text, .. } => Some(text.clone()),
         _ => None,
@@ -172,7 +182,7 @@ async fn declining_a_card_ends_the_plan_with_a_note_and_starts_nothing() {
     assert!(v.board.saved.is_none(), "nothing was saved");
     let turns: i64 = sqlx::query_scalar("select count(*) from turns where session_id = $1")
         .bind(&session)
-        .fetch_one(engine.store.pool())
+        .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
     assert_eq!(turns, 1, "no turn continued the plan");

@@ -16,15 +16,12 @@ use crate::agent::contract::gateway::{
     ModelGateway, ModelInput, ModelStep, Route, ScriptedModel, StepFuture, ToolCall,
 };
 use crate::agent::contract::intent::{FactField, FactStatus, TurnIntent, TurnOutput};
-use crate::testkit;
+use crate::testkit::World;
 
-async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap();
-    (engine, caller, session.id)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap();
+    (w, session.id)
 }
 
 fn count(state: &str) -> ModelStep {
@@ -134,10 +131,10 @@ fn steering_line(
 
 #[tokio::test]
 async fn steering_mid_turn_changes_the_next_tool_call_and_the_chat_shows_it_applied() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model = Arc::new(Steered {
-        engine: engine.clone(),
-        caller: caller.clone(),
+        engine: w.engine.clone(),
+        caller: w.caller.clone(),
         session: session.clone(),
         steer_at: 1,
         steering: "mejor en Nuevo León",
@@ -146,9 +143,9 @@ async fn steering_mid_turn_changes_the_next_tool_call_and_the_chat_shows_it_appl
         seen: Mutex::new(Vec::new()),
     });
     let ack = submit(
-        &engine,
+        &w.engine,
         model.clone(),
-        &caller,
+        &w.caller,
         &session,
         "¿cuántos fabricantes de empaque hay en Jalisco?",
         "k-1",
@@ -156,7 +153,7 @@ async fn steering_mid_turn_changes_the_next_tool_call_and_the_chat_shows_it_appl
     .await
     .unwrap();
     assert!(!ack.steering);
-    let events = wait_finished(&engine, &caller, &session, 1).await;
+    let events = wait_finished(&w.engine, &w.caller, &session, 1).await;
 
     let seen = model.seen.lock().unwrap().clone();
     let states: Vec<String> = seen
@@ -211,9 +208,10 @@ async fn steering_mid_turn_changes_the_next_tool_call_and_the_chat_shows_it_appl
         resolved,
         [("mejor en Nuevo León".to_owned(), SteeringOutcome::Applied)]
     );
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -229,12 +227,12 @@ async fn steering_mid_turn_changes_the_next_tool_call_and_the_chat_shows_it_appl
 
 #[tokio::test]
 async fn steering_after_the_last_step_is_shown_as_late_not_lost() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     // The person writes while the model is writing its final answer: no step is left
     // to read it.
     let model = Arc::new(Steered {
-        engine: engine.clone(),
-        caller: caller.clone(),
+        engine: w.engine.clone(),
+        caller: w.caller.clone(),
         session: session.clone(),
         steer_at: 2,
         steering: "y también en Sonora",
@@ -243,23 +241,24 @@ async fn steering_after_the_last_step_is_shown_as_late_not_lost() {
         seen: Mutex::new(Vec::new()),
     });
     submit(
-        &engine,
+        &w.engine,
         model.clone(),
-        &caller,
+        &w.caller,
         &session,
         "¿cuántos fabricantes de empaque hay en Jalisco?",
         "k-1",
     )
     .await
     .unwrap();
-    let events = wait_finished(&engine, &caller, &session, 1).await;
+    let events = wait_finished(&w.engine, &w.caller, &session, 1).await;
     let kinds: Vec<&str> = events.iter().map(|e| e.event.kind()).collect();
     let late = kinds.iter().position(|k| *k == "steering.resolved");
     let finished = kinds.iter().position(|k| *k == "turn.finished");
     assert!(late.is_some() && late < finished, "{kinds:?}");
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -278,8 +277,8 @@ async fn steering_after_the_last_step_is_shown_as_late_not_lost() {
 /// starts the next turn.
 #[tokio::test]
 async fn a_message_for_a_turn_that_just_closed_starts_its_own_turn() {
-    let (engine, caller, session) = setup().await;
-    engine
+    let (w, session) = setup().await;
+    w.engine
         .sessions
         .append_all(
             &session,
@@ -302,15 +301,22 @@ async fn a_message_for_a_turn_that_just_closed_starts_its_own_turn() {
          values ('turn_a', $1, $2, 'k-a', 'hola', 'finished', $3, $3)",
     )
     .bind(&session)
-    .bind(&caller.workspace_id)
+    .bind(&w.caller.workspace_id)
     .bind(crate::base::clock::now_ms())
-    .execute(engine.store.pool())
+    .execute(w.engine.store.pool())
     .await
     .unwrap();
     let model: Arc<dyn ModelGateway> = Arc::new(ScriptedModel::new([fin()]));
-    let ack = submit(&engine, model, &caller, &session, "busco empaque", "k-b")
-        .await
-        .unwrap();
+    let ack = submit(
+        &w.engine,
+        model,
+        &w.caller,
+        &session,
+        "busco empaque",
+        "k-b",
+    )
+    .await
+    .unwrap();
     assert!(!ack.steering, "{ack:?}");
     assert_ne!(ack.turn_id, "turn_a");
 }

@@ -13,7 +13,7 @@ use super::runner::{run_turn, MAX_STEPS};
 use super::service::submit;
 use crate::agent::contract::gateway::{ModelStep, ScriptedModel, ToolCall};
 use crate::agent::contract::intent::{FactField, Pregunta, TurnIntent, TurnOutput};
-use crate::testkit;
+use crate::testkit::World;
 
 fn fin(intent: TurnIntent, narracion: &str) -> ModelStep {
     ModelStep::Final(TurnOutput {
@@ -29,13 +29,10 @@ fn tools(name: &str, args: serde_json::Value) -> ModelStep {
     }])
 }
 
-async fn setup() -> (crate::Engine, crate::accounts::Caller, String) {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap();
-    (engine, caller, session.id)
+async fn setup() -> (World, String) {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap();
+    (w, session.id)
 }
 
 fn kinds(events: &[luna_protocol::event::StoredEvent]) -> Vec<&'static str> {
@@ -44,7 +41,7 @@ fn kinds(events: &[luna_protocol::event::StoredEvent]) -> Vec<&'static str> {
 
 #[tokio::test]
 async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model = ScriptedModel::new([
         tools("usage", json!({})),
         fin(
@@ -53,9 +50,9 @@ async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
         ),
     ]);
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "turn_1",
         "¿cuántos créditos me quedan?",
@@ -70,9 +67,10 @@ async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
         out.narration.text
     );
 
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     assert_eq!(
@@ -86,9 +84,10 @@ async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
             "turn.finished"
         ]
     );
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -102,7 +101,7 @@ async fn a_turn_logs_its_steps_in_order_and_resolves_anchors() {
 
 #[tokio::test]
 async fn an_unresolved_ref_gets_one_repair_then_a_trimmed_responder() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model = ScriptedModel::new([
         tools("usage", json!({})),
         fin(TurnIntent::Cierre { variante: crate::agent::contract::intent::CierreVariante::Completo, salidas: vec![] }, "Hay [[company:inventada]] opciones."),
@@ -111,7 +110,7 @@ async fn an_unresolved_ref_gets_one_repair_then_a_trimmed_responder() {
             "Te quedan [[evidence:c1.0.contact_credits_left]] créditos. Además hay 40 empresas listas.",
         ),
     ]);
-    let out = run_turn(&engine, &model, &caller, &session, "turn_1", "hola")
+    let out = run_turn(&w.engine, &model, &w.caller, &session, "turn_1", "hola")
         .await
         .unwrap();
     assert!(out.repaired && out.trimmed);
@@ -128,7 +127,7 @@ async fn an_unresolved_ref_gets_one_repair_then_a_trimmed_responder() {
 
 #[tokio::test]
 async fn a_question_about_a_field_already_said_is_blocked() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let ask = |campo| {
         fin(
             TurnIntent::Encuadre {
@@ -144,9 +143,9 @@ async fn a_question_about_a_field_already_said_is_blocked() {
     };
     let model = ScriptedModel::new([ask(FactField::Estado), ask(FactField::Estado)]);
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "t",
         "fabricantes de empaque en Jalisco",
@@ -162,9 +161,9 @@ async fn a_question_about_a_field_already_said_is_blocked() {
 
     let model = ScriptedModel::new([ask(FactField::Ventana)]);
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "t2",
         "fabricantes de empaque en Jalisco",
@@ -176,12 +175,12 @@ async fn a_question_about_a_field_already_said_is_blocked() {
 
 #[tokio::test]
 async fn the_loop_stops_at_the_step_cap() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model = ScriptedModel::new((0..20).map(|_| tools("usage", json!({}))));
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "t",
         "¿cuántos créditos?",
@@ -201,13 +200,13 @@ async fn the_loop_stops_at_the_step_cap() {
 
 #[tokio::test]
 async fn a_model_that_stops_answering_ends_the_turn_with_a_plain_retry_message() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     // One tool call, then the model is gone (the script runs out).
     let model = ScriptedModel::new([tools("usage", json!({}))]);
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "t",
         "¿cuántos créditos?",
@@ -225,25 +224,26 @@ async fn a_model_that_stops_answering_ends_the_turn_with_a_plain_retry_message()
 
 #[tokio::test]
 async fn a_tool_outside_the_stage_is_not_executed() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     // `workspaces` has no stage: Luna never sees it, so the call is refused as data.
     let model = ScriptedModel::new([
         tools("workspaces", json!({})),
         fin(TurnIntent::Responder {}, "Listo."),
     ]);
-    let out = run_turn(&engine, &model, &caller, &session, "t", "hola")
+    let out = run_turn(&w.engine, &model, &w.caller, &session, "t", "hola")
         .await
         .unwrap();
     assert_eq!(out.transcript[0].result["error"]["code"], "UNKNOWN_TOOL");
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     assert!(!kinds(&events).contains(&"tool.started"));
     // Stage projection never shows more than 12 tools.
     for stage in luna_protocol::session::Stage::ALL {
-        assert!(engine.registry.for_stage(stage).len() <= crate::registry::MAX_VISIBLE_TOOLS);
+        assert!(w.engine.registry.for_stage(stage).len() <= crate::registry::MAX_VISIBLE_TOOLS);
     }
 }
 
@@ -271,25 +271,39 @@ async fn wait_finished(
 
 #[tokio::test]
 async fn the_same_idempotency_key_returns_the_same_turn() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> = Arc::new(
         ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?")]),
     );
-    let a = submit(&engine, model.clone(), &caller, &session, "hola", "key-1")
-        .await
-        .unwrap();
-    let b = submit(&engine, model.clone(), &caller, &session, "hola", "key-1")
-        .await
-        .unwrap();
+    let a = submit(
+        &w.engine,
+        model.clone(),
+        &w.caller,
+        &session,
+        "hola",
+        "key-1",
+    )
+    .await
+    .unwrap();
+    let b = submit(
+        &w.engine,
+        model.clone(),
+        &w.caller,
+        &session,
+        "hola",
+        "key-1",
+    )
+    .await
+    .unwrap();
     assert_eq!(a, b);
-    let events = wait_finished(&engine, &caller, &session).await;
+    let events = wait_finished(&w.engine, &w.caller, &session).await;
     let accepted = events
         .iter()
         .filter(|e| matches!(e.event, SessionEvent::TurnAccepted(_)))
         .count();
     assert_eq!(accepted, 1);
     assert!(events.iter().any(|e| matches!(&e.event, SessionEvent::TurnFinished(f) if f.intent_kind == IntentKind::Responder)));
-    let bad = submit(&engine, model, &caller, &session, "  ", "key-2")
+    let bad = submit(&w.engine, model, &w.caller, &session, "  ", "key-2")
         .await
         .unwrap_err();
     assert_eq!(bad.code(), luna_protocol::error::ErrorCode::InvalidArgument);
@@ -297,12 +311,12 @@ async fn the_same_idempotency_key_returns_the_same_turn() {
 
 #[tokio::test]
 async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let director = crate::agent::director::planner::LocalDirector;
     let out = run_turn(
-        &engine,
+        &w.engine,
         &director,
-        &caller,
+        &w.caller,
         &session,
         "t",
         "hola, ¿qué puedes hacer?",
@@ -322,9 +336,9 @@ async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
         out.narration
     );
     let out = run_turn(
-        &engine,
+        &w.engine,
         &director,
-        &caller,
+        &w.caller,
         &session,
         "t2",
         "¿cuántos créditos me quedan?",
@@ -336,9 +350,9 @@ async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
         out.narration.text.contains("créditos de contacto") && !out.narration.text.contains("[[")
     );
     let out = run_turn(
-        &engine,
+        &w.engine,
         &director,
-        &caller,
+        &w.caller,
         &session,
         "t3",
         "mándalos a HubSpot",
@@ -350,14 +364,14 @@ async fn the_local_director_asks_for_a_criterion_it_was_not_given() {
 
 #[tokio::test]
 async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
-    let (engine, caller, session) = setup().await;
-    engine.market.ensure_demo().await.unwrap();
-    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+    let (w, session) = setup().await;
+    w.engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&w.engine.store, &w.caller.workspace_id)
         .await
         .unwrap();
     let director = crate::agent::director::planner::LocalDirector;
     let message = "Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.";
-    let out = run_turn(&engine, &director, &caller, &session, "t1", message)
+    let out = run_turn(&w.engine, &director, &w.caller, &session, "t1", message)
         .await
         .unwrap();
     let tools: Vec<&str> = out
@@ -382,9 +396,10 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
         "{:?} {tools:?}",
         out.narration
     );
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -426,7 +441,7 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
     );
     assert_eq!(view.board.pending.len(), 1);
     let records: i64 = sqlx::query_scalar("select count(*) from crm_records")
-        .fetch_one(engine.store.pool())
+        .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
     assert_eq!(records, 0, "a level-1 preview writes nothing");
@@ -434,8 +449,8 @@ async fn the_scene_runs_on_the_local_director_with_anchored_figures() {
 
 #[tokio::test]
 async fn three_searches_without_new_evidence_end_the_loop() {
-    let (engine, caller, session) = setup().await;
-    engine.market.ensure_demo().await.unwrap();
+    let (w, session) = setup().await;
+    w.engine.market.ensure_demo().await.unwrap();
     let search = || {
         tools(
             "market_search",
@@ -452,9 +467,9 @@ async fn three_searches_without_new_evidence_end_the_loop() {
         fin(TurnIntent::Responder {}, "Nunca debería llegar aquí."),
     ]);
     let out = run_turn(
-        &engine,
+        &w.engine,
         &model,
-        &caller,
+        &w.caller,
         &session,
         "t",
         "proveedores de empaque en Jalisco",
@@ -501,32 +516,30 @@ async fn three_searches_without_new_evidence_end_the_loop() {
 
 #[tokio::test]
 async fn an_explorer_who_used_the_daily_searches_is_refused_before_any_model_step() {
-    let engine = testkit::engine().await.unwrap();
-    let caller = testkit::caller(&engine, Plan::Explorer, Role::Member)
-        .await
-        .unwrap();
-    let session = engine.sessions.create(&caller).await.unwrap().id;
+    let w = World::new(Plan::Explorer, Role::Member).await.unwrap();
+    let session = w.engine.sessions.create(&w.caller).await.unwrap().id;
     let now = crate::base::clock::now_ms();
     // Four of the five searches used: the turn still runs.
     for _ in 0..4 {
-        engine.billing.admit_search(&caller, now).await.unwrap();
+        w.engine.billing.admit_search(&w.caller, now).await.unwrap();
     }
     let model = ScriptedModel::new([fin(TurnIntent::Responder {}, "Listo.")]);
-    let out = run_turn(&engine, &model, &caller, &session, "t1", "hola")
+    let out = run_turn(&w.engine, &model, &w.caller, &session, "t1", "hola")
         .await
         .unwrap();
     assert_eq!(out.intent.kind(), "responder");
     // The fifth is gone: the next turn is refused with `cap` (429) and no model runs.
-    engine.billing.admit_search(&caller, now).await.unwrap();
+    w.engine.billing.admit_search(&w.caller, now).await.unwrap();
     let model = ScriptedModel::new([]);
-    let out = run_turn(&engine, &model, &caller, &session, "t2", "busca más")
+    let out = run_turn(&w.engine, &model, &w.caller, &session, "t2", "busca más")
         .await
         .unwrap();
     assert_eq!(out.intent.kind(), "limite");
     assert!(model.seen().is_empty(), "no model step after the preflight");
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     let refused = events.iter().find_map(|e| match &e.event {
@@ -536,12 +549,12 @@ async fn an_explorer_who_used_the_daily_searches_is_refused_before_any_model_ste
     let refused = refused.expect("the turn was refused in the log");
     assert_eq!((refused.turn_id.as_str(), refused.http_status), ("t2", 429));
     // A paid plan has no daily quota.
-    let (engine, founder, session) = setup().await;
+    let (w, session) = setup().await;
     for _ in 0..10 {
-        engine.billing.admit_search(&founder, now).await.unwrap();
+        w.engine.billing.admit_search(&w.caller, now).await.unwrap();
     }
     let model = ScriptedModel::new([fin(TurnIntent::Responder {}, "Listo.")]);
-    let out = run_turn(&engine, &model, &founder, &session, "t1", "hola")
+    let out = run_turn(&w.engine, &model, &w.caller, &session, "t1", "hola")
         .await
         .unwrap();
     assert_eq!(out.intent.kind(), "responder");
@@ -556,7 +569,7 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
     use super::service::{close_interrupted, STALE_AFTER_MS};
     use luna_protocol::event::{TurnAccepted, UserMessage};
     use luna_protocol::session::Stage;
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let crashed = |id: &str| {
         [
             SessionEvent::UserMessage(UserMessage {
@@ -570,14 +583,14 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
             }),
         ]
     };
-    engine
+    w.engine
         .sessions
         .append_all(&session, &crashed("turn_muerto"))
         .await
         .unwrap();
     let old = crate::base::clock::now_ms() - STALE_AFTER_MS - 1_000;
     // The live turn runs in another session: a session has one running turn at most.
-    let other = engine.sessions.create(&caller).await.unwrap().id;
+    let other = w.engine.sessions.create(&w.caller).await.unwrap().id;
     for (id, key, beat, session) in [
         ("turn_muerto", "k-muerto", old, &session),
         ("turn_vivo", "k-vivo", crate::base::clock::now_ms(), &other),
@@ -588,28 +601,32 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         )
         .bind(id)
         .bind(session)
-        .bind(&caller.workspace_id)
+        .bind(&w.caller.workspace_id)
         .bind(key)
         .bind(beat)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await
         .unwrap();
     }
-    let stuck = engine
+    let stuck = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap();
     assert_eq!(stuck.view.active_turn.as_deref(), Some("turn_muerto"));
 
-    assert_eq!(close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(), 1);
     assert_eq!(
-        close_interrupted(&engine, STALE_AFTER_MS).await.unwrap(),
+        close_interrupted(&w.engine, STALE_AFTER_MS).await.unwrap(),
+        1
+    );
+    assert_eq!(
+        close_interrupted(&w.engine, STALE_AFTER_MS).await.unwrap(),
         0,
         "closed once"
     );
     let status = |id: &'static str| {
-        let engine = engine.clone();
+        let engine = w.engine.clone();
         async move {
             sqlx::query_scalar::<_, String>("select status from turns where id = $1")
                 .bind(id)
@@ -624,15 +641,17 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         "running",
         "a live turn is left alone"
     );
-    let events = engine
+    let events = w
+        .engine
         .sessions
-        .events_since(&caller, &session, 0)
+        .events_since(&w.caller, &session, 0)
         .await
         .unwrap();
     assert_eq!(kinds(&events)[2..], ["narration.delta", "turn.finished"]);
-    let view = engine
+    let view = w
+        .engine
         .sessions
-        .snapshot_at_latest(&caller, &session)
+        .snapshot_at_latest(&w.caller, &session)
         .await
         .unwrap()
         .view;
@@ -642,9 +661,9 @@ async fn a_turn_whose_process_died_is_closed_once_and_the_session_moves_on() {
         ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola de nuevo, ¿qué buscas?")]),
     );
     let ack = submit(
-        &engine,
+        &w.engine,
         model,
-        &caller,
+        &w.caller,
         &session,
         "hola otra vez",
         "k-nuevo",
@@ -676,18 +695,18 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
             })
         }
     }
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> =
         Arc::new(Slow(ScriptedModel::new([
             fin(TurnIntent::Responder {}, "Hola, ¿qué buscas?"),
             fin(TurnIntent::Responder {}, "Hola otra vez."),
         ])));
     let (a, b) = tokio::join!(
-        submit(&engine, model.clone(), &caller, &session, "hola", "k-a"),
+        submit(&w.engine, model.clone(), &w.caller, &session, "hola", "k-a"),
         submit(
-            &engine,
+            &w.engine,
             model.clone(),
-            &caller,
+            &w.caller,
             &session,
             "busco empaque",
             "k-b"
@@ -703,7 +722,7 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
         a.turn_id, b.turn_id,
         "the steering message names the running turn"
     );
-    let events = wait_finished(&engine, &caller, &session).await;
+    let events = wait_finished(&w.engine, &w.caller, &session).await;
     let accepted = events
         .iter()
         .filter(|e| matches!(e.event, SessionEvent::TurnAccepted(_)))
@@ -711,7 +730,7 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
     assert_eq!(accepted, 1);
     let turns: i64 = sqlx::query_scalar("select count(*) from turns where session_id = $1")
         .bind(&session)
-        .fetch_one(engine.store.pool())
+        .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
     assert_eq!(turns, 1);
@@ -723,22 +742,29 @@ async fn two_messages_at_once_run_one_turn_and_the_other_steers_it() {
 /// second running turn in the session whoever writes it.
 #[tokio::test]
 async fn a_message_while_a_turn_starts_steers_it_and_the_database_holds_one_running_turn() {
-    let (engine, caller, session) = setup().await;
+    let (w, session) = setup().await;
     sqlx::query(
         "insert into turns (id, session_id, workspace_id, idempotency_key, message, status, created_at, heartbeat_at)
          values ('turn_a', $1, $2, 'k-a', 'hola', 'running', $3, $3)",
     )
     .bind(&session)
-    .bind(&caller.workspace_id)
+    .bind(&w.caller.workspace_id)
     .bind(crate::base::clock::now_ms())
-    .execute(engine.store.pool())
+    .execute(w.engine.store.pool())
     .await
     .unwrap();
     let model: Arc<dyn crate::agent::contract::gateway::ModelGateway> =
         Arc::new(ScriptedModel::new([fin(TurnIntent::Responder {}, "Hola.")]));
-    let ack = submit(&engine, model, &caller, &session, "busco empaque", "k-b")
-        .await
-        .unwrap();
+    let ack = submit(
+        &w.engine,
+        model,
+        &w.caller,
+        &session,
+        "busco empaque",
+        "k-b",
+    )
+    .await
+    .unwrap();
     assert!(ack.steering, "{ack:?}");
     assert_eq!(ack.turn_id, "turn_a");
     for (id, key) in [("turn_x", "k-x"), ("turn_y", "k-y")] {
@@ -748,16 +774,16 @@ async fn a_message_while_a_turn_starts_steers_it_and_the_database_holds_one_runn
         )
         .bind(id)
         .bind(&session)
-        .bind(&caller.workspace_id)
+        .bind(&w.caller.workspace_id)
         .bind(key)
-        .execute(engine.store.pool())
+        .execute(w.engine.store.pool())
         .await;
     }
     let running: i64 = sqlx::query_scalar(
         "select count(*) from turns where session_id = $1 and status = 'running'",
     )
     .bind(&session)
-    .fetch_one(engine.store.pool())
+    .fetch_one(w.engine.store.pool())
     .await
     .unwrap();
     assert_eq!(running, 1);

@@ -6,32 +6,24 @@ use luna_protocol::account::{Plan, Role};
 use luna_protocol::error::ErrorCode;
 use serde_json::{json, Value};
 
-use crate::registry::{Surface, ToolRequest};
-use crate::testkit;
+use crate::registry::Surface;
+use crate::testkit::World;
 
-async fn count(engine: &crate::Engine, caller: &crate::accounts::Caller, args: Value) -> u64 {
-    let env = engine
-        .call_tool(
-            caller,
-            ToolRequest::new("market_count", args.clone(), Surface::Mcp),
-        )
+async fn count(w: &World, args: Value) -> u64 {
+    let env = w
+        .call("market_count", args.clone(), Surface::Mcp)
         .await
-        .outcome
         .unwrap_or_else(|e| panic!("market_count({args}) failed: {e:?}"));
     env.results[0].fields["total"].as_u64().unwrap()
 }
 
 #[tokio::test]
 async fn a_buyer_filter_matches_wildcards_literally() {
-    let engine = testkit::engine().await.unwrap();
-    assert!(engine.market.ensure_demo().await.unwrap());
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    assert!(w.engine.market.ensure_demo().await.unwrap());
     // Part of a buyer's name still finds its Adjudicaciones.
     let part = count(
-        &engine,
-        &caller,
+        &w,
         json!({"kind": "awards", "filters": {"buyer": "Seguro Social"}}),
     )
     .await;
@@ -40,8 +32,7 @@ async fn a_buyer_filter_matches_wildcards_literally() {
     // (unescaped, «%» matched every Adjudicación).
     for wildcard in ["%", "_", "%Seguro%", "\\"] {
         let n = count(
-            &engine,
-            &caller,
+            &w,
             json!({"kind": "awards", "filters": {"buyer": wildcard}}),
         )
         .await;
@@ -51,24 +42,17 @@ async fn a_buyer_filter_matches_wildcards_literally() {
 
 #[tokio::test]
 async fn an_oversized_buyer_is_an_invalid_argument_not_an_internal_error() {
-    let engine = testkit::engine().await.unwrap();
-    assert!(engine.market.ensure_demo().await.unwrap());
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    assert!(w.engine.market.ensure_demo().await.unwrap());
     let huge = "a".repeat(60 * 1024);
     for tool in ["market_search", "market_count"] {
-        let e = engine
-            .call_tool(
-                &caller,
-                ToolRequest::new(
-                    tool,
-                    json!({"kind": "awards", "filters": {"buyer": huge}}),
-                    Surface::Mcp,
-                ),
+        let e = w
+            .call(
+                tool,
+                json!({"kind": "awards", "filters": {"buyer": huge}}),
+                Surface::Mcp,
             )
             .await
-            .outcome
             .unwrap_err();
         assert_eq!(e.code, ErrorCode::InvalidArgument, "{tool}: {e:?}");
         assert!(e.message.contains("«filters.buyer»"), "{}", e.message);

@@ -71,34 +71,24 @@ mod tests {
     use serde_json::{json, Value};
 
     use crate::market::import::ocds;
-    use crate::registry::{Surface, ToolRequest};
-    use crate::testkit;
+    use crate::registry::Surface;
+    use crate::testkit::World;
 
     #[tokio::test]
     async fn imported_awards_and_tenders_say_where_they_come_from() {
-        let engine = testkit::engine().await.unwrap();
-        let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-            .await
-            .unwrap();
+        let w = World::new(Plan::Founder, Role::Member).await.unwrap();
         let file = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
             .join("tests/fixtures/ocds/apf/record-package-apf.json");
         ocds::import_ocds_from(
-            engine.market.store(),
+            w.engine.market.store(),
             ocds::Input::File(file.clone()),
             ocds::Options::default(),
         )
         .await
         .unwrap();
         let call = |name: &'static str, args: Value, surface| {
-            let engine = engine.clone();
-            let caller = caller.clone();
-            async move {
-                engine
-                    .call_tool(&caller, ToolRequest::new(name, args, surface))
-                    .await
-                    .outcome
-                    .unwrap()
-            }
+            let w = w.clone();
+            async move { w.call(name, args, surface).await.unwrap() }
         };
         let expect = |p: &Value| {
             assert_eq!(p["file"], json!(file.display().to_string()), "{p}");

@@ -5,40 +5,24 @@ use std::collections::HashSet;
 
 use luna_protocol::account::{Plan, Role};
 use luna_protocol::error::{ErrorBody, ErrorCode};
-use luna_protocol::tool::{Envelope, ResultStatus};
+use luna_protocol::tool::ResultStatus;
 use serde_json::{json, Value};
 
-use crate::accounts::Caller;
 use crate::registry::{budget, Stage, Surface, ToolRequest, TOOL_RESULT_CAP};
-use crate::testkit::{err, ok};
+use crate::testkit::ok;
+use crate::testkit::World;
 use crate::{testkit, Engine};
 
-async fn demo() -> (Engine, Caller) {
-    let engine = testkit::engine().await.unwrap();
-    assert!(engine.market.ensure_demo().await.unwrap());
-    let caller = testkit::caller(&engine, Plan::Founder, Role::Member)
-        .await
-        .unwrap();
-    (engine, caller)
+async fn demo() -> World {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    assert!(w.engine.market.ensure_demo().await.unwrap());
+    w
 }
 
-async fn call_on(
-    engine: &Engine,
-    caller: &Caller,
-    name: &str,
-    args: Value,
-    surface: Surface,
-) -> Result<Envelope, ErrorBody> {
-    engine
-        .call_tool(caller, ToolRequest::new(name, args, surface))
-        .await
-        .outcome
-}
-
-async fn receipts(engine: &Engine, caller: &Caller) -> Vec<(String, String, i64)> {
-    engine
+async fn receipts(w: &World) -> Vec<(String, String, i64)> {
+    w.engine
         .billing
-        .receipts(caller, 100)
+        .receipts(&w.caller, 100)
         .await
         .unwrap()
         .into_iter()
@@ -46,21 +30,19 @@ async fn receipts(engine: &Engine, caller: &Caller) -> Vec<(String, String, i64)
         .collect()
 }
 
-async fn reads_used(engine: &Engine, caller: &Caller) -> i64 {
-    600 - engine
+async fn reads_used(w: &World) -> i64 {
+    600 - w
+        .engine
         .billing
-        .reads_left(&caller.workspace_id, crate::base::clock::now_ms())
+        .reads_left(&w.caller.workspace_id, crate::base::clock::now_ms())
         .await
         .unwrap()
 }
 
 #[tokio::test]
 async fn search_returns_rows_with_ref_label_and_evidence() {
-    let (engine, caller) = demo().await;
-    let env = ok(
-        &engine,
-        &caller,
-        "market_search",
+    let w = demo().await;
+    let env = w.ok("market_search",
         json!({"kind": "suppliers", "filters": {"state": "Jalisco", "giro": "empaque", "has_awards": true}}),
     )
     .await;
@@ -76,26 +58,21 @@ async fn search_returns_rows_with_ref_label_and_evidence() {
         assert!(ev.iter().any(|e| e["kind"] == "adjudicacion"), "{row:?}");
     }
     // Free text folds accents and case; other kinds carry their own refs.
-    let env = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "awards", "query": "MEDICO", "filters": {"buyer": "IMSS"}, "limit": 5}),
-    )
-    .await;
+    let env = w
+        .ok(
+            "market_search",
+            json!({"kind": "awards", "query": "MEDICO", "filters": {"buyer": "IMSS"}, "limit": 5}),
+        )
+        .await;
     assert!(env.shown > 0);
     assert!(env
         .results
         .iter()
         .all(|r| r.ref_.starts_with("record:award:") && r.fields["buyer"] == "IMSS"));
     for kind in ["opportunities", "permits", "risks"] {
-        let env = ok(
-            &engine,
-            &caller,
-            "market_search",
-            json!({"kind": kind, "limit": 3}),
-        )
-        .await;
+        let env = w
+            .ok("market_search", json!({"kind": kind, "limit": 3}))
+            .await;
         assert!(env.shown > 0, "{kind}");
         assert!(env.results.iter().all(|r| r.ref_.starts_with("record:")));
     }
@@ -103,91 +80,80 @@ async fn search_returns_rows_with_ref_label_and_evidence() {
 
 #[tokio::test]
 async fn every_bad_input_is_a_typed_error_with_a_hint() {
-    let (engine, caller) = demo().await;
+    let w = demo().await;
     // A filter of another kind: allowed values are this kind's keys.
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"mark_kind": "sat_69b_definitivo"}}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"mark_kind": "sat_69b_definitivo"}}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     let allowed = e.allowed_values.unwrap();
     assert!(allowed.contains(&"giro".to_string()) && !allowed.contains(&"mark_kind".to_string()));
     assert!(!e.hint.is_empty());
     // A key no kind has: rejected by the schema, with the filter keys listed.
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "risks", "filters": {"color": "rojo"}}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "risks", "filters": {"color": "rojo"}}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.allowed_values.unwrap().contains(&"mark_kind".to_string()));
     // "México" as a state.
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"state": "México"}}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"state": "México"}}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.hint.contains("Estado de México"), "{}", e.hint);
     // Two states in one field.
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "awards", "filters": {"state": "Jalisco, Colima"}}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "awards", "filters": {"state": "Jalisco, Colima"}}),
+        )
+        .await;
     assert_eq!(e.allowed_values.unwrap().len(), 32);
     // limit 51.
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "limit": 51}),
-    )
-    .await;
+    let e = w
+        .err("market_search", json!({"kind": "suppliers", "limit": 51}))
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.hint.contains("market_count"), "{}", e.hint);
     // A cursor reused with another filter, and a forged one.
-    let first = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"state": "Jalisco"}}),
-    )
-    .await;
+    let first = w
+        .ok(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"state": "Jalisco"}}),
+        )
+        .await;
     let cursor = first.cursor.unwrap();
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"state": "Colima"}, "cursor": cursor}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"state": "Colima"}, "cursor": cursor}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::CursorQueryMismatch);
     assert!(!e.hint.is_empty());
     let first_char = if cursor.starts_with('A') { 'B' } else { 'A' };
     let forged = format!("{first_char}{}", &cursor[1..]);
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"state": "Jalisco"}, "cursor": forged}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"state": "Jalisco"}, "cursor": forged}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::CursorInvalid);
     // A cursor sealed by another server secret is forged too.
-    let other = Engine::from_store_with_secret(engine.store.clone(), "otro-secreto");
-    let e = call_on(
+    let other = Engine::from_store_with_secret(w.engine.store.clone(), "otro-secreto");
+    let e = testkit::call(
         &other,
-        &caller,
+        &w.caller,
         "market_search",
         json!({"kind": "suppliers", "filters": {"state": "Jalisco"}, "cursor": cursor}),
         Surface::Mcp,
@@ -197,102 +163,79 @@ async fn every_bad_input_is_a_typed_error_with_a_hint() {
     assert_eq!(e.code, ErrorCode::CursorInvalid);
     // 51 RFCs, and none.
     let rfcs: Vec<String> = (0..51).map(|i| format!("AAA0101{i:02}AB1")).collect();
-    let e = err(&engine, &caller, "market_screen", json!({ "rfcs": rfcs })).await;
+    let e = w.err("market_screen", json!({ "rfcs": rfcs })).await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.hint.contains("50"), "{}", e.hint);
-    let e = err(&engine, &caller, "market_screen", json!({"rfcs": []})).await;
+    let e = w.err("market_screen", json!({"rfcs": []})).await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     // Count: six states, a state both in filters and states, an unknown kind.
-    let e = err(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"states": ["Jalisco", "Colima", "Sonora", "Puebla", "Yucatán", "Oaxaca"]}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_count",
+            json!({"states": ["Jalisco", "Colima", "Sonora", "Puebla", "Yucatán", "Oaxaca"]}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = err(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"filters": {"state": "Colima"}, "states": ["Jalisco"]}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_count",
+            json!({"filters": {"state": "Colima"}, "states": ["Jalisco"]}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = err(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "companies"}),
-    )
-    .await;
+    let e = w.err("market_search", json!({"kind": "companies"})).await;
     assert!(e
         .allowed_values
         .unwrap()
         .contains(&"opportunities".to_string()));
     // Bad refs and RFCs.
-    let e = err(
-        &engine,
-        &caller,
-        "market_get",
-        json!({"record_ref": "topic:abc"}),
-    )
-    .await;
+    let e = w
+        .err("market_get", json!({"record_ref": "topic:abc"}))
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     assert!(e.allowed_values.is_some());
-    let e = err(
-        &engine,
-        &caller,
-        "market_get",
-        json!({"record_ref": "company:NOEXISTE"}),
-    )
-    .await;
+    let e = w
+        .err("market_get", json!({"record_ref": "company:NOEXISTE"}))
+        .await;
     assert_eq!(e.code, ErrorCode::NotFound);
-    let e = err(&engine, &caller, "market_history", json!({"rfc": "hola"})).await;
+    let e = w.err("market_history", json!({"rfc": "hola"})).await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = err(
-        &engine,
-        &caller,
-        "market_compare",
-        json!({"segments": [{"label": "solo", "filters": {}}]}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_compare",
+            json!({"segments": [{"label": "solo", "filters": {}}]}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
-    let e = err(
-        &engine,
-        &caller,
-        "market_compare",
-        json!({"segments": [{"label": "a", "filters": {"has_awards": true}}, {"label": "b"}]}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_compare",
+            json!({"segments": [{"label": "a", "filters": {"has_awards": true}}, {"label": "b"}]}),
+        )
+        .await;
     assert!(e.allowed_values.unwrap().contains(&"buyer".to_string()));
-    let e = err(
-        &engine,
-        &caller,
-        "market_aggregate",
-        json!({"group_by": "buyer", "limit": 51}),
-    )
-    .await;
+    let e = w
+        .err(
+            "market_aggregate",
+            json!({"group_by": "buyer", "limit": 51}),
+        )
+        .await;
     assert_eq!(e.code, ErrorCode::InvalidArgument);
     // No error reached a charge.
     assert_eq!(
-        receipts(&engine, &caller).await.len(),
+        receipts(&w).await.len(),
         1,
         "only the one successful search charged"
     );
 }
 
 /// Walks every page of one query on a surface; returns the refs in order.
-async fn walk(
-    engine: &Engine,
-    caller: &Caller,
-    mut args: Value,
-    surface: Surface,
-) -> (Vec<String>, usize) {
+async fn walk(w: &World, mut args: Value, surface: Surface) -> (Vec<String>, usize) {
     let mut refs = Vec::new();
     let mut pages = 0;
     loop {
-        let env = call_on(engine, caller, "market_search", args.clone(), surface)
+        let env = w
+            .call("market_search", args.clone(), surface)
             .await
             .unwrap();
         pages += 1;
@@ -319,100 +262,88 @@ async fn walk(
 
 #[tokio::test]
 async fn budget_trimming_never_breaks_a_cursor() {
-    let (engine, caller) = demo().await;
+    let w = demo().await;
     let args = json!({"kind": "suppliers", "filters": {"state": "Jalisco", "giro": "empaque"}, "limit": 50});
-    let (luna, luna_pages) = walk(&engine, &caller, args.clone(), Surface::Luna).await;
-    let (mcp, mcp_pages) = walk(&engine, &caller, args, Surface::Mcp).await;
+    let (luna, luna_pages) = walk(&w, args.clone(), Surface::Luna).await;
+    let (mcp, mcp_pages) = walk(&w, args, Surface::Mcp).await;
     // Luna's 4,500-character cap makes smaller pages, never a gap or a repeat.
     assert!(luna_pages > mcp_pages, "{luna_pages} vs {mcp_pages}");
     assert_eq!(luna, mcp);
     assert_eq!(luna.iter().collect::<HashSet<_>>().len(), luna.len());
-    let count = ok(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"filters": {"state": "Jalisco", "giro": "empaque"}}),
-    )
-    .await;
+    let count = w
+        .ok(
+            "market_count",
+            json!({"filters": {"state": "Jalisco", "giro": "empaque"}}),
+        )
+        .await;
     assert_eq!(count.results[0].fields["total"], json!(luna.len()));
     assert!(TOOL_RESULT_CAP < crate::registry::def::result_cap(Surface::Mcp));
 }
 
 #[tokio::test]
 async fn market_get_charges_the_branch_that_ran_and_counts_one_read() {
-    let (engine, caller) = demo().await;
-    let supplier = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"has_awards": true}, "limit": 1}),
-    )
-    .await
-    .results[0]
+    let w = demo().await;
+    let supplier = w
+        .ok(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"has_awards": true}, "limit": 1}),
+        )
+        .await
+        .results[0]
         .ref_
         .clone();
-    let opportunity = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "opportunities", "limit": 1}),
-    )
-    .await
-    .results[0]
+    let opportunity = w
+        .ok(
+            "market_search",
+            json!({"kind": "opportunities", "limit": 1}),
+        )
+        .await
+        .results[0]
         .ref_
         .clone();
-    let reads_before = reads_used(&engine, &caller).await;
-    let env = ok(
-        &engine,
-        &caller,
-        "market_get",
-        json!({"record_ref": supplier, "include_awards": true}),
-    )
-    .await;
+    let reads_before = reads_used(&w).await;
+    let env = w
+        .ok(
+            "market_get",
+            json!({"record_ref": supplier, "include_awards": true}),
+        )
+        .await;
     let row = &env.results[0];
     assert_eq!(row.ref_, supplier);
     assert_eq!(row.fields["record_kind"], "supplier");
     assert!(!row.fields["awards"].as_array().unwrap().is_empty());
     assert!(row.fields["evidence"].as_array().is_some());
-    let env = ok(
-        &engine,
-        &caller,
-        "market_get",
-        json!({"record_ref": opportunity}),
-    )
-    .await;
+    let env = w.ok("market_get", json!({"record_ref": opportunity})).await;
     assert_eq!(env.results[0].fields["record_kind"], "opportunity");
-    assert_eq!(reads_used(&engine, &caller).await - reads_before, 2);
-    let r = receipts(&engine, &caller).await;
+    assert_eq!(reads_used(&w).await - reads_before, 2);
+    let r = receipts(&w).await;
     let gets: Vec<_> = r.iter().filter(|(a, _, _)| a == "market_get").collect();
     assert_eq!(gets.len(), 2);
     assert!(gets.iter().any(|(_, b, n)| b == "supplier" && *n == 1));
     assert!(gets.iter().any(|(_, b, n)| b == "opportunity" && *n == 1));
     // On Luna's budget a supplier with many awards keeps its row and shortens the list.
-    let env = call_on(
-        &engine,
-        &caller,
-        "market_get",
-        json!({"record_ref": supplier, "include_awards": true}),
-        Surface::Luna,
-    )
-    .await
-    .unwrap();
+    let env = w
+        .call(
+            "market_get",
+            json!({"record_ref": supplier, "include_awards": true}),
+            Surface::Luna,
+        )
+        .await
+        .unwrap();
     assert_eq!(env.shown, 1);
     assert!(budget::size_chars(&env) <= TOOL_RESULT_CAP);
 }
 
 #[tokio::test]
 async fn market_count_admits_and_charges_each_state_on_its_own() {
-    let (engine, caller) = demo().await;
-    let before = reads_used(&engine, &caller).await;
-    let env = ok(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"filters": {"giro": "empaque"}, "states": ["Jalisco", "CDMX"]}),
-    )
-    .await;
+    let w = demo().await;
+    let before = reads_used(&w).await;
+    let env = w
+        .ok(
+            "market_count",
+            json!({"filters": {"giro": "empaque"}, "states": ["Jalisco", "CDMX"]}),
+        )
+        .await;
     let total = env.results[0].fields["total"].as_u64().unwrap();
     let per: Vec<u64> = env.results[1..]
         .iter()
@@ -420,8 +351,8 @@ async fn market_count_admits_and_charges_each_state_on_its_own() {
         .collect();
     assert_eq!(per.iter().sum::<u64>(), total);
     assert_eq!(env.results[2].fields["state"], "Ciudad de México");
-    assert_eq!(reads_used(&engine, &caller).await - before, 2);
-    let charged: Vec<_> = receipts(&engine, &caller)
+    assert_eq!(reads_used(&w).await - before, 2);
+    let charged: Vec<_> = receipts(&w)
         .await
         .into_iter()
         .filter(|(a, _, _)| a == "market_count")
@@ -431,14 +362,13 @@ async fn market_count_admits_and_charges_each_state_on_its_own() {
     assert!(charged.contains(&"state:14".to_string()) && charged.contains(&"state:09".to_string()));
 
     // One bad state: it is neither admitted nor charged; total is null.
-    let before = reads_used(&engine, &caller).await;
-    let env = ok(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"states": ["Jalisco", "México", "Jalisco y Colima"]}),
-    )
-    .await;
+    let before = reads_used(&w).await;
+    let env = w
+        .ok(
+            "market_count",
+            json!({"states": ["Jalisco", "México", "Jalisco y Colima"]}),
+        )
+        .await;
     assert_eq!(env.results[0].fields["total"], Value::Null);
     assert_eq!(env.status, ResultStatus::Incomplete);
     assert!(env.results[1].fields["count"].as_u64().is_some());
@@ -447,8 +377,8 @@ async fn market_count_admits_and_charges_each_state_on_its_own() {
     assert!(e2.hint.contains("Estado de México"));
     let e3: ErrorBody = serde_json::from_value(env.results[3].fields["error"].clone()).unwrap();
     assert_eq!(e3.allowed_values.unwrap().len(), 32);
-    assert_eq!(reads_used(&engine, &caller).await - before, 1);
-    let n = receipts(&engine, &caller)
+    assert_eq!(reads_used(&w).await - before, 1);
+    let n = receipts(&w)
         .await
         .iter()
         .filter(|(a, _, _)| a == "market_count")
@@ -456,7 +386,7 @@ async fn market_count_admits_and_charges_each_state_on_its_own() {
     assert_eq!(n, 3);
 
     // No states: one count, one charge.
-    let env = ok(&engine, &caller, "market_count", json!({"kind": "risks"})).await;
+    let env = w.ok("market_count", json!({"kind": "risks"})).await;
     assert!(env.results[0].fields["total"].as_u64().unwrap() > 0);
 }
 
@@ -504,15 +434,14 @@ async fn count_runs_out_of_credits_state_by_state() {
 
 #[tokio::test]
 async fn aggregate_history_compare_screen_and_capabilities_answer_from_the_data() {
-    let (engine, caller) = demo().await;
+    let w = demo().await;
     // Aggregate by buyer in Jalisco: groups sorted by amount, totals cover everything.
-    let env = ok(
-        &engine,
-        &caller,
-        "market_aggregate",
-        json!({"filters": {"state": "Jalisco"}, "group_by": "buyer", "limit": 5}),
-    )
-    .await;
+    let env = w
+        .ok(
+            "market_aggregate",
+            json!({"filters": {"state": "Jalisco"}, "group_by": "buyer", "limit": 5}),
+        )
+        .await;
     assert_eq!(env.shown, 5);
     let amounts: Vec<f64> = env
         .results
@@ -523,26 +452,24 @@ async fn aggregate_history_compare_screen_and_capabilities_answer_from_the_data(
     let total_awards = env.coverage.as_ref().unwrap()["total_awards"]
         .as_u64()
         .unwrap();
-    let count = ok(
-        &engine,
-        &caller,
-        "market_count",
-        json!({"kind": "awards", "filters": {"state": "Jalisco"}}),
-    )
-    .await;
+    let count = w
+        .ok(
+            "market_count",
+            json!({"kind": "awards", "filters": {"state": "Jalisco"}}),
+        )
+        .await;
     assert_eq!(count.results[0].fields["total"], json!(total_awards));
 
     // History of the RFC of a supplier with awards.
-    let s = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "suppliers", "filters": {"has_awards": true}, "limit": 1}),
-    )
-    .await;
+    let s = w
+        .ok(
+            "market_search",
+            json!({"kind": "suppliers", "filters": {"has_awards": true}, "limit": 1}),
+        )
+        .await;
     let rfc = s.results[0].fields["rfc"].as_str().unwrap().to_owned();
     let awards = s.results[0].fields["awards_count"].as_u64().unwrap();
-    let env = ok(&engine, &caller, "market_history", json!({ "rfc": rfc })).await;
+    let env = w.ok("market_history", json!({ "rfc": rfc })).await;
     let by_year: u64 = env.results[0].fields["by_year"]
         .as_array()
         .unwrap()
@@ -556,35 +483,29 @@ async fn aggregate_history_compare_screen_and_capabilities_answer_from_the_data(
         .any(|r| r.fields.get("section") == Some(&json!("adjudicacion"))));
 
     // Compare two segments: each matches its own count.
-    let env = ok(
-        &engine,
-        &caller,
-        "market_compare",
-        json!({"segments": [
-            {"label": "Jalisco", "filters": {"state": "Jalisco"}},
-            {"label": "Colima", "filters": {"state": "Colima"}}
-        ]}),
-    )
-    .await;
+    let env = w
+        .ok(
+            "market_compare",
+            json!({"segments": [
+                {"label": "Jalisco", "filters": {"state": "Jalisco"}},
+                {"label": "Colima", "filters": {"state": "Colima"}}
+            ]}),
+        )
+        .await;
     assert_eq!(env.shown, 2);
     assert_eq!(env.results[0].fields["awards"], json!(total_awards));
 
     // Screen: a marked RFC comes first with its evidence; a clean one says so.
-    let risks = ok(
-        &engine,
-        &caller,
-        "market_search",
-        json!({"kind": "risks", "filters": {"mark_kind": "sat_69b_definitivo"}, "limit": 1}),
-    )
-    .await;
+    let risks = w
+        .ok(
+            "market_search",
+            json!({"kind": "risks", "filters": {"mark_kind": "sat_69b_definitivo"}, "limit": 1}),
+        )
+        .await;
     let marked = risks.results[0].fields["rfc"].as_str().unwrap().to_owned();
-    let env = ok(
-        &engine,
-        &caller,
-        "market_screen",
-        json!({"rfcs": [rfc, marked, "XYZ"]}),
-    )
-    .await;
+    let env = w
+        .ok("market_screen", json!({"rfcs": [rfc, marked, "XYZ"]}))
+        .await;
     assert_eq!(env.results[0].fields["risk_level"], "con_marcas");
     assert!(!env.results[0].fields["evidence"]
         .as_array()
@@ -596,7 +517,7 @@ async fn aggregate_history_compare_screen_and_capabilities_answer_from_the_data(
         .any(|r| r.fields["risk_level"] == "no_verificable"));
 
     // Capabilities: coverage of every kind, client-safe dates, no internal ids.
-    let env = ok(&engine, &caller, "market_capabilities", json!({})).await;
+    let env = w.ok("market_capabilities", json!({})).await;
     assert!(env.results[0].ref_label.contains("Proveedores"));
     assert!(env
         .results
@@ -617,10 +538,11 @@ async fn aggregate_history_compare_screen_and_capabilities_answer_from_the_data(
 
 #[tokio::test]
 async fn legacy_market_names_resolve_to_the_new_tools() {
-    let (engine, caller) = demo().await;
-    let r = engine
+    let w = demo().await;
+    let r = w
+        .engine
         .call_tool(
-            &caller,
+            &w.caller,
             ToolRequest::new(
                 "driftless_market_search_suppliers",
                 json!({"query": "empaque", "state": "Jalisco", "limit": 5}),
@@ -641,9 +563,10 @@ async fn legacy_market_names_resolve_to_the_new_tools() {
         "{note}"
     );
     // The count alias turns one state into `states`.
-    let r = engine
+    let r = w
+        .engine
         .call_tool(
-            &caller,
+            &w.caller,
             ToolRequest::new(
                 "market_count_suppliers",
                 json!({"state": "Jalisco", "giro": "empaque"}),
@@ -659,10 +582,11 @@ async fn legacy_market_names_resolve_to_the_new_tools() {
         let target = crate::registry::alias::legacy(name)
             .map(|l| l.target)
             .unwrap_or(name);
-        assert!(engine.registry.get(target).is_some(), "{name} → {target}");
+        assert!(w.engine.registry.get(target).is_some(), "{name} → {target}");
         assert!(super::TOOL_NAMES.contains(&target));
     }
-    let listed: Vec<_> = engine
+    let listed: Vec<_> = w
+        .engine
         .registry
         .list(Surface::Mcp)
         .iter()
@@ -675,7 +599,7 @@ async fn legacy_market_names_resolve_to_the_new_tools() {
 
 #[tokio::test]
 async fn the_worked_examples_run() {
-    let (engine, caller) = demo().await;
+    let w = demo().await;
     for name in [
         "market_capabilities",
         "market_search",
@@ -684,9 +608,9 @@ async fn the_worked_examples_run() {
         "market_compare",
         "market_screen",
     ] {
-        let def = &engine.registry.get(name).unwrap().def;
+        let def = &w.engine.registry.get(name).unwrap().def;
         for ex in &def.examples {
-            let env = ok(&engine, &caller, name, ex.args.clone()).await;
+            let env = w.ok(name, ex.args.clone()).await;
             assert!(env.shown > 0, "{name} {}", ex.args);
         }
     }

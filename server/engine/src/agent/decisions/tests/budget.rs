@@ -116,7 +116,7 @@ async fn changing_the_mode_never_resets_what_the_session_spent() {
 #[tokio::test]
 async fn a_member_cannot_set_a_budget_above_the_workspace_ceiling() {
     let fx = fx(Plan::Founder, Role::Member).await;
-    let admin = colleague(&fx, Role::Admin).await;
+    let admin = fx.teammate(Role::Admin, "Beto Admin").await.unwrap();
     let policy = luna_protocol::session::AutoPolicy {
         default_credit_cap: 20,
         default_contact_cap: 5,
