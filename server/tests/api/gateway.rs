@@ -16,7 +16,7 @@ use luna_engine::turn::gateway::Route;
 use luna_engine::turn::openai::pin::{self, Pin};
 use luna_engine::turn::openai::{ApiKey, GatewayConfig, OpenAiGateway, Profile};
 use luna_engine::turn::runner::{run_turn, TurnOutcome};
-use luna_engine::{testkit, Engine};
+use luna_engine::Engine;
 use luna_protocol::account::{Plan, Role};
 use luna_protocol::event::{RefusalCode, SessionEvent};
 use luna_protocol::session::Stage;

@@ -15,7 +15,6 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::post;
 use axum::{Json, Router};
-use luna_engine::testkit;
 use luna_engine::testkit::World;
 use luna_engine::turn::gateway::Route;
 use luna_engine::turn::openai::{GatewayConfig, OpenAiGateway};
