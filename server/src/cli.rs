@@ -257,10 +257,12 @@ pub async fn import_file(
             ocds::import_ocds_from(store, input, options).await
         }
         ImportKind::Sat69b => {
-            let bytes = tokio::fs::read(path)
-                .await
-                .map_err(|e| format!("no se pudo leer el archivo: {e}"))?;
-            luna_engine::market::import::sat69b::import_sat69b(store, &bytes).await
+            let input = if label == "-" {
+                ocds::Input::Stdin
+            } else {
+                ocds::Input::File(path.to_path_buf())
+            };
+            luna_engine::market::import::sat69b::import_sat69b_from(store, input).await
         }
     }
     .map_err(|e| e.body().message)?;

@@ -240,6 +240,18 @@ pub(super) fn number(word: &str) -> Option<u32> {
     })
 }
 
+/// A number right before a word that names a giro on its own: «5 constructoras»,
+/// «20 farmacéuticas» count companies of that giro.
+fn number_before_giro(vocab: &dyn Vocabulary, tokens: &[Token]) -> Option<u32> {
+    tokens.windows(2).find_map(|pair| {
+        let n = number(&pair[0].word).filter(|n| (1..=500).contains(n))?;
+        vocab
+            .find_giro_in("", &pair[1..], &[])
+            .is_some()
+            .then_some(n)
+    })
+}
+
 /// The number right before any of `nouns` within the next three words, e.g.
 /// "40 fabricantes", "tres correos", "los 10 mejores".
 pub(super) fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
@@ -367,7 +379,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "prospecto",
                 "cliente",
             ],
-        ),
+        )
+        .or_else(|| number_before_giro(vocab, &tokens)),
         giro,
         state: places.states.first().map(named),
         sold_to_government: has_any(
@@ -508,6 +521,18 @@ mod tests {
             "los mejores proveedores de limpieza en Jalisco",
         ] {
             assert!(!parse(m, &CatalogVocabulary).compare, "{m}");
+        }
+    }
+
+    #[test]
+    fn a_number_before_a_giro_word_is_the_quantity() {
+        for (m, n) in [
+            ("busca 5 constructoras en Querétaro", Some(5)),
+            ("dame 20 farmacéuticas de Jalisco", Some(20)),
+            ("arma 3 correos para las constructoras", None),
+            ("constructoras con más de 10 contratos", None),
+        ] {
+            assert_eq!(parse(m, &CatalogVocabulary).quantity, n, "{m}");
         }
     }
 

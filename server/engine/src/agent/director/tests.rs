@@ -474,3 +474,66 @@ async fn a_save_names_its_stage() {
         accept_pending(&engine, &caller, &session).await;
     }
 }
+
+/// A new search while a card waits for the person becomes the selection, and the
+/// card keeps waiting.
+#[tokio::test]
+async fn a_search_while_a_card_waits_becomes_the_selection() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "Busca 6 proveedores de limpieza en Jalisco y guárdalos",
+    )
+    .await
+    .unwrap();
+    let board = || async {
+        engine
+            .sessions
+            .snapshot_at_latest(&caller, &session)
+            .await
+            .unwrap()
+            .view
+            .board
+    };
+    let before = board().await;
+    assert_eq!(before.pending.len(), 1, "the save card waits");
+    assert_eq!(before.selection.len(), 6);
+    let out = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t2",
+        "ahora busca 5 constructoras en Querétaro",
+    )
+    .await
+    .unwrap();
+    let after = board().await;
+    assert_eq!(
+        after.selection.len(),
+        5,
+        "{:?} {}",
+        out.transcript
+            .iter()
+            .map(|e| &e.tool.name)
+            .collect::<Vec<_>>(),
+        out.narration.text
+    );
+    assert!(after
+        .selection
+        .iter()
+        .all(|s| !before.selection.iter().any(|b| b.reference == s.reference)));
+    assert_eq!(after.pending.len(), 1, "the card still waits");
+}

@@ -1,9 +1,10 @@
 //! Importers for real public data: OCDS packages ([`ocds`]) and the SAT 69-B list
-//! ([`sat69b`]). Pure engine functions (the CLI wraps them). Every import is
+//! ([`sat69b`]), both streaming from a file, standard input or bytes ([`Input`]). Pure engine functions (the CLI wraps them). Every import is
 //! idempotent — natural keys plus insert-or-ignore, fills only of empty fields — and
 //! returns a report of what was inserted, what was already there and what was
 //! skipped and why.
 
+mod input;
 pub mod ocds;
 pub mod sat69b;
 pub mod sync;
@@ -11,6 +12,8 @@ pub mod sync;
 use std::collections::BTreeMap;
 
 use serde::Serialize;
+
+pub use input::Input;
 
 use crate::base::error::EngineResult;
 use crate::base::store::Store;

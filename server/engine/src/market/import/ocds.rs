@@ -37,33 +37,14 @@ use serde_json::Value;
 use sha2::{Digest, Sha256};
 use tokio::sync::mpsc;
 
-use super::{log_import, ImportReport};
+pub use super::input::Input;
+use super::{input, log_import, ImportReport};
 use crate::base::catalog::text::fold;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::{Backend, Conn, Store};
 use luna_protocol::error::ErrorCode;
 use read::{Item, ReadError};
 use release::{refresh_suppliers, write_release, Ctx, Totals};
-
-/// Where the bytes of an import come from.
-#[derive(Debug, Clone)]
-pub enum Input {
-    File(PathBuf),
-    /// Standard input (`-`): not resumable, its hash is known only at the end.
-    Stdin,
-    Bytes(Vec<u8>),
-}
-
-impl Input {
-    /// How the run names its input.
-    pub fn label(&self) -> String {
-        match self {
-            Input::File(p) => p.display().to_string(),
-            Input::Stdin => "-".into(),
-            Input::Bytes(_) => "(memoria)".into(),
-        }
-    }
-}
 
 /// How far an import is.
 #[derive(Debug, Clone, Default)]
@@ -207,16 +188,13 @@ pub async fn import_ocds_from(
         let stdin_hash = stdin_hash.clone();
         tokio::task::spawn_blocking(move || -> Result<(), ReadError> {
             let raw: Box<dyn Read + Send> = match input {
-                Input::File(p) => {
-                    Box::new(std::fs::File::open(&p).map_err(|e| ReadError::Io(e.to_string()))?)
-                }
                 Input::Stdin => Box::new(Hashing {
                     inner: std::io::stdin(),
                     hasher: stdin_hash,
                 }),
-                Input::Bytes(b) => Box::new(std::io::Cursor::new(b)),
+                other => other.open().map_err(|e| ReadError::Io(e.to_string()))?,
             };
-            let decoded = read::decoded(read::Counted::new(raw, counter))
+            let decoded = input::decoded(read::Counted::new(raw, counter))
                 .map_err(|e| ReadError::Io(e.to_string()))?;
             read::read_items(decoded, &mut |item| tx.blocking_send(item).is_ok())
         })

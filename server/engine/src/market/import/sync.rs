@@ -5,7 +5,10 @@
 //! release of a process already in the database updates its figures (by release date).
 //! Each sync is recorded in `mk_sync_runs`.
 //!
-//! Files are picked by name: `.json`, `.jsonl`, `.ndjson`, each optionally `.gz`.
+//! Files are picked by name: `.json`, `.jsonl`, `.ndjson` are OCDS, `.csv` is a SAT
+//! 69-B list (the whole list as the SAT republishes it: the importer re-marks the
+//! processes whose situation changed, and a list with nothing new counts as already
+//! imported), each optionally `.gz`.
 //! Hidden files and names ending in `.part`/`.tmp` are left alone, so a dump being
 //! copied into a directory is imported by the next sync, once renamed into place.
 
@@ -14,6 +17,7 @@ use std::path::{Path, PathBuf};
 use luna_protocol::error::ErrorCode;
 
 use super::ocds::{import_ocds_from, Input, Options};
+use super::sat69b::import_sat69b_from;
 use super::ImportReport;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Store;
@@ -70,16 +74,34 @@ pub fn parse_sources(value: &str) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether a file name is an OCDS dump a sync imports.
-fn importable(name: &str) -> bool {
+/// What a sync imports a file as.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Format {
+    Ocds,
+    Sat69b,
+}
+
+/// The format of a file a sync imports, by its name (`None`: not a dump).
+fn format_of(name: &str) -> Option<Format> {
     if name.starts_with('.') {
-        return false;
+        return None;
     }
     let name = name.to_ascii_lowercase();
     let name = name.strip_suffix(".gz").unwrap_or(&name);
-    [".json", ".jsonl", ".ndjson"]
+    if [".json", ".jsonl", ".ndjson"]
         .iter()
         .any(|ext| name.ends_with(ext))
+    {
+        Some(Format::Ocds)
+    } else if name.ends_with(".csv") {
+        Some(Format::Sat69b)
+    } else {
+        None
+    }
+}
+
+fn importable(name: &str) -> bool {
+    format_of(name).is_some()
 }
 
 fn unreadable(path: &Path, e: std::io::Error) -> EngineError {
@@ -156,10 +178,23 @@ pub async fn sync(
         files: Vec::with_capacity(files.len()),
     };
     for path in files {
-        let opts = options(&path);
-        let outcome = match import_ocds_from(store, Input::File(path.clone()), opts).await {
-            Ok(r) if r.already_imported => Outcome::Already,
-            Ok(r) => Outcome::Imported(Box::new(r)),
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned());
+        let input = Input::File(path.clone());
+        let imported = match name.as_deref().and_then(format_of) {
+            Some(Format::Sat69b) => import_sat69b_from(store, input).await.map(|r| {
+                let nothing_new = r.inserted.total() == 0 && r.updated == 0;
+                (r, nothing_new)
+            }),
+            _ => import_ocds_from(store, input, options(&path))
+                .await
+                .map(|r| {
+                    let already = r.already_imported;
+                    (r, already)
+                }),
+        };
+        let outcome = match imported {
+            Ok((_, true)) => Outcome::Already,
+            Ok((r, false)) => Outcome::Imported(Box::new(r)),
             Err(e) => Outcome::Failed(e.body().message),
         };
         report.files.push(SyncedFile { path, outcome });
@@ -280,6 +315,40 @@ mod tests {
                 (2, 1, 1, 0, "done".to_string()),
             ]
         );
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[tokio::test]
+    async fn a_sat_69b_list_in_a_source_is_imported_and_then_counts_as_already_there() {
+        let store = Store::open_temp().await.unwrap();
+        let dir = temp_dir("sat69b");
+        let list = Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("tests/fixtures/sat69b/Listado_Completo_69-B.sample.cp1252.csv");
+        std::fs::copy(&list, dir.join("Listado_Completo_69-B.csv")).unwrap();
+        std::fs::write(dir.join("otro.csv"), b"rfc,nombre\n").unwrap();
+        let sources = vec![dir.clone()];
+        let first = sync(&store, &sources, |_| Options::default())
+            .await
+            .unwrap();
+        assert_eq!(
+            (first.imported(), first.already(), first.failed()),
+            (1, 0, 1),
+            "{:?}",
+            first.files
+        );
+        let not_a_list = first
+            .files
+            .iter()
+            .find(|f| f.path.ends_with("otro.csv"))
+            .unwrap();
+        assert!(matches!(&not_a_list.outcome, Outcome::Failed(m) if m.contains("69-B")));
+        let marks = count(&store, "mk_risks").await;
+        assert!(marks > 200);
+        let second = sync(&store, &sources, |_| Options::default())
+            .await
+            .unwrap();
+        assert_eq!((second.imported(), second.already()), (0, 1));
+        assert_eq!(count(&store, "mk_risks").await, marks);
         let _ = std::fs::remove_dir_all(&dir);
     }
 

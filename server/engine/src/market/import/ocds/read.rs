@@ -9,7 +9,7 @@
 //! blocking thread and hand the items to the writer through a channel.
 
 use std::fmt;
-use std::io::{BufRead, BufReader, Read};
+use std::io::{BufRead, Read};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
@@ -61,19 +61,6 @@ impl<R: Read> Read for Counted<R> {
         let n = self.inner.read(buf)?;
         self.count.fetch_add(n as u64, Ordering::Relaxed);
         Ok(n)
-    }
-}
-
-/// Wraps raw input in a buffered reader, decompressing it when it starts with the
-/// gzip magic bytes (`1f 8b`); concatenated gzip members are read as one stream.
-pub(super) fn decoded(raw: impl Read + Send + 'static) -> std::io::Result<Box<dyn BufRead + Send>> {
-    let mut buffered = BufReader::with_capacity(256 * 1024, raw);
-    let head = buffered.fill_buf()?;
-    if head.starts_with(&[0x1f, 0x8b]) {
-        let gz = flate2::bufread::MultiGzDecoder::new(buffered);
-        Ok(Box::new(BufReader::with_capacity(256 * 1024, gz)))
-    } else {
-        Ok(Box::new(buffered))
     }
 }
 
