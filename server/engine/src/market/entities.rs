@@ -291,6 +291,14 @@ async fn resolve_chunk(conn: &mut Conn, ids: &[String]) -> EngineResult<Resoluti
             groups.entry(k).or_default().push(s);
         }
     }
+    // The links the groups' aliases already have, in one batched query.
+    let all_aliases: Vec<String> = groups
+        .values()
+        .flatten()
+        .filter(|s| s.rfc.is_none())
+        .map(|s| s.id.clone())
+        .collect();
+    let methods = methods_of(conn, &all_aliases).await?;
     for (_, members) in groups {
         let (with_rfc, aliases): (Vec<&SupplierNames>, Vec<&SupplierNames>) =
             members.iter().partition(|s| s.rfc.is_some());
@@ -298,7 +306,6 @@ async fn resolve_chunk(conn: &mut Conn, ids: &[String]) -> EngineResult<Resoluti
             continue;
         }
         let alias_ids: Vec<String> = aliases.iter().map(|a| a.id.clone()).collect();
-        let methods = methods_of(conn, &alias_ids).await?;
         if let [canonical] = with_rfc.as_slice() {
             let exact = fold(&canonical.name);
             for a in &aliases {

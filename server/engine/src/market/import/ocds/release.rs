@@ -459,7 +459,7 @@ async fn write_supplier(
     report: &mut ImportReport,
 ) -> EngineResult<()> {
     let inserted = sqlx::query(
-        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at, rfc_claimed) values ($1, $2, $3, $4, $5, $6, $7, $8, $9) on conflict do nothing",
+        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at, rfc_claimed, name_key) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing",
     )
     .bind(&party.key)
     .bind(&party.rfc)
@@ -470,6 +470,7 @@ async fn write_supplier(
     .bind(&ctx.source)
     .bind(ctx.now)
     .bind(&party.rfc_claimed)
+    .bind(crate::market::entities::name_key(&party.name))
     .execute(&mut *conn)
     .await?
     .rows_affected();
