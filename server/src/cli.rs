@@ -14,6 +14,10 @@
 //! - `luna-server sync [<path>...]` imports what is new in the configured sources
 //!   (`LUNA_SYNC_SOURCES`, or the paths given): files already imported completely are
 //!   skipped by their hash; each sync is recorded (`mk_sync_runs`).
+//! - `luna-server resolve-suppliers` links every supplier without an RFC (hashed RFC,
+//!   state registry id, name alone) to the RFC'd supplier it is, by RFC and then by
+//!   legal name (`market::entities`; an OCDS import already does it for the suppliers
+//!   it wrote), and prints what it linked.
 //! - `luna-server import-sat69b <file.csv>` imports the SAT 69-B list.
 //! - `luna-server model-pin --email <owner/admin email> --pin none|primary|fallback`
 //!   pins the workspace to one model route (the pin gate, CONTRACT §7.5).
@@ -90,6 +94,9 @@ pub async fn run(
     let command = args.first()?.as_str();
     if matches!(command, "import-ocds" | "import-sat69b") {
         return Some(import(command, &args[1..], engine).await);
+    }
+    if command == "resolve-suppliers" {
+        return Some(resolve_suppliers(engine).await);
     }
     if command == "sync" {
         let configured = std::env::var("LUNA_SYNC_SOURCES").ok();
@@ -269,6 +276,37 @@ pub async fn import_file(
     Ok(render_report(&label, &report))
 }
 
+/// `resolve-suppliers`: entity resolution over every supplier.
+async fn resolve_suppliers(
+    engine: impl std::future::Future<Output = Result<Engine, String>>,
+) -> i32 {
+    let engine = match engine.await {
+        Ok(e) => e,
+        Err(e) => {
+            eprintln!("{e}");
+            return 1;
+        }
+    };
+    match luna_engine::market::entities::resolve_all(engine.market.store()).await {
+        Ok(r) => {
+            println!("{}", resolution_line(&r));
+            0
+        }
+        Err(e) => {
+            eprintln!("{e}");
+            1
+        }
+    }
+}
+
+/// What entity resolution linked, in Spanish.
+fn resolution_line(r: &luna_engine::market::entities::Resolution) -> String {
+    format!(
+        "identidades enlazadas: por RFC {} · por nombre {} · nombres ambiguos (sin enlazar): {}",
+        r.linked_by_rfc, r.linked_by_name, r.ambiguous_names
+    )
+}
+
 /// How many skipped items the summary names one by one (the rest are counted by reason).
 const SKIPPED_SHOWN: usize = 10;
 
@@ -294,6 +332,9 @@ pub(crate) fn render_report(file: &str, r: &luna_engine::market::import::ImportR
         "  actualizados: {} · ya estaban: {} · omitidos: {}",
         r.updated, r.unchanged, r.skipped_total
     );
+    if r.source.starts_with("ocds:") {
+        let _ = writeln!(out, "  {}", resolution_line(&r.resolution));
+    }
     for (reason, n) in &r.skipped_by_reason {
         let _ = writeln!(out, "    {n} omitidos: {reason}");
     }
@@ -353,6 +394,10 @@ mod tests {
         let ocds = fixture("ocds/fictional/record-ocds-213czf-000-00001.json");
         let first = import_file(&engine, ImportKind::Ocds, &ocds).await.unwrap();
         assert!(!inserted_line(&first).contains("importados: 0 "), "{first}");
+        assert!(
+            first.contains("identidades enlazadas: por RFC 0 · por nombre 0 · nombres ambiguos (sin enlazar): 0"),
+            "{first}"
+        );
         let again = import_file(&engine, ImportKind::Ocds, &ocds).await.unwrap();
         assert!(inserted_line(&again).contains("importados: 0 "), "{again}");
 
@@ -402,6 +447,13 @@ mod tests {
         let missing = vec!["import-ocds".to_string(), "/no/existe.json".to_string()];
         assert_eq!(run(&missing, open()).await, Some(1));
         assert_eq!(run(&["serve".to_string()], open()).await, None);
+    }
+
+    #[tokio::test]
+    async fn resolve_suppliers_runs_over_the_whole_market() {
+        let open = || async { Ok(Engine::from_store(Store::open_temp().await.unwrap())) };
+        let args = vec!["resolve-suppliers".to_string()];
+        assert_eq!(run(&args, open()).await, Some(0));
     }
 
     #[tokio::test]

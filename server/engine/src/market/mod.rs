@@ -7,6 +7,7 @@
 
 pub mod coverage;
 pub mod cursor;
+pub mod entities;
 pub mod filters;
 pub mod fulltext;
 pub mod generator;

@@ -334,6 +334,8 @@ impl Market {
             supplier
                 .evidence
                 .extend(permits.iter().map(rows::permit_evidence));
+            let (identities, belongs_to) =
+                crate::market::entities::identities_of(&self.store, &supplier.id).await?;
             return Ok(GetResult {
                 branch: GetBranch::Supplier,
                 record: MarketRecord::Supplier(Box::new(SupplierDetail {
@@ -341,6 +343,8 @@ impl Market {
                     awards,
                     marks,
                     permits,
+                    identities,
+                    belongs_to,
                 })),
             });
         }

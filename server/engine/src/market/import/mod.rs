@@ -65,6 +65,9 @@ pub struct ImportReport {
     pub notes: Vec<String>,
     /// The same bytes had already been imported completely: nothing was read.
     pub already_imported: bool,
+    /// What entity resolution linked among the suppliers the import wrote
+    /// (`market::entities`).
+    pub resolution: crate::market::entities::Resolution,
 }
 
 impl ImportReport {

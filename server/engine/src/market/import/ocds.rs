@@ -19,6 +19,10 @@
 //! amounts only in contracts or in the planning budget, and a
 //! `procurementMethodDetails` that contradicts `procurementMethod` (the Spanish detail
 //! wins). Awards are keyed by source + ocid + award id + supplier.
+//!
+//! At the end of a run (and every [`release::TOUCHED_MAX`] suppliers on a large
+//! input), entity resolution (`market::entities`) links the suppliers the run wrote
+//! that have no RFC to the RFC'd supplier they are; the report counts the links.
 
 mod fields;
 mod history;
@@ -44,7 +48,7 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::{Backend, Conn, Store};
 use luna_protocol::error::ErrorCode;
 use read::{Item, ReadError};
-use release::{refresh_suppliers, write_release, Ctx, Totals};
+use release::{refresh_suppliers, write_release, Ctx, Totals, TOUCHED_MAX};
 
 /// How far an import is.
 #[derive(Debug, Clone, Default)]
@@ -220,6 +224,7 @@ pub async fn import_ocds_from(
         now: crate::base::clock::now_ms(),
         run_id,
         known: Default::default(),
+        touched: Default::default(),
     };
     let mut batch: Vec<Value> = Vec::with_capacity(batch_size);
     let mut seen: u64 = 0;
@@ -272,12 +277,24 @@ pub async fn import_ocds_from(
                         break;
                     }
                     progress(seen, &mut opts);
+                    if ctx.touched.len() >= TOUCHED_MAX {
+                        if let Err(e) = resolve_touched(&mut conn, &mut ctx, &mut report).await {
+                            write_error = Some(e);
+                            break;
+                        }
+                    }
                 }
             }
         }
     }
     if write_error.is_none() && !batch.is_empty() {
         write_error = flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report)
+            .await
+            .err();
+    }
+    if write_error.is_none() {
+        // Entity resolution of the suppliers this run wrote (`market::entities`).
+        write_error = resolve_touched(&mut conn, &mut ctx, &mut report)
             .await
             .err();
     }
@@ -328,6 +345,20 @@ pub async fn import_ocds_from(
     )
     .await?;
     Ok(report)
+}
+
+/// Links the suppliers the run wrote since the last call to the suppliers they are
+/// (`market::entities`), and adds what it linked to the report.
+async fn resolve_touched(
+    conn: &mut Conn,
+    ctx: &mut Ctx,
+    report: &mut ImportReport,
+) -> EngineResult<()> {
+    let mut ids: Vec<String> = ctx.touched.drain().collect();
+    ids.sort();
+    let r = crate::market::entities::resolve(conn, &ids).await?;
+    report.resolution.add(&r);
+    Ok(())
 }
 
 /// Writes one batch and the run's resume point in one transaction.

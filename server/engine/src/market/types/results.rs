@@ -187,6 +187,31 @@ pub struct SupplierDetail {
     pub awards: Option<Vec<AwardRow>>,
     pub marks: Vec<RiskRow>,
     pub permits: Vec<PermitRow>,
+    /// Its other identities in the data — a hashed RFC, a state registry id, a name
+    /// alone — linked to it by entity resolution (`market::entities`), most confident
+    /// first.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub identities: Vec<SupplierIdentity>,
+    /// For an identity without an RFC: the supplier it was linked to.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub belongs_to: Option<SupplierIdentity>,
+}
+
+/// One identity of a supplier linked by entity resolution (`market::entities`).
+#[derive(Debug, Clone, Serialize)]
+pub struct SupplierIdentity {
+    /// `company:<id>`, for `market_get`.
+    #[serde(rename = "ref")]
+    pub r#ref: String,
+    pub id: String,
+    pub name: String,
+    /// How the id identifies it, in Spanish: «RFC», «RFC cifrado», «registro estatal»
+    /// or «solo nombre».
+    pub kind: String,
+    /// `rfc` (it publishes the same RFC) or `nombre` (same legal name, suffixes folded).
+    pub method: String,
+    /// 1.0 by RFC; 0.9 same name, 0.8 same name once the company suffixes are folded.
+    pub confidence: f64,
 }
 
 #[derive(Debug, Clone, Serialize)]

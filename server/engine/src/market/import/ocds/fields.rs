@@ -67,6 +67,9 @@ pub(super) struct Party {
     pub(super) rfc: Option<String>,
     pub(super) rfc_valid: bool,
     pub(super) name: String,
+    /// An RFC a party without one in its main identifier publishes among its
+    /// `additionalIdentifiers` (entity resolution links it by that RFC).
+    pub(super) rfc_claimed: Option<String>,
     pub(super) state: Option<State>,
     pub(super) locality: Option<String>,
     pub(super) roles: Vec<Role>,
@@ -119,6 +122,7 @@ pub(super) fn party_identity(p: &Value, warnings: &mut Vec<String>) -> Option<Pa
         .and_then(|i| s(i.get("legalName")))
         .or_else(|| s(p.get("name")))
         .unwrap_or_else(|| key.clone());
+    let rfc_claimed = if rfc.is_some() { None } else { claimed_rfc(p) };
     let address = p.get("address");
     let state = address
         .and_then(|a| s(a.get("region")))
@@ -134,10 +138,24 @@ pub(super) fn party_identity(p: &Value, warnings: &mut Vec<String>) -> Option<Pa
         rfc,
         rfc_valid,
         name,
+        rfc_claimed,
         state,
         locality,
         roles,
     })
+}
+
+/// The first well-formed RFC among a party's `additionalIdentifiers` (scheme naming
+/// RFC, e.g. `MX-RFC`).
+fn claimed_rfc(p: &Value) -> Option<String> {
+    p.get("additionalIdentifiers")?
+        .as_array()?
+        .iter()
+        .filter(|i| s(i.get("scheme")).is_some_and(|sc| sc.to_ascii_uppercase().contains("RFC")))
+        .filter_map(|i| s(i.get("id")))
+        .map(|id| rfc::check(&id))
+        .find(|c| c.format_ok)
+        .map(|c| c.normalized)
 }
 
 pub(super) fn procedure_of(tender: Option<&Value>) -> Option<Procedure> {

@@ -27,7 +27,13 @@ pub(super) struct Ctx {
     /// Suppliers this run has written, and whether their state is known: a supplier
     /// appears in many releases, and each statement saved counts at national scale.
     pub known: HashMap<String, bool>,
+    /// Suppliers this run wrote since the last entity resolution (`market::entities`),
+    /// resolved at the end of the run or once [`TOUCHED_MAX`] of them gathered.
+    pub touched: HashSet<String>,
 }
+
+/// Bounds [`Ctx::touched`]: past it the import resolves what it gathered.
+pub(super) const TOUCHED_MAX: usize = 50_000;
 
 /// Bounds [`Ctx::known`] (about 100 bytes an entry).
 const KNOWN_MAX: usize = 200_000;
@@ -376,6 +382,9 @@ pub(super) async fn write_release(
                     party.key
                 ));
             }
+            if !ctx.touched.contains(&party.key) {
+                ctx.touched.insert(party.key.clone());
+            }
             // A supplier this run already wrote (with its state) needs no statement.
             let known = ctx.known.get(&party.key).copied();
             if known != Some(true) && !(known == Some(false) && party.state.is_none()) {
@@ -450,7 +459,7 @@ async fn write_supplier(
     report: &mut ImportReport,
 ) -> EngineResult<()> {
     let inserted = sqlx::query(
-        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at) values ($1, $2, $3, $4, $5, $6, $7, $8) on conflict do nothing",
+        "insert into mk_suppliers (id, rfc, rfc_valid, name, state_code, municipality, source, created_at, rfc_claimed, name_key) values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10) on conflict do nothing",
     )
     .bind(&party.key)
     .bind(&party.rfc)
@@ -460,21 +469,34 @@ async fn write_supplier(
     .bind(&party.locality)
     .bind(&ctx.source)
     .bind(ctx.now)
+    .bind(&party.rfc_claimed)
+    .bind(crate::market::entities::name_key(&party.name))
     .execute(&mut *conn)
     .await?
     .rows_affected();
     if inserted > 0 {
         report.inserted.suppliers += 1;
-    } else if let Some(st) = party.state {
-        let filled = sqlx::query(
-            "update mk_suppliers set state_code = $1 where id = $2 and state_code is null",
-        )
-        .bind(i64::from(st.code()))
-        .bind(&party.key)
-        .execute(&mut *conn)
-        .await?
-        .rows_affected();
-        report.updated += filled;
+    } else {
+        if let Some(claimed) = &party.rfc_claimed {
+            sqlx::query(
+                "update mk_suppliers set rfc_claimed = $1 where id = $2 and rfc is null and rfc_claimed is null",
+            )
+            .bind(claimed)
+            .bind(&party.key)
+            .execute(&mut *conn)
+            .await?;
+        }
+        if let Some(st) = party.state {
+            let filled = sqlx::query(
+                "update mk_suppliers set state_code = $1 where id = $2 and state_code is null",
+            )
+            .bind(i64::from(st.code()))
+            .bind(&party.key)
+            .execute(&mut *conn)
+            .await?
+            .rows_affected();
+            report.updated += filled;
+        }
     }
     if ctx.known.len() >= KNOWN_MAX {
         ctx.known.clear();
