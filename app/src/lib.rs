@@ -10,6 +10,7 @@ pub mod api;
 pub mod board_api;
 pub mod codec;
 pub mod components;
+pub mod coverage_api;
 pub mod decisions_api;
 pub mod error;
 pub mod knowledge_api;

@@ -52,6 +52,54 @@ pub struct AwardLine {
     /// `YYYY-MM-DD`.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub date: Option<String>,
+    /// Where an imported Adjudicación comes from (none for demo data).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub provenance: Option<Provenance>,
+}
+
+/// The source of one imported market row: the publisher, the file that was imported
+/// and the release (ocid, release id, release date), so a person can find the original
+/// record. Built by `luna_engine::market::provenance`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
+pub struct Provenance {
+    /// The OCDS publisher's name, as the package gives it.
+    pub publisher: Option<String>,
+    /// The imported file as the operator named it (`-` for standard input).
+    pub file: String,
+    pub ocid: Option<String>,
+    pub release_id: Option<String>,
+    pub release_date: Option<String>,
+}
+
+impl Provenance {
+    /// «Fuente: <publisher> · <archivo> · ocid … · publicado <fecha>».
+    pub fn line(&self) -> String {
+        let mut parts = vec![format!(
+            "Fuente: {}",
+            self.publisher.as_deref().unwrap_or("publicador sin nombre")
+        )];
+        parts.push(
+            self.file
+                .rsplit('/')
+                .next()
+                .unwrap_or(&self.file)
+                .to_owned(),
+        );
+        if let Some(o) = &self.ocid {
+            parts.push(format!("ocid {o}"));
+        }
+        if let Some(r) = self
+            .release_id
+            .as_ref()
+            .filter(|r| Some(*r) != self.ocid.as_ref())
+        {
+            parts.push(format!("release {r}"));
+        }
+        if let Some(d) = &self.release_date {
+            parts.push(format!("publicado {}", date_es(d.get(..10).unwrap_or(d))));
+        }
+        parts.join(" · ")
+    }
 }
 
 /// One bar of a chart: a year or a buyer with its summed amount.
@@ -268,5 +316,24 @@ mod tests {
         assert_eq!(date_es("sin fecha"), "sin fecha");
         assert_eq!(date_from_ms(1_795_964_400_000), "29 nov 2026");
         assert_eq!(date_from_ms(0), "1 ene 1970");
+    }
+}
+
+#[cfg(test)]
+mod provenance_tests {
+    use super::Provenance;
+
+    #[test]
+    fn provenance_names_the_publisher_file_ocid_and_release_date() {
+        let p = Provenance {
+            publisher: Some("Administración Pública Federal".into()),
+            file: "/datos/apf/contratos-2024.jsonl.gz".into(),
+            ocid: Some("ocds-07smqs-1500001".into()),
+            release_id: Some("ocds-07smqs-1500001-02".into()),
+            release_date: Some("2024-03-25T12:00:00Z".into()),
+        };
+        let line = p.line();
+        assert!(line.starts_with("Fuente: Administración Pública Federal · contratos-2024.jsonl.gz · ocid ocds-07smqs-1500001 · release ocds-07smqs-1500001-02 · publicado "), "{line}");
+        assert!(line.contains("2024"), "{line}");
     }
 }

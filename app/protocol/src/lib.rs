@@ -11,6 +11,7 @@ extern crate self as luna_protocol;
 pub mod account;
 pub mod board;
 pub mod chat;
+pub mod coverage;
 pub mod crm;
 pub mod decision;
 pub mod error;

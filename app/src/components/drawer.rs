@@ -202,6 +202,10 @@ fn file_view(f: CompanyFile) -> impl IntoView {
                                     {a.date.map(|d| format!(" · {}", date_es(&d)))}
                                     {a.amount_mxn.map(|m| format!(" · {}", mxn(m)))}
                                 </p>
+                                {a.provenance.map(|p| view! {
+                                    <p class="select-all break-all text-xs text-slate-500 dark:text-slate-400" data-testid="award-provenance"
+                                        title="Selecciona para copiar los identificadores del registro original">{p.line()}</p>
+                                })}
                             </li>
                         }).collect_view()}
                     </ul>

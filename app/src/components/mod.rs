@@ -3,6 +3,7 @@
 mod board;
 mod chart;
 mod chat;
+pub mod coverage;
 pub mod decision;
 pub mod drawer;
 mod kanban;

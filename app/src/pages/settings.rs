@@ -9,6 +9,7 @@ use luna_protocol::account::ApiScope;
 use luna_protocol::evidence::date_from_ms;
 
 use crate::api::{settings, ApiKeyView, CreateApiKey, MemberView, RevokeApiKey};
+use crate::components::coverage::CoverageSection;
 use crate::components::kind_checks::KindChecks;
 use crate::components::profile::ProfileSection;
 use crate::components::send_window::SendWindowSection;
@@ -47,6 +48,7 @@ pub fn SettingsPage() -> impl IntoView {
                                 <AutoPolicySection />
                                 <SendWindowSection />
                                 <SuppressionsSection />
+                                <CoverageSection />
                                 <section aria-labelledby="members-title" class="space-y-2">
                                     <h2 id="members-title" class="text-lg font-medium">"Miembros de " {view.workspace_name.clone()}</h2>
                                     <ul class="divide-y divide-slate-200 rounded-xl border border-slate-200 dark:divide-slate-800 dark:border-slate-800">

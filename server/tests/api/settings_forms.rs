@@ -136,3 +136,38 @@ async fn the_commercial_profile_saves_with_empty_lists_and_a_bad_state_is_named(
     assert_eq!(p["compradores"], serde_json::json!([]));
     assert_eq!(p["ticket_mxn"], 250000);
 }
+
+#[tokio::test]
+async fn admins_get_the_market_coverage_and_members_get_the_typed_refusal() {
+    let (app, _) = helpers::router().await;
+    let member = login(&app, "ventas@demo.luna.mx").await;
+    let admin = login(&app, "admin@demo.luna.mx").await;
+
+    let (status, text) = post(&app, "/api/market_coverage", "", &member).await;
+    assert_eq!(status, StatusCode::FORBIDDEN, "{text}");
+    assert!(text.contains("administrador"), "{text}");
+
+    let (status, text) = post(&app, "/api/market_coverage", "", &admin).await;
+    assert_eq!(status, StatusCode::OK, "{text}");
+    let cov: serde_json::Value = serde_json::from_str(&text).unwrap();
+    let kinds = cov["kinds"].as_array().unwrap();
+    assert_eq!(kinds.len(), 5, "{text}");
+    assert!(kinds
+        .iter()
+        .any(|k| k["kind"] == "awards" && k["rows"].as_u64() > Some(0)));
+    let states = cov["states"].as_array().unwrap().len()
+        + cov["states_without_data"].as_array().unwrap().len();
+    assert_eq!(states, 32, "{text}");
+    // Per-year figures add up to the kinds' totals.
+    let years = cov["years"].as_array().unwrap();
+    assert!(!years.is_empty(), "{text}");
+    let awards_by_year: u64 = years.iter().map(|y| y["awards"].as_u64().unwrap()).sum();
+    let dated = kinds.iter().find(|k| k["kind"] == "awards").unwrap()["rows"]
+        .as_u64()
+        .unwrap();
+    assert!(
+        awards_by_year > 0 && awards_by_year <= dated,
+        "{awards_by_year} {dated}"
+    );
+    assert!(cov["summary"].as_str().unwrap().contains("Adjudicaciones"));
+}

@@ -130,7 +130,23 @@ pub async fn company_file(
         awards_truncated: field(row, "awards_truncated")?,
         by_year: by_year(&awards),
         by_buyer: by_buyer(&awards, TOP_BUYERS),
-        awards: awards.iter().map(award_line).collect(),
+        awards: {
+            let ids: Vec<i64> = awards.iter().filter_map(|a| award_id(&a.r#ref)).collect();
+            let mut found = crate::market::provenance::of(
+                engine.market.store(),
+                crate::market::provenance::Of::Award,
+                &ids,
+            )
+            .await?;
+            awards
+                .iter()
+                .map(|a| {
+                    let mut line = award_line(a);
+                    line.provenance = award_id(&a.r#ref).and_then(|id| found.remove(&id));
+                    line
+                })
+                .collect()
+        },
         marks: marks.iter().map(mark_line).collect(),
         permits: permits.iter().map(permit_line).collect(),
         crm,
@@ -144,7 +160,13 @@ fn award_line(a: &AwardRow) -> AwardLine {
         buyer: buyer_of(a),
         amount_mxn: mxn_amount(a),
         date: a.date.clone(),
+        provenance: None,
     }
+}
+
+/// The row id of a `record:award:<id>` ref.
+fn award_id(reference: &str) -> Option<i64> {
+    reference.strip_prefix("record:award:")?.parse().ok()
 }
 
 fn mark_line(r: &RiskRow) -> MarkLine {

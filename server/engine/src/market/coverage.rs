@@ -2,50 +2,15 @@
 //! freshness. Client-safe: labels and counts only, no internal ids or paths. Used by
 //! `market_capabilities` and compiled into the turn input.
 
-use serde::Serialize;
+pub use luna_protocol::coverage::{
+    Coverage, ImportFreshness, KindCoverage, SourceCoverage, StateCoverage, SyncFreshness,
+    YearCoverage,
+};
 
 use super::types::MarketKind;
 use super::Market;
 use crate::base::catalog::states::State;
 use crate::base::error::EngineResult;
-
-#[derive(Debug, Clone, Serialize)]
-pub struct SourceCoverage {
-    pub source: String,
-    pub label: String,
-    pub kind: String,
-    pub imports: u64,
-    pub last_import_at: i64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct KindCoverage {
-    pub kind: MarketKind,
-    pub label: String,
-    pub rows: u64,
-    pub date_from: Option<String>,
-    pub date_to: Option<String>,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct StateCoverage {
-    pub state: String,
-    pub suppliers: u64,
-    pub awards: u64,
-}
-
-#[derive(Debug, Clone, Serialize)]
-pub struct Coverage {
-    pub sources: Vec<SourceCoverage>,
-    pub kinds: Vec<KindCoverage>,
-    /// States with at least one Proveedor, largest first.
-    pub states: Vec<StateCoverage>,
-    /// States with no data at all (so the narration can say so).
-    pub states_without_data: Vec<String>,
-    pub last_import_at: Option<i64>,
-    /// Human summary in Spanish.
-    pub summary: String,
-}
 
 /// One source's imports (`mk_imports`, grouped).
 #[derive(sqlx::FromRow)]
@@ -123,7 +88,7 @@ impl Market {
         for (kind, sql) in specs {
             let row = sqlx::query_as::<_, KindStats>(sql).fetch_one(pool).await?;
             kinds.push(KindCoverage {
-                kind,
+                kind: kind.key().to_owned(),
                 label: kind.label().to_string(),
                 rows: rows_count(row.n),
                 date_from: row.date_from,
@@ -160,7 +125,14 @@ impl Market {
             }
         }
         states.sort_by_key(|s| std::cmp::Reverse(s.suppliers));
-        let last_import_at = sources.iter().map(|s| s.last_import_at).max();
+        let years = super::coverage_detail::years(&self.store).await?;
+        let imports = super::coverage_detail::imports(&self.store).await?;
+        let last_sync = super::coverage_detail::last_sync(&self.store).await?;
+        let last_import_at = sources
+            .iter()
+            .map(|s| s.last_import_at)
+            .chain(imports.iter().filter_map(|i| i.last_import_at))
+            .max();
         let awards = &kinds[2];
         let summary = format!(
             "{} Proveedores, {} Adjudicaciones ({} a {}), {} Licitaciones, {} Registros y {} marcas de riesgo; {} de 32 estados con datos; fuentes: {}.",
@@ -172,10 +144,18 @@ impl Market {
             kinds[3].rows,
             kinds[4].rows,
             states.len(),
-            if sources.is_empty() {
+            if sources.is_empty() && imports.is_empty() {
                 "ninguna".to_string()
             } else {
-                sources.iter().map(|s| s.label.as_str()).collect::<Vec<_>>().join("; ")
+                sources
+                    .iter()
+                    .map(|s| s.label.clone())
+                    .chain(imports.iter().map(|i| match &i.newest_release {
+                        Some(d) => format!("{} (publicado hasta {})", i.publisher.as_deref().unwrap_or(&i.source), d.get(..10).unwrap_or(d)),
+                        None => i.publisher.clone().unwrap_or_else(|| i.source.clone()),
+                    }))
+                    .collect::<Vec<_>>()
+                    .join("; ")
             }
         );
         Ok(Coverage {
@@ -184,6 +164,9 @@ impl Market {
             states,
             states_without_data,
             last_import_at,
+            years,
+            imports,
+            last_sync,
             summary,
         })
     }

@@ -6,6 +6,7 @@
 //! [`generator`] and the [`import`] functions (OCDS, SAT 69-B).
 
 pub mod coverage;
+mod coverage_detail;
 pub mod cursor;
 pub mod entities;
 pub mod filters;

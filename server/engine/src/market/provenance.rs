@@ -5,23 +5,12 @@
 
 use std::collections::HashMap;
 
-use serde::{Deserialize, Serialize};
 use sqlx::Row;
 
 use crate::base::error::EngineResult;
 use crate::base::store::{numbered, Store};
 
-/// The source of one market row.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct Provenance {
-    /// The OCDS publisher's name, as the package gives it.
-    pub publisher: Option<String>,
-    /// The imported file as the operator named it (`-` for standard input).
-    pub file: String,
-    pub ocid: Option<String>,
-    pub release_id: Option<String>,
-    pub release_date: Option<String>,
-}
+pub use luna_protocol::evidence::Provenance;
 
 /// Which table the ids name.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -124,10 +124,10 @@ async fn capabilities(ctx: ToolCtx, _args: CapabilitiesArgs) -> EngineResult<Too
     for k in &cov.kinds {
         rows.push(
             ResultRow::new(
-                format!("record:coverage:{}", k.kind.key()),
+                format!("record:coverage:{}", k.kind),
                 format!("{}: {}", k.label, k.rows),
             )
-            .with("kind", k.kind)
+            .with("kind", &k.kind)
             .with("rows", k.rows)
             .with("date_from", &k.date_from)
             .with("date_to", &k.date_to),
@@ -141,9 +141,20 @@ async fn capabilities(ctx: ToolCtx, _args: CapabilitiesArgs) -> EngineResult<Too
                 .with("last_import", ms_to_date(s.last_import_at)),
         );
     }
+    for (i, f) in cov.imports.iter().enumerate() {
+        let name = f.publisher.clone().unwrap_or_else(|| f.source.clone());
+        rows.push(
+            ResultRow::new(format!("record:import:{}", i + 1), name)
+                .with("files", f.files)
+                .with("last_import", f.last_import_at.and_then(ms_to_date))
+                .with("newest_release", &f.newest_release),
+        );
+    }
     let mut env = Envelope::rows(rows);
     env.coverage = Some(json!({
         "states": cov.states.iter().map(|s| json!({"state": s.state, "suppliers": s.suppliers, "awards": s.awards})).collect::<Vec<_>>(),
+        "years": cov.years,
+        "last_sync": cov.last_sync.as_ref().map(|s| json!({"status": s.status, "finished": s.finished_at.and_then(ms_to_date), "imported": s.imported})),
         "last_import": last,
     }));
     Ok(env.into())
