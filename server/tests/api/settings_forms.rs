@@ -139,7 +139,8 @@ async fn the_commercial_profile_saves_with_empty_lists_and_a_bad_state_is_named(
 
 #[tokio::test]
 async fn admins_get_the_market_coverage_and_members_get_the_typed_refusal() {
-    let (app, _) = helpers::router().await;
+    let (app, engine) = helpers::router().await;
+    engine.market.ensure_demo().await.unwrap();
     let member = login(&app, "ventas@demo.luna.mx").await;
     let admin = login(&app, "admin@demo.luna.mx").await;
 
@@ -154,7 +155,7 @@ async fn admins_get_the_market_coverage_and_members_get_the_typed_refusal() {
     assert_eq!(kinds.len(), 5, "{text}");
     assert!(kinds
         .iter()
-        .any(|k| k["kind"] == "awards" && k["rows"].as_u64() > Some(0)));
+        .any(|k| k["kind"] == "awards" && k["rows"].as_u64() > Some(0)), "{text}");
     let states = cov["states"].as_array().unwrap().len()
         + cov["states_without_data"].as_array().unwrap().len();
     assert_eq!(states, 32, "{text}");
