@@ -153,9 +153,12 @@ async fn admins_get_the_market_coverage_and_members_get_the_typed_refusal() {
     let cov: serde_json::Value = serde_json::from_str(&text).unwrap();
     let kinds = cov["kinds"].as_array().unwrap();
     assert_eq!(kinds.len(), 5, "{text}");
-    assert!(kinds
-        .iter()
-        .any(|k| k["kind"] == "awards" && k["rows"].as_u64() > Some(0)), "{text}");
+    assert!(
+        kinds
+            .iter()
+            .any(|k| k["kind"] == "awards" && k["rows"].as_u64() > Some(0)),
+        "{text}"
+    );
     let states = cov["states"].as_array().unwrap().len()
         + cov["states_without_data"].as_array().unwrap().len();
     assert_eq!(states, 32, "{text}");
