@@ -14,7 +14,7 @@ test('an admin sees the demo market coverage in Ajustes', async ({ page }) => {
   await expect(section.getByTestId('coverage-summary')).toContainText('Proveedores');
   const kinds = section.getByTestId('coverage-kinds');
   for (const label of ['Proveedores', 'Licitaciones', 'Adjudicaciones', 'Registros']) {
-    await expect(kinds.getByRole('row').filter({ hasText: label })).toHaveCount(1);
+    await expect(kinds.locator('tbody tr').filter({ hasText: label })).toHaveCount(1);
   }
   // Every one of the 32 states has a row, with data or «Sin datos».
   await expect(section.getByTestId('coverage-states').locator('tbody tr')).toHaveCount(32);
