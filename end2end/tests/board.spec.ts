@@ -2,20 +2,10 @@
 // and can be removed, the saved list is a kanban whose moves persist, the mobile tabs
 // carry badges, and a dropped websocket comes back without losing or doubling messages.
 import { expect, Page, test } from '@playwright/test';
-import { OWNER, hydrated, login, shot } from './helpers';
+import { OWNER, clearPending, hydrated, login, shot } from './helpers';
 
 const SCENE = 'Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno.';
 const SAVE = `${SCENE} Guárdamelos.`;
-
-/** Declines whatever an earlier test left pending, so the chat can search again. */
-async function clearPending(page: Page) {
-  const cards = page.getByTestId('decision-card');
-  for (let i = 0; i < 10 && (await cards.count()) > 0; i++) {
-    const before = await cards.count();
-    await cards.first().getByRole('button', { name: 'Rechazar' }).click();
-    await expect(cards).toHaveCount(before - 1);
-  }
-}
 
 /** Luna's answers shown before the last message was sent. */
 let answersBefore = 0;

@@ -1,8 +1,8 @@
 // Decision cards and auto mode (issue 7): an admin sets the workspace's auto budget;
 // a member turns on "Automático con presupuesto", runs the scene and watches the
 // counter move as Luna saves the list and reveals contacts inside the budget.
-import { expect, Page, test } from '@playwright/test';
-import { ADMIN, MEMBER, hydrated, login } from './helpers';
+import { expect, test } from '@playwright/test';
+import { ADMIN, MEMBER, clearPending, hydrated, login } from './helpers';
 
 test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ page }) => {
   await login(page, ADMIN);
@@ -22,16 +22,6 @@ test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ pa
   await expect(page.getByTestId('policy-credit-cap')).toHaveValue('60');
   await expect(page.getByTestId('policy-contact-cap')).toHaveValue('12');
 });
-
-/** Declines whatever an earlier test left pending, so the chat can search again. */
-async function clearPending(page: Page) {
-  const cards = page.getByTestId('decision-card');
-  for (let i = 0; i < 10 && (await cards.count()) > 0; i++) {
-    const before = await cards.count();
-    await cards.first().getByRole('button', { name: 'Rechazar' }).click();
-    await expect(cards).toHaveCount(before - 1);
-  }
-}
 
 test('in Preguntar mode the member accepts the save card, then a priced reveal card', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });

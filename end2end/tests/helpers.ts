@@ -21,3 +21,16 @@ export async function login(page: Page, email: string, password = DEMO_PASSWORD)
 export async function shot(page: Page, name: string) {
   await page.screenshot({ path: `artifacts/${name}.png`, fullPage: true });
 }
+
+/** Declines whatever an earlier test left pending, so the chat can search again.
+ *  Counts the board's list items, which exist as soon as the session's snapshot is
+ *  on screen (the composer is enabled then); the cards inside them load a moment later. */
+export async function clearPending(page: Page) {
+  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  const items = page.getByTestId('pending-decision');
+  for (let i = 0; i < 10 && (await items.count()) > 0; i++) {
+    const before = await items.count();
+    await items.first().getByRole('button', { name: 'Rechazar' }).click();
+    await expect(items).toHaveCount(before - 1);
+  }
+}

@@ -41,7 +41,7 @@ pub struct SourceCoverage {
     pub last_import_at: i64,
 }
 
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize, FromJson)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, FromJson)]
 pub struct KindCoverage {
     /// `suppliers`, `opportunities`, `awards`, `permits` or `risks`.
     pub kind: String,

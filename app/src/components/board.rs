@@ -159,7 +159,7 @@ pub fn PendingSection() -> impl IntoView {
                 fallback=|| view! { <Empty text="Nada que decidir por ahora. Lo que cueste créditos, envíe correos o cambie el conocimiento del equipo te espera aquí." /> }
             >
                 <ul class="space-y-2">
-                    {move || pending().into_iter().map(|card| view! { <li>{Suspend::new(decision_card(card, false))}</li> }).collect_view()}
+                    {move || pending().into_iter().map(|card| view! { <li data-testid="pending-decision">{Suspend::new(decision_card(card, false))}</li> }).collect_view()}
                 </ul>
             </Show>
         </section>

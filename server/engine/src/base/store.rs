@@ -300,6 +300,11 @@ pub fn backend_of(conn: &Conn) -> Backend {
     }
 }
 
+/// `n` comma-separated `?` placeholders, for `in (…)` lists (then [`numbered`]).
+pub fn marks(n: usize) -> String {
+    vec!["?"; n].join(", ")
+}
+
 /// Numbers the `?` placeholders of a dynamically built statement (`$1..$n`, skipping
 /// quoted text), the one placeholder syntax both engines accept. Static statements are
 /// written numbered; builders that append `?` fragments pass their result through here.

@@ -118,7 +118,7 @@ fn build_where(c: &Collection, f: &RecordFilter, backend: Backend) -> EngineResu
         }
         sql.push_str(&format!(
             " and stage in ({})",
-            vec!["?"; f.stage.len()].join(", ")
+            crate::base::store::marks(f.stage.len())
         ));
         binds.extend(f.stage.iter().cloned().map(Bind::Text));
     }

@@ -7,6 +7,9 @@ pub use luna_protocol::coverage::{
     YearCoverage,
 };
 
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use super::types::MarketKind;
 use super::Market;
 use crate::base::catalog::states::State;
@@ -37,8 +40,61 @@ struct StateStats {
     n: i64,
 }
 
-fn rows_count(n: i64) -> u64 {
+/// A stored count as a row count (never negative).
+pub(super) fn rows_count(n: i64) -> u64 {
     n.max(0) as u64
+}
+
+/// How long a coverage map is reused when no import finished meanwhile.
+const REUSE_FOR: Duration = Duration::from_secs(60);
+
+/// The coverage map last read, with the import stamp it was read at. Every turn's
+/// input carries the coverage, and on national data reading it costs several scans:
+/// it is read again when an import finished since (`mk_imports`, `mk_import_runs`) or
+/// after [`REUSE_FOR`], whichever comes first (another instance's imports included).
+#[derive(Debug, Clone, Default)]
+pub struct Cache(Arc<Mutex<Option<Cached>>>);
+
+#[derive(Debug)]
+struct Cached {
+    stamp: (i64, i64),
+    at: Instant,
+    coverage: Arc<Coverage>,
+}
+
+impl Market {
+    /// The coverage map, reused while no import finished and it is under a minute old.
+    pub async fn coverage_recent(&self) -> EngineResult<Arc<Coverage>> {
+        let stamp: (i64, i64) = sqlx::query_as(
+            "select cast((select coalesce(max(id), 0) from mk_imports) as bigint),
+                    cast((select count(*) from mk_import_runs where status = 'done') as bigint)",
+        )
+        .fetch_one(self.store.pool())
+        .await?;
+        {
+            let cached = self
+                .coverage_cache
+                .0
+                .lock()
+                .unwrap_or_else(|e| e.into_inner());
+            if let Some(c) = cached.as_ref() {
+                if c.stamp == stamp && c.at.elapsed() < REUSE_FOR {
+                    return Ok(c.coverage.clone());
+                }
+            }
+        }
+        let coverage = Arc::new(self.coverage().await?);
+        *self
+            .coverage_cache
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner()) = Some(Cached {
+            stamp,
+            at: Instant::now(),
+            coverage: coverage.clone(),
+        });
+        Ok(coverage)
+    }
 }
 
 impl Market {

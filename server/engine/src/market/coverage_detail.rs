@@ -40,10 +40,6 @@ struct SyncRow {
     failed: i64,
 }
 
-fn count(n: i64) -> u64 {
-    n.max(0) as u64
-}
-
 /// Licitaciones and Adjudicaciones per year, oldest first.
 pub(super) async fn years(store: &Store) -> EngineResult<Vec<YearCoverage>> {
     let pool = store.pool();
@@ -74,14 +70,14 @@ pub(super) async fn years(store: &Store) -> EngineResult<Vec<YearCoverage>> {
         by_year
             .entry(y.clone())
             .or_insert_with(|| blank(&y))
-            .opportunities += count(r.n);
+            .opportunities += super::coverage::rows_count(r.n);
     }
     for r in awards {
         let Some(y) = r.year.filter(|y| is_year(y)) else {
             continue;
         };
         let e = by_year.entry(y.clone()).or_insert_with(|| blank(&y));
-        e.awards += count(r.n);
+        e.awards += super::coverage::rows_count(r.n);
         e.awards_amount_mxn += r.total.unwrap_or(0.0);
     }
     Ok(by_year.into_values().collect())
@@ -125,7 +121,7 @@ pub(super) async fn imports(store: &Store) -> EngineResult<Vec<ImportFreshness>>
                 newest_release: newest.get(&source).cloned(),
                 source,
                 publisher: r.publisher,
-                files: count(r.n),
+                files: super::coverage::rows_count(r.n),
                 last_import_at: r.last_at,
             }
         })
@@ -146,10 +142,10 @@ pub(super) async fn last_sync(store: &Store) -> EngineResult<Option<SyncFreshnes
         status: r.status,
         started_at: r.started_at,
         finished_at: r.finished_at,
-        files: count(r.files),
-        imported: count(r.imported),
-        already: count(r.already),
-        failed: count(r.failed),
+        files: super::coverage::rows_count(r.files),
+        imported: super::coverage::rows_count(r.imported),
+        already: super::coverage::rows_count(r.already),
+        failed: super::coverage::rows_count(r.failed),
     }))
 }
 

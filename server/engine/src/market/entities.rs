@@ -155,10 +155,6 @@ struct SupplierNames {
     rfc_claimed: Option<String>,
 }
 
-fn placeholders(n: usize) -> String {
-    vec!["?"; n].join(",")
-}
-
 /// Resolves the given suppliers (aliases and RFC'd ones alike: a new RFC'd supplier
 /// can be what an earlier alias was waiting for), in transactions of [`CHUNK`] ids.
 pub async fn resolve(conn: &mut Conn, ids: &[String]) -> EngineResult<Resolution> {
@@ -202,7 +198,7 @@ async fn load(
     for chunk in values.chunks(CHUNK) {
         let sql = numbered(&format!(
             "select id, rfc, name, name_key, rfc_claimed from mk_suppliers where {column} in ({})",
-            placeholders(chunk.len())
+            crate::base::store::marks(chunk.len())
         ));
         let mut q = sqlx::query_as::<_, SupplierNames>(&sql);
         for v in chunk {
@@ -349,7 +345,7 @@ async fn methods_of(conn: &mut Conn, aliases: &[String]) -> EngineResult<HashMap
     for chunk in aliases.chunks(CHUNK) {
         let sql = numbered(&format!(
             "select alias_id, method from mk_supplier_links where alias_id in ({})",
-            placeholders(chunk.len())
+            crate::base::store::marks(chunk.len())
         ));
         let mut q = sqlx::query_as::<_, (String, String)>(&sql);
         for id in chunk {

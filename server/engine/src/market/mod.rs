@@ -42,6 +42,8 @@ pub const MAX_SCREEN_RFCS: usize = 50;
 pub struct Market {
     store: Store,
     cursor_secret: Arc<[u8]>,
+    /// The coverage map a turn's input reuses (see [`Market::coverage_recent`]).
+    coverage_cache: coverage::Cache,
 }
 
 impl std::fmt::Debug for Market {
@@ -56,6 +58,7 @@ impl Market {
         Market {
             store,
             cursor_secret: Arc::from(cursor_secret.into()),
+            coverage_cache: coverage::Cache::default(),
         }
     }
 

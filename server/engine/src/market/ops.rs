@@ -235,7 +235,7 @@ impl Market {
         if rfcs.is_empty() {
             return Ok(out);
         }
-        let placeholders = vec!["?"; rfcs.len()].join(",");
+        let placeholders = crate::base::store::marks(rfcs.len());
         let sql = format!(
             "select {RISK_COLS} from mk_risks r where r.rfc in ({placeholders}) order by r.date desc"
         );

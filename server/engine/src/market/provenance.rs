@@ -27,7 +27,7 @@ pub async fn of(store: &Store, kind: Of, ids: &[i64]) -> EngineResult<HashMap<i6
     };
     let mut out = HashMap::new();
     for chunk in ids.chunks(200) {
-        let placeholders = vec!["?"; chunk.len()].join(",");
+        let placeholders = crate::base::store::marks(chunk.len());
         let sql = numbered(&format!(
             "select t.id, r.publisher, r.source_path, t.ocid, t.release_id, t.release_date \
              from {table} t join mk_import_runs r on r.id = t.import_run where t.id in ({placeholders})"

@@ -226,7 +226,7 @@ impl People {
         if handles.is_empty() {
             return Ok(HashMap::new());
         }
-        let marks = vec!["?"; handles.len()].join(",");
+        let marks = crate::base::store::marks(handles.len());
         let sql = format!(
             "select person_id, full_name, email, revealed_at from people_reveals
               where workspace_id = ? and person_id in ({marks})"

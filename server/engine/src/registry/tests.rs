@@ -163,6 +163,13 @@ fn every_luna_tool_is_reachable_where_its_job_arises() {
             d.name
         );
     }
+    // A new search while a card waits for the person must still reach the selection.
+    for tool in ["market_search", "selection_update"] {
+        assert!(
+            visible(Stage::DecisionPendiente, "", tool),
+            "{tool} while a card waits"
+        );
+    }
     for tool in ["sequence_update_draft", "sequence_get", "sequence_list"] {
         assert!(visible(Stage::ConBorrador, "", tool), "{tool} with a draft");
     }

@@ -101,6 +101,8 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 10)
             .stage(Stage::ConListaGuardada, 110)
             .stage(Stage::ConBorrador, 120)
+            // A search while a card waits still becomes the selection.
+            .stage(Stage::DecisionPendiente, 25)
             .handler(selection_update),
     );
     reg.add(

@@ -4,6 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use luna_protocol::board::Board;
 use luna_protocol::chat::ChatMessage;
+use luna_protocol::coverage::{Coverage, KindCoverage};
 use luna_protocol::session::Stage;
 
 use super::intent::FactLedger;
@@ -43,6 +44,26 @@ impl BoardBrief {
                 .collect(),
             saved_collection: board.saved.as_ref().map(|s| s.name.clone()),
             pending_decisions: board.pending.iter().map(|c| c.title.clone()).collect(),
+        }
+    }
+}
+
+/// What the market data covers, as the model sees it (CONTRACT §7.1): the coverage
+/// tool's one-line summary, rows and date range per kind, and the states with no data,
+/// so a request outside the data is answered as such instead of searched blind.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CoverageBrief {
+    pub summary: String,
+    pub kinds: Vec<KindCoverage>,
+    pub states_without_data: Vec<String>,
+}
+
+impl CoverageBrief {
+    pub fn from_coverage(coverage: &Coverage) -> Self {
+        CoverageBrief {
+            summary: coverage.summary.clone(),
+            kinds: coverage.kinds.clone(),
+            states_without_data: coverage.states_without_data.clone(),
         }
     }
 }
@@ -102,6 +123,9 @@ pub struct TurnInput {
     pub profile: Option<luna_protocol::session::CommercialProfile>,
     pub board: BoardBrief,
     pub stage: Stage,
+    /// What the market data covers and how fresh it is (absent in research steps).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub coverage: Option<CoverageBrief>,
     /// Steering messages received while this turn ran (in a research step: the
     /// messages the run received since its last phase).
     #[serde(default)]

@@ -37,7 +37,7 @@ use crate::Engine;
 pub use auto::Held;
 pub use cards::prepare;
 pub use requote::requote_on_selection;
-use requote::{pending_rows, reoffer};
+use requote::{pending_rows, reoffer, supersede_saves};
 pub use resolve::resolve;
 use resolve::{finish, resolve_as};
 pub use sequence_review::{reissue_sequence_cards, sequence_recipient};
@@ -139,7 +139,8 @@ impl Via<'_> {
 }
 
 /// Offers a prepared card in the session: stores it and appends `decision.proposed`
-/// in one transaction; then, if the session's auto policy covers it, runs it.
+/// in one transaction; then, if the session's auto policy covers it, runs it. A save
+/// card retires the session's older pending save card first.
 pub async fn offer(
     engine: &Engine,
     caller: &Caller,
@@ -147,6 +148,9 @@ pub async fn offer(
     turn_id: Option<&str>,
     prepared: Prepared,
 ) -> EngineResult<Offered> {
+    if prepared.card.kind == DecisionKind::GuardarEnCrm {
+        supersede_saves(engine, caller, session_id).await?;
+    }
     let key = format!("decision:{}", random_token(24));
     let mut tx = engine.sessions.begin(session_id).await?;
     rows::insert(

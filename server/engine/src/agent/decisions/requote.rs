@@ -1,6 +1,6 @@
 //! Offering a pending card again: a changed selection re-quotes the session's
 //! `revelar_contactos` cards (or expires them), and an edited sequence re-issues its
-//! review card, both under the same card id.
+//! review card, both under the same card id. A newer save proposal retires the older one.
 
 use super::*;
 
@@ -57,6 +57,38 @@ pub async fn requote_on_selection(
         let fresh = engine.people.quote(caller, &keep).await?;
         let next = cards::reveal_card(engine, caller, &fresh.id).await?;
         reoffer(engine, session_id, &row, next).await?;
+    }
+    Ok(())
+}
+
+/// A newer `guardar_en_crm` proposal replaces the session's pending one: the older card
+/// ends `expired` with a line saying why, so the board never offers two saves at once.
+pub(super) async fn supersede_saves(
+    engine: &Engine,
+    caller: &Caller,
+    session_id: &str,
+) -> EngineResult<()> {
+    let result = DecisionResult {
+        summary: "La reemplazó una propuesta más reciente para guardar la selección.".to_owned(),
+        refs: Vec::new(),
+    };
+    for row in pending_rows(engine, caller, session_id, DecisionKind::GuardarEnCrm).await? {
+        finish(
+            engine,
+            caller,
+            &row,
+            rows::Finish {
+                status: DecisionOutcome::Expired,
+                resolved_by: &caller.user_id,
+                via: "person",
+                result: Some(&result),
+                credits: 0,
+                contacts: 0,
+                receipt: None,
+            },
+            Vec::new(),
+        )
+        .await?;
     }
     Ok(())
 }

@@ -244,6 +244,25 @@ async fn a_save_card_executes_exactly_once_when_two_tabs_accept_at_once() {
 }
 
 #[tokio::test]
+async fn a_newer_save_card_retires_the_pending_one() {
+    let fx = fx(Plan::Founder, Role::Member).await;
+    let first = offer_in(&fx, "t1", save_card(&fx).await).await.card.id;
+    let second = offer_in(&fx, "t2", save_card(&fx).await).await.card.id;
+    let pending = board(&fx).await.pending;
+    assert_eq!(pending.len(), 1, "one save card at a time: {pending:?}");
+    assert_eq!(pending[0].id, second);
+    let retired = resolved_events(&fx).await;
+    assert_eq!(retired.len(), 1);
+    assert_eq!(retired[0].outcome, DecisionOutcome::Expired);
+    // The retired card saves nothing; the newer one still does.
+    let late = decide(&fx, &first, Resolution::Accept).await.unwrap();
+    assert!(late.already && late.outcome == DecisionOutcome::Expired);
+    assert_eq!(scalar(&fx, "select count(*) from crm_records").await, 0);
+    decide(&fx, &second, Resolution::Accept).await.unwrap();
+    assert_eq!(scalar(&fx, "select count(*) from crm_records").await, 3);
+}
+
+#[tokio::test]
 async fn declining_writes_nothing_but_the_log() {
     let fx = fx(Plan::Founder, Role::Member).await;
     let id = offer_in(&fx, "t1", save_card(&fx).await).await.card.id;

@@ -125,6 +125,11 @@ const NOTE_MARKERS: &[&str] = &[
     "apunt*",
     "recuerda que",
     "recuerden que",
+    "ten en cuenta que",
+    "tengan en cuenta que",
+    "toma en cuenta que",
+    "remember that",
+    "keep in mind that",
     "recordatorio",
     "que el equipo sepa",
     "que sepa el equipo",
@@ -136,6 +141,12 @@ const NOTE_MARKERS: &[&str] = &[
     "guarda en el cerebro",
     "note that",
     "nota",
+];
+
+/// Verbs that make or keep a note when they come right before «nota».
+const NOTE_VERBS: &[&str] = &[
+    "guard*", "haz*", "crea*", "escrib*", "agreg*", "pon*", "dej*", "sube*", "registr*", "add",
+    "save", "write", "make",
 ];
 
 /// The note's text in the person's own words (case and accents kept): the words of
@@ -170,11 +181,21 @@ fn note(message: &str, tokens: &[Token]) -> Option<String> {
     let Some((start, end)) = first_end(tokens, NOTE_MARKERS) else {
         return team_note(message);
     };
-    // A note marker opens its clause: «toma nota», not «la nota de ayer».
-    let opens = start == 0
-        || tokens[..start].iter().all(|t| {
-            ["ojo", "oye", "luna", "porfa", "por", "favor", "y"].contains(&t.word.as_str())
-        });
+    // A note marker opens its clause: «toma nota», not «la nota de ayer». A verb of
+    // making or keeping may come first: «guarda una nota:», «hazme una nota:».
+    let before = &tokens[..start];
+    let filler = |t: &Token| {
+        [
+            "ojo", "oye", "luna", "porfa", "por", "favor", "y", "una", "un", "esta", "la",
+        ]
+        .contains(&t.word.as_str())
+    };
+    let opens = before.iter().all(filler)
+        || (before.len() <= 3
+            && any(before, NOTE_VERBS)
+            && before
+                .iter()
+                .all(|t| filler(t) || any(std::slice::from_ref(t), NOTE_VERBS)));
     if !opens {
         return None;
     }
@@ -300,15 +321,29 @@ const SEQUENCE_CUES: &[&str] = &[
     "seguimiento por mail",
     "correos de seguimiento",
     "mails de seguimiento",
+    "seguimiento de correo",
+    "seguimiento de mail",
     "serie de correo",
     "serie de mail",
     "flujo de correo",
 ];
 const WRITE_VERBS: &[&str] = &[
-    "escrib*", "redact*", "prepar*", "arma", "armale", "armame", "hazme", "haz", "write", "draft",
+    "escrib*", "redact*", "prepar*", "arma*", "hazme", "haz", "write", "draft",
 ];
 const EMAIL_WORDS: &[&str] = &[
     "correo*", "mail*", "email*", "mensaje*", "step*", "paso*", "toque*",
+];
+
+/// Words that make the number after them approximate: «como 5», «unos 4».
+const ABOUT: &[&str] = &[
+    "como",
+    "unos",
+    "unas",
+    "tipo",
+    "aprox",
+    "aproximadamente",
+    "about",
+    "around",
 ];
 
 /// The number of steps of a sequence asked for: «3 correos», «3-step», «de tres
@@ -328,7 +363,17 @@ fn steps(tokens: &[Token]) -> u32 {
             }
         }
     }
-    3
+    // «un seguimiento de correos, como 5», «de unos 4»: an approximate count said apart.
+    tokens
+        .windows(2)
+        .find_map(|w| {
+            ABOUT
+                .contains(&w[0].word.as_str())
+                .then(|| super::grammar::number(&w[1].word))
+                .flatten()
+                .filter(|n| (2..=8).contains(n))
+        })
+        .unwrap_or(3)
 }
 
 fn sequence(tokens: &[Token]) -> Option<u32> {
@@ -361,7 +406,30 @@ const CONTACT_CUES: &[&str] = &[
     "email de",
     "emails de",
     "contacts",
+    "hablar con",
+    "platicar con",
+    "llegarle a",
+    "sus datos",
 ];
+
+/// Who a contact is, by role: with a verb of getting they ask for contacts («sácame
+/// al de compras», «quiero al director»).
+const ROLE_WORDS: &[&str] = &[
+    "el de compras",
+    "los de compras",
+    "la de compras",
+    "jefe de compras",
+    "gerente*",
+    "=director",
+    "=directora",
+    "=directores",
+    "=directoras",
+    "encargad*",
+    "responsable de compras",
+];
+
+/// Verbs of revealing: the product's own word for getting contacts.
+const REVEAL_VERBS: &[&str] = &["revela*", "revelar", "desbloquea*", "reveal*", "unlock*"];
 
 /// Verbs of getting something for the person: with an email or a contact word they
 /// ask for contacts.
@@ -406,18 +474,24 @@ fn contacts(tokens: &[Token], sequence: bool) -> bool {
                 ],
             );
     }
-    any(tokens, CONTACT_CUES) || (any(tokens, &["correo*", "mail*", "email*"]) && wants)
+    any(tokens, CONTACT_CUES)
+        || any(tokens, REVEAL_VERBS)
+        || ((any(tokens, &["correo*", "mail*", "email*"]) || any(tokens, ROLE_WORDS)) && wants)
+}
+
+/// «guárdame estas», «guárdalas», «guardar»: a form of «guardar» that asks to keep,
+/// not «guardados» (what is already kept) nor «guardias» (security guards).
+fn keep_verb(tokens: &[Token]) -> bool {
+    tokens.iter().any(|t| {
+        t.word.starts_with("guarda")
+            && !t.word.starts_with("guardad")
+            && !t.word.starts_with("guardaesp")
+    }) || tokens
+        .iter()
+        .any(|t| ["guardes", "guarden", "save"].contains(&t.word.as_str()))
 }
 
 const SAVE_CUES: &[&str] = &[
-    "guarda",
-    "guardalos",
-    "guardalas",
-    "guardamelos",
-    "guardamelas",
-    "guardar",
-    "guardes",
-    "save",
     "al crm",
     "en el crm",
     "a mi crm",
@@ -488,6 +562,11 @@ const KNOWLEDGE_NOUNS: &[&str] = &[
     "cerebro",
     "lo que sabe el equipo",
     "lo que sabemos",
+    // A note named as the one meant: «actualiza esa nota», «cambia la nota».
+    "esa nota",
+    "esta nota",
+    "la nota",
+    "mi nota",
 ];
 const EDIT_VERBS: &[&str] = &[
     "edita*",
@@ -563,19 +642,26 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
         connector: connector(tokens),
         contacts: contacts(tokens, sequence_steps.is_some()),
         sequence_steps,
-        save: any(tokens, SAVE_CUES)
-            || (any(tokens, &["agrega*", "sube*", "mete*", "pon*"])
-                && any(
-                    tokens,
-                    &[
-                        "crm",
-                        "pipeline",
-                        "embudo",
-                        "prospeccion",
-                        "coleccion",
-                        "cartera",
-                    ],
-                )),
+        // A note is kept as a note («guarda una nota: …»), never as a save.
+        save: note.is_none()
+            && (keep_verb(tokens)
+                || any(tokens, SAVE_CUES)
+                || (any(tokens, &["agrega*", "sube*", "mete*", "pon*"])
+                    && any(
+                        tokens,
+                        &[
+                            "crm",
+                            "pipeline",
+                            "embudo",
+                            "prospeccion",
+                            "coleccion",
+                            "cartera",
+                        ],
+                    ))
+                // «agrégalas a mi lista», «mételos a la lista»: the selection, by its
+                // pronoun, into the person's list.
+                || (any(tokens, &["agregal*", "metel*", "subel*", "anadel*"])
+                    && any(tokens, &["=lista", "prospectos"]))),
         stage: stage(tokens),
         rfcs: rfcs(tokens),
         knowledge_edit: note.is_none()
@@ -634,6 +720,29 @@ mod tests {
             ),
         ] {
             assert_eq!(acts(m).note.as_deref(), Some(text), "{m}");
+        }
+        // Kept or made as a note, in English too.
+        for (m, text) in [
+            (
+                "haz una nota: SEDENA pide carta de no adeudo",
+                "SEDENA pide carta de no adeudo",
+            ),
+            (
+                "guarda esta nota, el IMSS paga tarde en diciembre",
+                "el IMSS paga tarde en diciembre",
+            ),
+            (
+                "remember that CFE asks for ISO 9001",
+                "CFE asks for ISO 9001",
+            ),
+            (
+                "ten en cuenta que PEMEX cierra compras en noviembre",
+                "PEMEX cierra compras en noviembre",
+            ),
+        ] {
+            let a = acts(m);
+            assert_eq!(a.note.as_deref(), Some(text), "{m}");
+            assert!(!a.save, "a note is no save: {m}");
         }
         // A note mentioned inside a request is not a note to leave.
         assert_eq!(acts("busca la nota de ayer sobre empaque").note, None);
@@ -710,8 +819,36 @@ mod tests {
         let a = acts("súbelos al CRM en la etapa Propuesta");
         assert!(a.save);
         assert_eq!(a.stage.as_deref(), Some("propuesta"));
-        // A security guard is no save.
+        // A security guard is no save, nor what is already saved.
         assert!(!acts("empresas de guardias de seguridad").save);
+        assert!(!acts("de las guardadas, cuáles son de Jalisco").save);
+        for m in [
+            "guárdame esas porfa",
+            "guardame todo",
+            "mételas a mi lista",
+            "agrégalos a mis prospectos",
+        ] {
+            assert!(acts(m).save, "{m}");
+        }
+        // Revealing is getting contacts; so is asking for someone by role.
+        for m in [
+            "revélame a los de esas empresas",
+            "desbloquea los contactos de las 3 primeras",
+            "quiero al gerente de compras de las primeras 5",
+            "necesito hablar con alguien de esas empresas",
+        ] {
+            assert!(acts(m).contacts, "{m}");
+        }
+        assert!(!acts("busca directorios de limpieza en Jalisco").contacts);
+        // An approximate number of emails said apart.
+        assert_eq!(
+            acts("prepárales unos correos de seguimiento, unos 4").sequence_steps,
+            Some(4)
+        );
+        assert_eq!(
+            acts("ármales una secuencia para ellos").sequence_steps,
+            Some(3)
+        );
     }
 
     #[test]
@@ -736,5 +873,7 @@ mod tests {
             assert!(a.knowledge_edit && a.note.is_none(), "{m}: {a:?}");
         }
         assert!(!acts("quita los de CDMX y pon los de Jalisco").knowledge_edit);
+        let a = acts("cambia esa nota: ya no es el 5%, ahora es el 8%");
+        assert!(a.knowledge_edit && a.note.is_none() && !a.merge, "{a:?}");
     }
 }

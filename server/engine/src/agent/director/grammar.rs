@@ -138,6 +138,9 @@ pub struct Request {
     /// «quita los de CDMX»: the places named leave the criteria.
     #[serde(default)]
     pub removes_places: bool,
+    /// «agrega Oaxaca también»: the places named join the criteria's places.
+    #[serde(default)]
+    pub adds_places: bool,
 }
 
 /// «quita los de CDMX», «sin los de Jalisco», «excepto Nuevo León»: what follows is
@@ -159,6 +162,30 @@ fn removes(text: &str) -> bool {
         " ya no quiero los de ",
         " remove ",
         " except ",
+    ]
+    .iter()
+    .any(|cue| padded.contains(cue))
+}
+
+/// «agrega Oaxaca también», «inclúyeme Puebla», «y además Tlaxcala»: the places
+/// named are added to the session's places.
+fn adds(text: &str) -> bool {
+    let padded = format!(" {text} ");
+    [
+        " tambien ",
+        " ademas ",
+        " agrega ",
+        " agregale ",
+        " agregame ",
+        " incluye ",
+        " incluyeme ",
+        " incluyendo ",
+        " suma ",
+        " sumale ",
+        " anade ",
+        " too ",
+        " also ",
+        " add ",
     ]
     .iter()
     .any(|cue| padded.contains(cue))
@@ -426,6 +453,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         knowledge_edit: acts.knowledge_edit,
         merge: acts.merge,
         removes_places: removes(&text) && !places.states.is_empty(),
+        adds_places: adds(&text) && !removes(&text) && !acts.save && !places.states.is_empty(),
         risk_screen: has_any(
             &text,
             &[

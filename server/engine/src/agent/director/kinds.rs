@@ -177,6 +177,8 @@ const RANKED_WHO: &[&str] = &[
     "proveedor",
     "supplier",
     "vendor",
+    "seller",
+    "vendedor",
     "empresa",
     "dependencia",
     "comprador",
@@ -241,8 +243,10 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     };
     ask.rank = rank(&folded, &words);
     ask.active = ask.kind == RecordKind::Opportunities
-        && (starts(&words, &["abierta", "vigente", "activa", "particip"])
-            || phrase(&folded, "puedo entrar")
+        && (starts(
+            &words,
+            &["abiert", "vigente", "activa", "activo", "particip"],
+        ) || phrase(&folded, "puedo entrar")
             || phrase(&folded, "en curso")
             || phrase(&folded, "en este momento")
             || phrase(&folded, "ahora mismo")
@@ -322,8 +326,22 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
                         .any(|a| p[1].starts_with(a))
             })
     });
-    let named =
-        superlative_of_who || biggest_who || RANKING_PHRASES.iter().any(|p| phrase(folded, p));
+    // «top 5 por monto», «x monto adjudicado», «by amount»: an order by what is won.
+    let ordered_by = words.windows(2).any(|pair| {
+        ["por", "x", "by", "segun"].contains(&pair[0])
+            && (RANKED_BY.iter().any(|r| pair[1].starts_with(r))
+                || ["amount", "value", "numero"].contains(&pair[1]))
+    });
+    // «¿quién se lleva la lana…?», «quiénes ganan los contratos de…»: who wins what is
+    // won, asked as such.
+    let who_wins = has(words, &["quien", "quienes", "who"])
+        && starts(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
+        && starts(words, RANKED_BY);
+    let named = superlative_of_who
+        || biggest_who
+        || ordered_by
+        || who_wins
+        || RANKING_PHRASES.iter().any(|p| phrase(folded, p));
     if !(named || (more && sells)) {
         return None;
     }
@@ -463,8 +481,15 @@ fn top(words: &[&str]) -> Option<u32> {
                 return Some(v);
             }
         }
-        if w.starts_with("mejor") && i > 0 {
-            if let Some(v) = n(words[i - 1]) {
+        // «los 5 mejores», «los 10 primeros», «los mejores 5», «las primeras 8».
+        let ranked = ["mejor", "primer", "first", "best"]
+            .iter()
+            .any(|p| w.starts_with(p));
+        if ranked {
+            if let Some(v) = i.checked_sub(1).and_then(|p| n(words[p])) {
+                return Some(v);
+            }
+            if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
                 return Some(v);
             }
         }
@@ -528,6 +553,8 @@ mod tests {
         for m in [
             "qué está licitando el IMSS de limpieza en este momento",
             "open tenders for TI in Jalisco?",
+            "qué concursos vigentes hay de uniformes",
+            "convocatorias que sigan abiertos para limpieza",
         ] {
             let a = read(m, TODAY);
             assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true), "{m}");
@@ -580,6 +607,26 @@ mod tests {
             None
         );
         assert_eq!(read("top 10 de limpieza en Jalisco", TODAY).rank, None);
+        // An order by what is won, or «who wins» asked as such, is a ranking.
+        for (m, by) in [
+            (
+                "los 8 de uniformes ordenados por monto, en Puebla",
+                "supplier",
+            ),
+            (
+                "proveedores de TI x numero de contratos con la SEP",
+                "supplier",
+            ),
+            (
+                "quiénes ganan los contratos de vigilancia del ISSSTE",
+                "supplier",
+            ),
+            ("which vendors sell the most to SEDENA", "supplier"),
+            ("top sellers of cleaning services to IMSS", "supplier"),
+        ] {
+            assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+        }
+        assert_eq!(read("quién vende uniformes en Puebla", TODAY).rank, None);
         for (m, by) in [
             (
                 "¿cuál es el proveedor más grande de la CFE en limpieza?",
@@ -629,5 +676,8 @@ mod tests {
         );
         assert_eq!(read("top 10 constructoras", TODAY).top, Some(10));
         assert_eq!(read("los 5 mejores proveedores", TODAY).top, Some(5));
+        assert_eq!(read("enséñame las 7 primeras", TODAY).top, Some(7));
+        assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
+        assert_eq!(read("the first 6 please", TODAY).top, Some(6));
     }
 }

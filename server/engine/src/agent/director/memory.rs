@@ -17,6 +17,7 @@ use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
 
 use super::grammar::Request;
+use super::places::MAX_STATES;
 
 /// What the person said in this message, as ledger fields said at `turn`.
 pub fn said_in(request: &Request, turn: u32) -> FactLedger {
@@ -62,6 +63,43 @@ pub fn said_in(request: &Request, turn: u32) -> FactLedger {
 /// before.
 pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLedger {
     let mut said = said_in(request, turn);
+    // A comparison names segments, not a new request: the dimension it varies on
+    // (buyers, then places, then giros, as `planner::compare` reads them) keeps what the
+    // session said before.
+    if request.compare {
+        let varies = if request.buyers.len() >= 2 {
+            FactField::Comprador
+        } else if request.states.len() >= 2 {
+            FactField::Estado
+        } else if request.giros.len() >= 2 {
+            FactField::Giro
+        } else if !request.states.is_empty() {
+            FactField::Estado
+        } else if !request.buyers.is_empty() {
+            FactField::Comprador
+        } else {
+            FactField::Giro
+        };
+        said.fields.remove(&varies);
+    }
+    // «agrega Oaxaca también»: the places said before, then the ones added.
+    if request.adds_places {
+        if let Some(before) = value(previous, FactField::Estado) {
+            let mut places: Vec<&str> = before.split(", ").collect();
+            for (_, name) in &request.states {
+                if !places.contains(&name.as_str()) && places.len() < MAX_STATES {
+                    places.push(name);
+                }
+            }
+            said.set(
+                FactField::Estado,
+                FactStatus::Dicho {
+                    valor: places.join(", "),
+                    turno: turn,
+                },
+            );
+        }
+    }
     if request.removes_places {
         let dropped: Vec<&str> = request.states.iter().map(|(_, n)| n.as_str()).collect();
         said.fields.remove(&FactField::Estado);
@@ -119,7 +157,7 @@ const REFINE_CUES: &[&str] = &[
 /// cuántas son en total», «los 10 mejores» (of what was found).
 const BACK_REFERENCES: &[&str] = &[
     "esos", "esas", "estos", "estas", "eso", "esto", "ellos", "ellas", "mismos", "mismas", "total",
-    "mejores", "primeros", "primeras",
+    "mejores", "primeros", "primeras", "les",
 ];
 
 /// True when the folded message points back at the session's request.
@@ -216,6 +254,68 @@ fn asks_something_else(req: &Request, folded: &str) -> bool {
             .any(|w| OTHER_KINDS.iter().any(|k| w.starts_with(k)))
 }
 
+/// «¿y cómo se compara con Veracruz?»: a comparison that names one segment weighs it
+/// against the session's request. The session's value of that dimension (state, buyer
+/// or giro) becomes the first segment, and what the message does not name comes from
+/// the ledger.
+pub fn against_session(req: &Request, facts: &FactLedger) -> Request {
+    let mut out = req.clone();
+    let segments = [out.states.len(), out.buyers.len(), out.giros.len()];
+    if segments.iter().any(|n| *n >= 2) {
+        return out;
+    }
+    if out.states.len() == 1 {
+        if let Some(v) = value(facts, FactField::Estado) {
+            let earlier: Vec<(String, String)> = v
+                .split(", ")
+                .filter_map(|name| State::normalize(name, StateContext::Filter).ok())
+                .map(|s| (s.name().to_owned(), s.name().to_owned()))
+                .filter(|s| !out.states.contains(s))
+                .take(1)
+                .collect();
+            out.states.splice(0..0, earlier);
+        }
+    } else if out.buyers.len() == 1 {
+        if let Some(v) = value(facts, FactField::Comprador).filter(|v| *v != GOVERNMENT) {
+            let earlier: Vec<String> = v
+                .split(", ")
+                .map(str::to_owned)
+                .filter(|b| !out.buyers.contains(b))
+                .take(1)
+                .collect();
+            out.buyers.splice(0..0, earlier);
+        }
+    } else if let (1, Some(v)) = (out.giros.len(), value(facts, FactField::Giro)) {
+        let folded_v = fold(v);
+        if let Some(g) = Giro::ALL.iter().find(|g| fold(g.label()) == folded_v) {
+            let earlier = (g.key().to_owned(), g.label().to_owned());
+            if !out.giros.contains(&earlier) {
+                out.giros.insert(0, earlier);
+                out.giro = None;
+            }
+        }
+    }
+    // The segments' shared criteria: the giro (unless giros vary), place, buyer.
+    let varies_giro = out.giros.len() >= 2;
+    let varies_place = out.states.len() >= 2;
+    let varies_buyer = out.buyers.len() >= 2;
+    let kept = (out.giros.clone(), out.states.clone(), out.buyers.clone());
+    fill(&mut out, facts);
+    if varies_giro {
+        out.giro = None;
+        out.query = None;
+        out.giros = kept.0;
+    }
+    if varies_place {
+        out.states = kept.1;
+    }
+    out.state = out.states.first().cloned();
+    if varies_buyer {
+        out.buyers = kept.2;
+    }
+    out
+}
+
 /// A request of another kind (a ranking, tenders, records) that points back at the
 /// session («¿y quién le vende más de esos?», «¿hay licitaciones para eso?»): the giro,
 /// places and buyers it does not name come from the ledger.
@@ -253,6 +353,26 @@ pub fn recall(
         out.states.retain(|s| !dropped.contains(s));
         out.state = out.states.first().cloned();
         if out.state.is_none() || (out.giro.is_none() && out.query.is_none()) {
+            return None;
+        }
+        out.search_cue = true;
+        out.small_talk = None;
+        return Some(out);
+    }
+    // «agrega Oaxaca también»: the session's places and the ones named.
+    if req.adds_places {
+        let mut out = req.clone();
+        let added = std::mem::take(&mut out.states);
+        out.state = None;
+        out.region = None;
+        fill(&mut out, facts);
+        for s in added {
+            if !out.states.contains(&s) && out.states.len() < MAX_STATES {
+                out.states.push(s);
+            }
+        }
+        out.state = out.states.first().cloned();
+        if out.giro.is_none() && out.query.is_none() {
             return None;
         }
         out.search_cue = true;

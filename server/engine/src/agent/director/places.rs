@@ -343,8 +343,36 @@ fn state_with_typo(phrase: &str) -> Option<State> {
         .find(|s| near(phrase, &fold(s.name())))
 }
 
-/// Reads the places of a message.
+/// Words that correct what was just said: «en Monterrey… no, mejor en Coahuila».
+const CORRECTIONS: &[&str] = &[
+    "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather",
+];
+
+/// Reads the places of a message. A correction between places keeps the places after
+/// it («los de Monterrey… jk, en Coahuila» → Coahuila); every place word stays
+/// consumed, so none is read as a giro.
 pub fn find(tokens: &[Token]) -> Places {
+    let all = scan(tokens);
+    let corrected = tokens
+        .iter()
+        .enumerate()
+        .rev()
+        .filter(|(_, t)| CORRECTIONS.contains(&t.word.as_str()))
+        .map(|(cut, _)| cut)
+        .find(|&cut| {
+            all.spans.iter().any(|(_, end)| *end <= cut)
+                && all.spans.iter().any(|(start, _)| *start > cut)
+        });
+    match corrected {
+        Some(cut) => Places {
+            spans: all.spans,
+            ..scan(&tokens[cut + 1..])
+        },
+        None => all,
+    }
+}
+
+fn scan(tokens: &[Token]) -> Places {
     let words: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
     let mut out = Places::default();
     let mut cities: Vec<(String, Vec<State>)> = Vec::new();
@@ -415,6 +443,17 @@ mod tests {
             .iter()
             .map(|s| s.name())
             .collect()
+    }
+
+    #[test]
+    fn a_correction_keeps_the_places_after_it() {
+        assert_eq!(
+            states("en Guadalajara… perdón, digo en Zacatecas"),
+            ["Zacatecas"]
+        );
+        assert_eq!(states("Puebla o mejor Tlaxcala"), ["Tlaxcala"]);
+        // «mejor» with no place before it corrects nothing.
+        assert_eq!(states("mejor en Sonora y Sinaloa"), ["Sonora", "Sinaloa"]);
     }
 
     #[test]

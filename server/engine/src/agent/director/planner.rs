@@ -186,6 +186,7 @@ impl LocalDirector {
             return self.screen(input, &refs);
         }
         if req.compare {
+            let req = super::memory::against_session(&req, &input.turn.facts);
             return self.compare(input, &req);
         }
         if req.research {

@@ -474,3 +474,131 @@ async fn a_save_names_its_stage() {
         accept_pending(&engine, &caller, &session).await;
     }
 }
+
+/// A new search while a card waits for the person becomes the selection, and the
+/// card keeps waiting.
+#[tokio::test]
+async fn a_search_while_a_card_waits_becomes_the_selection() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "Busca 6 proveedores de limpieza en Jalisco y guárdalos",
+    )
+    .await
+    .unwrap();
+    let board = || async {
+        engine
+            .sessions
+            .snapshot_at_latest(&caller, &session)
+            .await
+            .unwrap()
+            .view
+            .board
+    };
+    let before = board().await;
+    assert_eq!(before.pending.len(), 1, "the save card waits");
+    assert_eq!(before.selection.len(), 6);
+    let out = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t2",
+        "ahora busca 5 constructoras en Querétaro",
+    )
+    .await
+    .unwrap();
+    let after = board().await;
+    assert_eq!(
+        after.selection.len(),
+        5,
+        "{:?} {}",
+        out.transcript
+            .iter()
+            .map(|e| &e.tool.name)
+            .collect::<Vec<_>>(),
+        out.narration.text
+    );
+    assert!(after
+        .selection
+        .iter()
+        .all(|s| !before.selection.iter().any(|b| b.reference == s.reference)));
+    assert_eq!(after.pending.len(), 1, "the card still waits");
+}
+
+/// The tool call named `tool` in a turn's transcript.
+fn made<'a>(
+    out: &'a crate::agent::turn::runner::TurnOutcome,
+    tool: &str,
+    message: &str,
+) -> &'a serde_json::Value {
+    &out.transcript
+        .iter()
+        .find(|e| e.tool.name == tool)
+        .unwrap_or_else(|| panic!("{message}: no {tool} in {:?}", out.transcript))
+        .tool
+        .args
+}
+
+/// Follow-ups build on the session: a place said «también» joins the places before it,
+/// a comparison that names one segment weighs it against what was asked, and a
+/// «who buys most from them» keeps the giro and place of the search before it.
+#[tokio::test]
+async fn follow_ups_add_places_compare_and_rank_against_the_session() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    let say = |turn: &'static str, message: &'static str| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            run_turn(&engine, &director, &caller, &session, turn, message)
+                .await
+                .unwrap()
+        }
+    };
+    let m = "proveedores de uniformes en Puebla";
+    let out = say("a0", m).await;
+    assert_eq!(made(&out, "market_search", m)["filters"]["state"], "Puebla");
+
+    let m = "¿y cómo se ve eso contra Hidalgo?";
+    let out = say("a1", m).await;
+    let segments = made(&out, "market_compare", m)["segments"].clone();
+    let states: Vec<&str> = segments
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["filters"]["state"].as_str().unwrap())
+        .collect();
+    assert_eq!(states, ["Puebla", "Hidalgo"], "{segments}");
+    for s in segments.as_array().unwrap() {
+        assert_eq!(s["filters"]["giro"], "uniformes", "{segments}");
+    }
+
+    let m = "súmale Tlaxcala también";
+    let out = say("a2", m).await;
+    let args = made(&out, "market_search", m);
+    assert_eq!(
+        args["states"],
+        serde_json::json!(["Puebla", "Tlaxcala"]),
+        "{args}"
+    );
+    assert_eq!(args["filters"]["giro"], "uniformes", "{args}");
+
+    let m = "ok y qué dependencias les compran más";
+    let out = say("a3", m).await;
+    let args = made(&out, "market_aggregate", m);
+    assert_eq!(args["group_by"], "buyer", "{args}");
+    assert_eq!(args["filters"]["giro"], "uniformes", "{args}");
+}

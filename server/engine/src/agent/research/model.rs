@@ -161,6 +161,7 @@ fn input(
             profile: None,
             board: BoardBrief::default(),
             stage: Stage::Buscando,
+            coverage: None,
             steering,
             research: Some(ResearchStep {
                 task,

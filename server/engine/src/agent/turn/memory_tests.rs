@@ -326,3 +326,50 @@ async fn the_commercial_profile_is_known_and_never_asked() {
         }
     );
 }
+
+/// The model sees what the market data covers — rows and dates per kind, the states
+/// with no data, the coverage tool's summary — and a finished import shows in the next
+/// turn's input, not a minute later.
+#[tokio::test]
+async fn the_turn_input_carries_the_coverage_and_an_import_refreshes_it() {
+    let (w, session) = setup().await;
+    let model = ScriptedModel::new([answer("Listo.")]);
+    run_turn(
+        &w.engine,
+        &model,
+        &w.caller,
+        &session,
+        "c1",
+        "¿qué datos tienes?",
+    )
+    .await
+    .unwrap();
+    let seen = model.seen();
+    let coverage = seen[0]
+        .turn
+        .coverage
+        .clone()
+        .expect("a chat turn carries the coverage");
+    let full = w.engine.market.coverage().await.unwrap();
+    assert_eq!(coverage.summary, full.summary);
+    let suppliers = coverage
+        .kinds
+        .iter()
+        .find(|k| k.kind == "suppliers")
+        .expect("suppliers are a covered kind");
+    assert!(suppliers.rows > 0, "{coverage:?}");
+    assert_eq!(coverage.states_without_data, full.states_without_data);
+    // Nothing internal: no import paths or source keys in what the model reads.
+    let shown = serde_json::to_string(&seen[0].turn).unwrap();
+    assert!(
+        !shown.contains("source_path") && !shown.contains("sha256"),
+        "{shown}"
+    );
+
+    // A new import is seen by the next turn.
+    crate::market::import::log_import(&w.engine.store, "prueba", "Prueba", "generator", 0, 0)
+        .await
+        .unwrap();
+    let before = w.engine.market.coverage_recent().await.unwrap();
+    assert!(before.summary.contains("Prueba"), "{}", before.summary);
+}

@@ -90,7 +90,7 @@ pub async fn by_entity(
     if entity_ids.is_empty() {
         return Ok(Vec::new());
     }
-    let marks = vec!["?"; entity_ids.len()].join(", ");
+    let marks = crate::base::store::marks(entity_ids.len());
     let cols = RECORD_COLS
         .split(", ")
         .map(|c| format!("r.{c}"))

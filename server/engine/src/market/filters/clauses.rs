@@ -80,7 +80,7 @@ fn scian_clause(col: &str, prefixes: &[String]) -> (String, Vec<Val>) {
 }
 
 fn states_clause(alias: &str, n: usize) -> String {
-    format!("{alias}.state_code in ({})", vec!["?"; n].join(", "))
+    format!("{alias}.state_code in ({})", crate::base::store::marks(n))
 }
 
 /// Builds the WHERE clause for `kind` over its table alias.

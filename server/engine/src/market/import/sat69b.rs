@@ -121,7 +121,7 @@ async fn stored(conn: &mut Conn, keys: &[&str]) -> EngineResult<Stored> {
     for chunk in keys.chunks(200) {
         let sql = numbered(&format!(
             "select risk_key, mark_kind, date, notice, note from mk_risks where risk_key in ({})",
-            vec!["?"; chunk.len()].join(",")
+            crate::base::store::marks(chunk.len())
         ));
         let mut q = sqlx::query(&sql);
         for k in chunk {

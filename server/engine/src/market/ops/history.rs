@@ -168,7 +168,7 @@ impl Market {
         let marks = self.marks_for(&keys).await?;
         let mut known = std::collections::HashSet::new();
         if !keys.is_empty() {
-            let placeholders = vec!["?"; keys.len()].join(",");
+            let placeholders = crate::base::store::marks(keys.len());
             let sql = format!(
                 "select coalesce(rfc, id) from mk_suppliers where rfc in ({placeholders}) or id in ({placeholders})"
             );

@@ -10,6 +10,7 @@ use serde_json::{json, Value};
 use super::{call, calls_of, final_, ok_rows, said_before, LocalDirector};
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
 use crate::agent::contract::intent::{DecisionDraft, Falta, FaltaTipo, TurnIntent};
+use crate::base::catalog::text::fold;
 
 /// The most characters of a note's title (its first words).
 const TITLE_CHARS: usize = 80;
@@ -95,9 +96,16 @@ impl LocalDirector {
         let t = &input.transcript;
         let message: String = input.turn.message.chars().take(400).collect();
         let Some(found) = calls_of(t, "context_retrieve").last().copied() else {
+            // «corrige eso», «actualiza esa nota»: the note said earlier in this
+            // conversation is the topic meant.
+            let task = if crate::agent::director::memory::points_back(&fold(&input.turn.message)) {
+                note_meant(input)
+            } else {
+                message
+            };
             return ModelStep::Tools(vec![call(
                 "context_retrieve",
-                json!({"task": message, "limit": 3}),
+                json!({"task": task, "limit": 3}),
             )]);
         };
         let Some(topic) = ok_rows(found)

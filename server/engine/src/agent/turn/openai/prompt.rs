@@ -12,7 +12,7 @@ use super::wire::{FunctionCall, FunctionDef, Message, ResponseMessage, ToolDef, 
 /// The instructions every request starts with.
 pub const SYSTEM_PROMPT: &str = "\
 Eres Luna, la asistente comercial de un equipo de ventas en México. Respondes en español de México.
-Recibes el turno compilado en JSON: el mensaje, el hilo, los criterios conocidos (facts), el tablero y la etapa.
+Recibes el turno compilado en JSON: el mensaje, el hilo, los criterios conocidos (facts), el tablero, la etapa y la cobertura de los datos (coverage: qué hay por tipo, fechas y estados sin datos).
 Usa solo las herramientas disponibles; cada resultado llega como JSON. Nunca inventes datos.
 Cuando termines, responde sin llamar herramientas con un único objeto JSON:
 {\"intent\": {\"tipo\": \"responder\" | \"encuadre\" | \"proponer_decision\" | \"cierre\" | \"limite\", ...}, \"narracion\": \"...\"}.
@@ -200,6 +200,7 @@ mod tests {
                 profile: None,
                 board: BoardBrief::default(),
                 stage: luna_protocol::session::Stage::Buscando,
+                coverage: None,
                 steering: Vec::new(),
                 research: Some(ResearchStep {
                     task: ResearchTask::Informe,

@@ -34,7 +34,7 @@ use crate::agent::contract::gateway::{
     Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
     ThinkingSink,
 };
-use crate::agent::contract::input::{BoardBrief, TurnInput};
+use crate::agent::contract::input::{BoardBrief, CoverageBrief, TurnInput};
 use crate::agent::contract::intent::{FactLedger, TurnIntent};
 use crate::agent::contract::narration::{KnownRefs, ResolvedNarration};
 use crate::agent::contract::trajectory::{Recorder, Trajectory};
@@ -283,6 +283,7 @@ async fn open<'a>(
     )
     .await?;
 
+    let coverage = engine.market.coverage_recent().await?;
     let (visible_names, tools) = project(engine, stage, message);
     let input = ModelInput {
         turn: TurnInput {
@@ -292,6 +293,7 @@ async fn open<'a>(
             profile: (!crate::accounts::profile::is_empty(&profile)).then_some(profile),
             board: BoardBrief::from_board(&view.board),
             stage,
+            coverage: Some(CoverageBrief::from_coverage(&coverage)),
             steering: Vec::new(),
             research: None,
             plan: plan.as_ref().map(|(brief, _)| brief.clone()),

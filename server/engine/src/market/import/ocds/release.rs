@@ -524,7 +524,7 @@ pub(super) async fn refresh_suppliers(conn: &mut Conn, totals: Totals) -> Engine
     }
     let ids: Vec<&String> = totals.recompute.iter().collect();
     for chunk in ids.chunks(400) {
-        let placeholders = vec!["?"; chunk.len()].join(",");
+        let placeholders = crate::base::store::marks(chunk.len());
         let sql = format!(
             "update mk_suppliers set (awards_count, awards_total, last_award) = \
              (select count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0), max(a.date) \
