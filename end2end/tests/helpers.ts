@@ -24,9 +24,10 @@ export async function shot(page: Page, name: string) {
 
 /** Declines whatever an earlier test left pending, so the chat can search again.
  *  Counts the board's list items, which exist as soon as the session's snapshot is
- *  on screen (the composer is enabled then); the cards inside them load a moment later. */
+ *  on screen (the composer is enabled then); the cards inside them load a moment later.
+ *  The composer is found by CSS, not by role: on a phone it sits in the hidden Chat tab. */
 export async function clearPending(page: Page) {
-  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  await expect(page.locator('#composer ~ button[type="submit"]')).toBeEnabled();
   const items = page.getByTestId('pending-decision');
   for (let i = 0; i < 10 && (await items.count()) > 0; i++) {
     const before = await items.count();

@@ -1080,6 +1080,62 @@ async fn a_newer_release_updates_figures_and_keeps_history_an_older_one_never_ov
     assert_eq!(n.0, 2);
 }
 
+/// A batch writes its Licitaciones and Adjudicaciones together; releases of one
+/// process inside the same batch still land as if written one by one: the first is
+/// inserted, a newer one replaces its figures (with history), an older one changes
+/// nothing.
+#[tokio::test]
+async fn releases_of_one_process_in_one_batch_apply_in_order() {
+    let store = Store::open_temp().await.unwrap();
+    let release = |bytes: Vec<u8>| {
+        let v: serde_json::Value = serde_json::from_slice(&bytes).unwrap();
+        v["releases"][0].clone()
+    };
+    let package = json!({
+        "publisher": {"name": "Portal de prueba"},
+        "releases": [
+            release(release_of("2024-01-15T10:00:00Z", 100.0, "active")),
+            release(release_of("2024-02-20T10:00:00-06:00", 150.0, "complete")),
+            release(release_of("2023-12-01T00:00:00Z", 80.0, "planning")),
+        ]
+    });
+    let r = ocds::import_ocds(&store, &serde_json::to_vec(&package).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(
+        (r.inserted.opportunities, r.inserted.awards, r.updated),
+        (1, 1, 2),
+        "{r:?}"
+    );
+    let award: (Option<f64>, Option<String>) =
+        sqlx::query_as("select amount, release_id from mk_awards")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(award, (Some(150.0), Some("upd-2024-02-20T10:00:00-06:00".into())));
+    let opportunity: (Option<f64>, Option<String>) =
+        sqlx::query_as("select amount, status from mk_opportunities")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(opportunity, (Some(150.0), Some("complete".into())));
+    let supplier: (i64, f64) =
+        sqlx::query_as("select awards_count, awards_total from mk_suppliers")
+            .fetch_one(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(supplier, (1, 150.0));
+    let history: Vec<(String, Option<f64>)> =
+        sqlx::query_as("select kind, amount from mk_history order by kind")
+            .fetch_all(store.pool())
+            .await
+            .unwrap();
+    assert_eq!(
+        history,
+        [("award".into(), Some(100.0)), ("opportunity".into(), Some(100.0))]
+    );
+}
+
 /// Supplier totals are added batch by batch during an import (not recomputed from
 /// every award of the supplier): after a multi-batch import, and after a newer
 /// release changes figures, they still equal what the awards say.
