@@ -1112,7 +1112,10 @@ async fn releases_of_one_process_in_one_batch_apply_in_order() {
             .fetch_one(store.pool())
             .await
             .unwrap();
-    assert_eq!(award, (Some(150.0), Some("upd-2024-02-20T10:00:00-06:00".into())));
+    assert_eq!(
+        award,
+        (Some(150.0), Some("upd-2024-02-20T10:00:00-06:00".into()))
+    );
     let opportunity: (Option<f64>, Option<String>) =
         sqlx::query_as("select amount, status from mk_opportunities")
             .fetch_one(store.pool())
@@ -1132,7 +1135,10 @@ async fn releases_of_one_process_in_one_batch_apply_in_order() {
             .unwrap();
     assert_eq!(
         history,
-        [("award".into(), Some(100.0)), ("opportunity".into(), Some(100.0))]
+        [
+            ("award".into(), Some(100.0)),
+            ("opportunity".into(), Some(100.0))
+        ]
     );
 }
 

@@ -125,6 +125,11 @@ const NOTE_MARKERS: &[&str] = &[
     "apunt*",
     "recuerda que",
     "recuerden que",
+    "acuerdate",
+    "acuerdense",
+    "acuerdese",
+    "no olvides que",
+    "no olviden que",
     "ten en cuenta que",
     "tengan en cuenta que",
     "toma en cuenta que",
@@ -157,6 +162,7 @@ const NOTE_VERBS: &[&str] = &[
 const TEAM_WORDS: &[&str] = &["equipo", "team", "cerebro", "todos"];
 const KEEP_VERBS: &[&str] = &[
     "guard*", "sep*", "sab*", "compart*", "avis*", "agreg*", "registr*", "dej*", "keep", "save",
+    "enter*",
 ];
 
 fn team_note(message: &str) -> Option<String> {
@@ -177,9 +183,34 @@ fn team_note(message: &str) -> Option<String> {
     None
 }
 
+/// A closing clause that keeps what came before as a note: «…, déjalo como nota»,
+/// «…. anótalo», «… ponlo en una nota».
+fn trailing_note(message: &str) -> Option<String> {
+    let cut = message
+        .trim_end()
+        .trim_end_matches(['.', '!'])
+        .rfind(['.', ',', ';'])?;
+    let (head, tail) = message.split_at(cut);
+    let tail = crate::agent::director::words::tokens(tail);
+    let closes = tail.len() <= 5
+        && (any(&tail, &["=anotalo", "=apuntalo", "=anotala", "=apuntala"])
+            || (any(&tail, &["=nota", "=notas", "=note"])
+                && any(
+                    &tail,
+                    &["dej*", "guard*", "pon*", "sube*", "agreg*", "save", "keep"],
+                )));
+    let head = head
+        .trim()
+        .trim_start_matches(|c: char| !c.is_alphanumeric())
+        .trim_start_matches("ojo")
+        .trim_start_matches("Ojo")
+        .trim_start_matches([',', ':', ' ']);
+    (closes && head.split_whitespace().count() >= 3).then(|| head.to_owned())
+}
+
 fn note(message: &str, tokens: &[Token]) -> Option<String> {
     let Some((start, end)) = first_end(tokens, NOTE_MARKERS) else {
-        return team_note(message);
+        return team_note(message).or_else(|| trailing_note(message));
     };
     // A note marker opens its clause: «toma nota», not «la nota de ayer». A verb of
     // making or keeping may come first: «guarda una nota:», «hazme una nota:».
@@ -197,12 +228,12 @@ fn note(message: &str, tokens: &[Token]) -> Option<String> {
                 .iter()
                 .all(|t| filler(t) || any(std::slice::from_ref(t), NOTE_VERBS)));
     if !opens {
-        return None;
+        return trailing_note(message);
     }
     let mut skip = end;
     while tokens
         .get(skip)
-        .is_some_and(|t| ["que", "de", "esto", "lo", "siguiente"].contains(&t.word.as_str()))
+        .is_some_and(|t| ["que", "q", "de", "esto", "lo", "siguiente"].contains(&t.word.as_str()))
     {
         skip += 1;
     }
@@ -231,6 +262,7 @@ fn original_from(message: &str, index: usize) -> Option<String> {
 
 const RESEARCH_CUES: &[&str] = &[
     "investig*",
+    "=research",
     "estudio de mercado",
     "estudio del mercado",
     "estudio completo",
@@ -300,10 +332,18 @@ const CONNECTORS: &[(&str, &str)] = &[
 ];
 
 fn connector(tokens: &[Token]) -> Option<String> {
+    // «whats my balance?»: English «what's», not WhatsApp.
+    let english = |start: usize| {
+        tokens[start].word == "whats"
+            && tokens.get(start + 1).is_some_and(|t| {
+                ["my", "the", "is", "up", "new", "our", "your", "left"].contains(&t.word.as_str())
+            })
+    };
     // The most specific channel named: an export to Excel says Excel.
     let mut found: Vec<(usize, &str)> = CONNECTORS
         .iter()
         .filter_map(|(cue, name)| find(tokens, cue).map(|(start, _)| (start, *name)))
+        .filter(|(start, _)| !english(*start))
         .collect();
     found.sort_by_key(|(start, name)| (name.starts_with("una exportación"), *start));
     found.first().map(|(_, name)| (*name).to_owned())
@@ -640,7 +680,8 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
         usage: usage(tokens),
         research: any(tokens, RESEARCH_CUES),
         connector: connector(tokens),
-        contacts: contacts(tokens, sequence_steps.is_some()),
+        // A note about contacting («hay que marcarles, déjalo como nota») is a note.
+        contacts: note.is_none() && contacts(tokens, sequence_steps.is_some()),
         sequence_steps,
         // A note is kept as a note («guarda una nota: …»), never as a save.
         save: note.is_none()
@@ -661,7 +702,14 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                 // «agrégalas a mi lista», «mételos a la lista»: the selection, by its
                 // pronoun, into the person's list.
                 || (any(tokens, &["agregal*", "metel*", "subel*", "anadel*"])
-                    && any(tokens, &["=lista", "prospectos"]))),
+                    && any(tokens, &["=lista", "prospectos"]))
+                // «todas pal CRM», «esos al crm»: the selection, by its pronoun, sent
+                // to the CRM without a verb.
+                || (any(tokens, &["=pal =crm", "=al =crm", "=pa =el =crm", "para el crm", "a mi crm"])
+                    && any(
+                        tokens,
+                        &["=todas", "=todos", "=esas", "=esos", "=estas", "=estos", "=all"],
+                    ))),
         stage: stage(tokens),
         rfcs: rfcs(tokens),
         knowledge_edit: note.is_none()
@@ -875,5 +923,49 @@ mod tests {
         assert!(!acts("quita los de CDMX y pon los de Jalisco").knowledge_edit);
         let a = acts("cambia esa nota: ya no es el 5%, ahora es el 8%");
         assert!(a.knowledge_edit && a.note.is_none() && !a.merge, "{a:?}");
+    }
+
+    #[test]
+    fn notes_closed_by_a_keep_clause_or_told_to_the_team_and_bare_crm_saves() {
+        // «acuérdate que…» opens a note, with «q» for «que».
+        let a = acts("acuérdense q pemex paga a 90 dias");
+        assert_eq!(a.note.as_deref(), Some("pemex paga a 90 dias"), "{a:?}");
+        // A closing clause keeps what came before; its talk of calling is no
+        // request for contacts.
+        let a = acts("la cfe de sonora solo atiende en la mañana, hay q llamarles temprano. guardalo como nota");
+        assert_eq!(
+            a.note.as_deref(),
+            Some("la cfe de sonora solo atiende en la mañana, hay q llamarles temprano"),
+            "{a:?}"
+        );
+        assert!(!a.contacts && !a.save, "{a:?}");
+        let a = acts("el imss pide muestras físicas, anótalo");
+        assert_eq!(
+            a.note.as_deref(),
+            Some("el imss pide muestras físicas"),
+            "{a:?}"
+        );
+        // Told to the team, after a colon.
+        let a = acts("que se enteren todos: issste cambió de enlace de compras");
+        assert_eq!(
+            a.note.as_deref(),
+            Some("issste cambió de enlace de compras"),
+            "{a:?}"
+        );
+        // Not a note: a search that merely ends in a clause.
+        assert_eq!(
+            acts("busca constructoras en Puebla, las medianas").note,
+            None
+        );
+        // «todos pal CRM»: a save without a verb; «pal crm» alone is not.
+        assert!(acts("esos pal crm porfa").save);
+        assert!(!acts("que es eso de pal crm").save);
+        // English «what's» is not WhatsApp.
+        assert_eq!(acts("whats the balance of my credits").connector, None);
+        assert_eq!(
+            acts("pasamelos por whats").connector.as_deref(),
+            Some("WhatsApp")
+        );
+        assert!(acts("need a research on uniform suppliers for SEDENA").research);
     }
 }

@@ -102,6 +102,7 @@ const TENDER_WORDS: &[&str] = &[
     "concurso",
     "oportunidad",
     "tender",
+    "bid",
     // The verb: «¿qué está licitando el IMSS?».
     "licitando",
     "licita",
@@ -187,6 +188,8 @@ const RANKED_WHO: &[&str] = &[
     "estado",
     "state",
     "entidad",
+    "contratista",
+    "contractor",
 ];
 /// A ranking named as such.
 const RANKING_PHRASES: &[&str] = &[
@@ -298,7 +301,13 @@ fn counted_kind(words: &[&str]) -> Option<RecordKind> {
 }
 
 fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
-    if phrase(folded, "ano con ano") || phrase(folded, "por ano") || phrase(folded, "cada ano") {
+    // «año con año», «año x año», «año tras año», «year over year», «por año».
+    let year_by_year = words.windows(3).any(|w| {
+        ["ano", "year"].contains(&w[0])
+            && ["con", "x", "por", "tras", "a", "over", "by"].contains(&w[1])
+            && w[2] == w[0]
+    });
+    if year_by_year || phrase(folded, "por ano") || phrase(folded, "cada ano") {
         return Some("year");
     }
     // «más» as a comparison, not an amount bound («de más de 10 millones»).
@@ -310,10 +319,15 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     // Who sells most, in verbs («quién le vende más») or in what they win («los que
     // tienen más contratos», «más monto»); or a ranking named as such.
     let sells = has(words, SELL_VERBS) || starts(words, RANKED_BY);
-    let superlative_of_who = words.windows(2).any(|pair| {
-        (SUPERLATIVES.contains(&pair[0]) && RANKED_WHO.iter().any(|w| pair[1].starts_with(w)))
-            || (RANKED_WHO.iter().any(|w| pair[0].starts_with(w))
-                && SUPERLATIVES.contains(&pair[1]))
+    // Next to each other, or with the giro between («biggest cleaning contractors»).
+    let who_at = |i: usize| {
+        words
+            .get(i)
+            .is_some_and(|w| RANKED_WHO.iter().any(|r| w.starts_with(r)))
+    };
+    let superlative_of_who = words.iter().enumerate().any(|(i, w)| {
+        (SUPERLATIVES.contains(w) && (who_at(i + 1) || who_at(i + 2)))
+            || (who_at(i) && words.get(i + 1).is_some_and(|n| SUPERLATIVES.contains(n)))
     });
     // «el proveedor más grande de la CFE», «las dependencias más activas»: «más» and
     // an adjective of size next to who is ranked.
@@ -365,7 +379,11 @@ fn number(w: &str) -> Option<f64> {
 
 /// The multiplier a money word gives, if it is one.
 fn money(w: &str) -> Option<f64> {
-    if w.starts_with("millon") || w == "mdp" || w == "mdd" || w == "m" || w == "mill" {
+    // «melones»: millions, in Mexican slang.
+    if w.starts_with("millon")
+        || w.starts_with("melon")
+        || ["mdp", "mdd", "m", "mill", "million", "millions"].contains(&w)
+    {
         Some(1_000_000.0)
     } else if w == "mil" {
         Some(1_000.0)
@@ -481,6 +499,12 @@ fn top(words: &[&str]) -> Option<u32> {
                 return Some(v);
             }
         }
+        // «los 8 vendedores», «3 dependencias»: a number of who is ranked.
+        if RANKED_WHO.iter().any(|r| w.starts_with(r)) {
+            if let Some(v) = i.checked_sub(1).and_then(|p| n(words[p])) {
+                return Some(v);
+            }
+        }
         // «los 5 mejores», «los 10 primeros», «los mejores 5», «las primeras 8».
         let ranked = ["mejor", "primer", "first", "best"]
             .iter()
@@ -580,6 +604,24 @@ mod tests {
             Some("year")
         );
         assert_eq!(read("proveedores de limpieza en Jalisco", TODAY).rank, None);
+        // Year over year in other words; contractors ranked in English.
+        for m in [
+            "lo de seguridad del issste año tras año",
+            "uniformes year over year",
+        ] {
+            assert_eq!(read(m, TODAY).rank, Some("year"), "{m}");
+        }
+        assert_eq!(
+            read("largest construction contractors in Nuevo Leon", TODAY).rank,
+            Some("supplier")
+        );
+        // «melones» are millions; «bids» are tenders.
+        assert_eq!(
+            read("obras arriba de 3 melones", TODAY).amount_min,
+            Some(3_000_000.0)
+        );
+        let a = read("open bids for uniforms in Puebla", TODAY);
+        assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true));
         // Rankings in other words: what they win, or a ranking named as such.
         assert_eq!(
             read("los que tienen más contratos con el IMSS", TODAY).rank,

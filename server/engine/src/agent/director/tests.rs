@@ -139,7 +139,7 @@ async fn rankings_and_records_answer_without_touching_the_board() {
         }
     };
     let before = selection().await;
-    let cases: [(&str, &str, serde_json::Value); 6] = [
+    let cases: [(&str, &str, serde_json::Value); 8] = [
         // «cuántas …» over records is a count, not a page of them.
         (
             "cuantas adjudicaciones tiene la CFE de construccion",
@@ -170,6 +170,17 @@ async fn rankings_and_records_answer_without_touching_the_board() {
             "en qué estados se adjudica más limpieza",
             "market_aggregate",
             serde_json::json!({"group_by": "state", "filters": {"giro": "limpieza"}}),
+        ),
+        // The size of a ranking is the one asked for.
+        (
+            "los 8 vendedores que más le facturan a la CFE",
+            "market_aggregate",
+            serde_json::json!({"group_by": "supplier", "filters": {"buyer": "CFE"}, "limit": 8}),
+        ),
+        (
+            "cuánto compra el ISSSTE de limpieza año tras año",
+            "market_aggregate",
+            serde_json::json!({"group_by": "year", "filters": {"buyer": "ISSSTE", "giro": "limpieza"}}),
         ),
     ];
     for (i, (message, tool, expected)) in cases.iter().enumerate() {

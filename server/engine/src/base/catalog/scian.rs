@@ -174,6 +174,8 @@ impl Giro {
                 "vigilancia",
                 "seguridad privada",
                 "custodia",
+                "guardias",
+                "guardias de seguridad",
                 "security guards",
                 "private security",
             ],

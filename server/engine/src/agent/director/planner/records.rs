@@ -14,6 +14,8 @@ use crate::agent::director::kinds::{Ask, RecordKind};
 
 /// Groups a ranking shows.
 const RANK_LIMIT: u32 = 5;
+/// The largest ranking a person can ask for by number.
+const RANK_MAX: u32 = 50;
 /// Records a search of Licitaciones or Adjudicaciones reads.
 const RECORD_LIMIT: u32 = 10;
 
@@ -105,10 +107,13 @@ impl LocalDirector {
         if let Some(group_by) = ask.rank {
             // Free text has no index in Adjudicaciones: a ranking groups by giro only.
             let filters = record_filters(req, ask, RecordKind::Awards);
+            // «top 7», «los 3 proveedores que más…»: the size asked, else five.
+            let asked = ask.top.or(req.quantity).map(|n| n.clamp(1, RANK_MAX));
+            let limit = asked.unwrap_or(RANK_LIMIT);
             return Some(match calls_of(t, "market_aggregate").first() {
                 None => ModelStep::Tools(vec![call(
                     "market_aggregate",
-                    json!({"filters": filters, "group_by": group_by, "limit": RANK_LIMIT}),
+                    json!({"filters": filters, "group_by": group_by, "limit": limit}),
                 )]),
                 Some(ex) => {
                     let rows = ok_rows(ex);
@@ -121,7 +126,7 @@ impl LocalDirector {
                         let c = &ex.call;
                         let parts: Vec<String> = rows
                             .iter()
-                            .take(3)
+                            .take(asked.map_or(3, |n| n.min(10) as usize))
                             .enumerate()
                             .map(|(i, row)| group_line(c, i, row))
                             .collect();
