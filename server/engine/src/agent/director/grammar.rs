@@ -141,6 +141,10 @@ pub struct Request {
     /// «agrega Oaxaca también»: the places named join the criteria's places.
     #[serde(default)]
     pub adds_places: bool,
+    /// «ya no quiero los de Edomex, nomás CDMX»: a removal whose last place named is
+    /// the one that stays.
+    #[serde(default)]
+    pub keeps_last_place: bool,
 }
 
 /// «quita los de CDMX», «sin los de Jalisco», «excepto Nuevo León»: what follows is
@@ -159,7 +163,14 @@ fn removes(text: &str) -> bool {
         " fuera los de ",
         " descarta ",
         " elimina ",
-        " ya no quiero los de ",
+        " no quiero los de ",
+        " no quiero las de ",
+        " no quiero los del ",
+        " no quiero las del ",
+        " ya no los de ",
+        " ya no las de ",
+        " saca los de ",
+        " saca las de ",
         " remove ",
         " except ",
     ]
@@ -453,6 +464,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         knowledge_edit: acts.knowledge_edit,
         merge: acts.merge,
         removes_places: removes(&text) && !places.states.is_empty(),
+        keeps_last_place: removes(&text)
+            && places.states.len() >= 2
+            && ["nomas", "solo", "solamente", "unicamente", "only"]
+                .iter()
+                .any(|w| format!(" {text} ").contains(&format!(" {w} "))),
         adds_places: adds(&text) && !removes(&text) && !acts.save && !places.states.is_empty(),
         risk_screen: has_any(
             &text,

@@ -103,7 +103,15 @@ pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLed
     if request.removes_places {
         let dropped: Vec<&str> = request.states.iter().map(|(_, n)| n.as_str()).collect();
         said.fields.remove(&FactField::Estado);
-        if let Some(
+        if let Some(kept) = dropped.last().filter(|_| request.keeps_last_place) {
+            said.set(
+                FactField::Estado,
+                FactStatus::Dicho {
+                    valor: (*kept).to_owned(),
+                    turno: turn,
+                },
+            );
+        } else if let Some(
             FactStatus::Dicho { valor, .. }
             | FactStatus::Perfil { valor }
             | FactStatus::Inferido { valor, .. },
@@ -160,6 +168,9 @@ const BACK_REFERENCES: &[&str] = &[
     "mejores", "primeros", "primeras", "les",
 ];
 
+/// Adverbs of place that point back at the session's places («por allá», «ahí»).
+const PLACE_REFERENCES: &[&str] = &["alla", "ahi", "alli", "there"];
+
 /// True when the folded message points back at the session's request.
 pub fn points_back(folded: &str) -> bool {
     folded.split(' ').any(|w| BACK_REFERENCES.contains(&w))
@@ -211,6 +222,12 @@ fn bare_number(folded: &str) -> Option<u32> {
                 "mejores",
                 "primeros",
                 "primeras",
+                "mejor",
+                "plis",
+                "pls",
+                "please",
+                "entonces",
+                "ahora",
             ]
             .contains(w)
         });
@@ -320,8 +337,26 @@ pub fn against_session(req: &Request, facts: &FactLedger) -> Request {
 /// session («¿y quién le vende más de esos?», «¿hay licitaciones para eso?»): the giro,
 /// places and buyers it does not name come from the ledger.
 pub fn complete(req: &Request, facts: &FactLedger, message: &str) -> Request {
+    let folded = fold(message);
+    // «¿hay concursos de obra por allá?»: a place adverb stands for the session's
+    // places, and only for them.
+    let names_place = req.state.is_some() || !req.states.is_empty();
+    if !names_place && folded.split(' ').any(|w| PLACE_REFERENCES.contains(&w)) {
+        let mut out = req.clone();
+        // Everything but the place is named, so only the place is filled.
+        let mut places = Request {
+            giro: Some((String::new(), String::new())),
+            sold_to_government: true,
+            quantity: Some(0),
+            ..Request::default()
+        };
+        fill(&mut places, facts);
+        out.state = places.state;
+        out.states = places.states;
+        return out;
+    }
     // An action on the board («el contacto de los primeros 3») acts on the selection.
-    if req.has_action() || !points_back(&fold(message)) {
+    if req.has_action() || !points_back(&folded) {
         return req.clone();
     }
     let mut out = req.clone();
@@ -350,7 +385,12 @@ pub fn recall(
         out.state = None;
         out.region = None;
         fill(&mut out, facts);
-        out.states.retain(|s| !dropped.contains(s));
+        // «ya no quiero las del Edomex, nomás CDMX»: the last place named stays.
+        let kept = dropped.last().cloned().filter(|_| req.keeps_last_place);
+        match kept {
+            Some(kept) => out.states = vec![kept],
+            None => out.states.retain(|s| !dropped.contains(s)),
+        }
         out.state = out.states.first().cloned();
         if out.state.is_none() || (out.giro.is_none() && out.query.is_none()) {
             return None;
@@ -383,7 +423,22 @@ pub fn recall(
     // A back reference refines only when the message names no giro of its own: «los 5
     // mejores proveedores de limpieza» is a new request.
     let back = points_back(&folded) && !names_giro;
-    let cue = has_cue(&folded) || back;
+    // «dame 25», «muéstrame 30 porfa»: a short ask for a number of the same.
+    let give = folded.split(' ').count() <= 4
+        && folded.split(' ').next().is_some_and(|w| {
+            [
+                "dame",
+                "pasame",
+                "muestrame",
+                "ensename",
+                "traeme",
+                "give",
+                "show",
+            ]
+            .contains(&w)
+        })
+        && bare_number(&folded).is_some();
+    let cue = has_cue(&folded) || back || give;
     let mut out = req.clone();
     if out.quantity.is_none() && cue {
         out.quantity = bare_number(&folded);
@@ -491,6 +546,26 @@ mod tests {
         // Without a cue too: a place alone cannot be a request of its own.
         let r = recall_of(&[FIRST], "¿y en Querétaro?").expect("a refinement");
         assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Querétaro"));
+    }
+
+    #[test]
+    fn a_removal_that_names_what_stays_keeps_only_that() {
+        let first = "imprentas en jalisco y nuevo leon";
+        let m = "ya no quiero las de jalisco, solo nuevo leon";
+        let r = recall_of(&[first], m).expect("a refinement");
+        assert_eq!(r.states.len(), 1, "{:?}", r.states);
+        assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Nuevo León"));
+        let ledger = session(&[first, m]);
+        assert_eq!(value(&ledger, FactField::Estado), Some("Nuevo León"));
+    }
+
+    #[test]
+    fn a_bare_number_asks_for_that_many_of_the_same() {
+        for m in ["dame 25 mejor", "muestrame 25 porfa", "mejor que sean 25"] {
+            let r = recall_of(&["seguridad en puebla"], m).expect(m);
+            assert_eq!(r.quantity, Some(25), "{m}");
+            assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("seguridad"), "{m}");
+        }
     }
 
     #[test]

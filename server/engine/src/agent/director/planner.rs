@@ -110,6 +110,32 @@ fn earlier_records_ask(input: &ModelInput) -> Option<super::kinds::Ask> {
     Some(super::kinds::read(previous, today())).filter(super::kinds::Ask::is_records)
 }
 
+/// The constraints (size, amounts, time window, procedure) the session's company
+/// search carries: from the last message that named a giro, refined by each message
+/// after it. «solo medianas» and then «¿y en SLP?» still wants medium companies.
+fn session_constraints(input: &ModelInput) -> super::kinds::Ask {
+    let mut said: Vec<&str> = said_before(input).collect();
+    if said.first() == Some(&input.turn.message.as_str()) {
+        said.remove(0);
+    }
+    let mut carried = super::kinds::Ask::default();
+    for m in said.into_iter().rev() {
+        let ask = super::kinds::read(m, today());
+        carried = if parse(m, &CatalogVocabulary).giro.is_some() || ask.is_records() {
+            ask
+        } else {
+            carried.refined_by(&ask)
+        };
+    }
+    super::kinds::Ask {
+        kind: super::kinds::RecordKind::Suppliers,
+        rank: None,
+        active: false,
+        top: None,
+        ..carried
+    }
+}
+
 impl LocalDirector {
     fn plan(&self, input: &ModelInput) -> ModelStep {
         if let Some(step) = &input.turn.research {
@@ -131,6 +157,8 @@ impl LocalDirector {
                     // kind of answer («¿y al ISSSTE?»).
                     if let Some(earlier) = earlier_records_ask(input) {
                         ask = earlier.refined_by(&ask);
+                    } else {
+                        ask = session_constraints(input).refined_by(&ask);
                     }
                     refined
                 }

@@ -612,4 +612,44 @@ async fn follow_ups_add_places_compare_and_rank_against_the_session() {
     let args = made(&out, "market_aggregate", m);
     assert_eq!(args["group_by"], "buyer", "{args}");
     assert_eq!(args["filters"]["giro"], "uniformes", "{args}");
+
+    // A removal that names what stays: only that place (still ranking, as asked last).
+    let m = "ya no quiero los de Puebla, solamente Tlaxcala";
+    let out = say("a4", m).await;
+    let args = made(&out, "market_aggregate", m);
+    assert_eq!(args["filters"]["state"], "Tlaxcala", "{args}");
+    assert_eq!(args["filters"]["giro"], "uniformes", "{args}");
+
+    // «por ahí»: the session's place, with the giro this message names.
+    let m = "¿y hay licitaciones abiertas de limpieza por ahí?";
+    let out = say("a5", m).await;
+    let args = made(&out, "market_search", m);
+    assert_eq!(args["kind"], "opportunities", "{args}");
+    assert_eq!(args["filters"]["state"], "Tlaxcala", "{args}");
+    assert_eq!(args["filters"]["giro"], "limpieza", "{args}");
+}
+
+/// A constraint said in a follow-up stays with the session's search: «solo las
+/// medianas» and then «¿y en Puebla?» still wants medium companies, of the same giro.
+#[tokio::test]
+async fn a_constraint_said_in_a_follow_up_stays_for_the_next_place() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    for (turn, m) in [
+        ("b0", "empresas de limpieza en Querétaro"),
+        ("b1", "pero solo las medianas"),
+    ] {
+        run_turn(&engine, &director, &caller, &session, turn, m)
+            .await
+            .unwrap();
+    }
+    let m = "¿y en Puebla?";
+    let out = run_turn(&engine, &director, &caller, &session, "b2", m)
+        .await
+        .unwrap();
+    let args = made(&out, "market_search", m);
+    assert_eq!(args["filters"]["state"], "Puebla", "{args}");
+    assert_eq!(args["filters"]["giro"], "limpieza", "{args}");
+    assert_eq!(args["filters"]["size_band"], "mediana", "{args}");
 }
