@@ -328,6 +328,14 @@ fn weighs_segments(text: &str, segments: usize) -> bool {
         " mas chico",
         " menor ",
         " smaller",
+        // What pays off more: «¿qué deja más…?», «¿cuál paga más…?», «pays more».
+        " deja mas",
+        " dejan mas",
+        " paga mas",
+        " pagan mas",
+        " rinde mas",
+        " mas rentable",
+        " pays more",
     ];
     let padded = format!(" {text} ");
     segments >= 2 && has_any(&padded, COMPARATIVES) && has_any(&padded, &[" o ", " or ", " u "])
@@ -556,6 +564,8 @@ mod tests {
             "a quién le conviene más venderle seguridad, a CFE o a PEMEX?",
             "which is bigger for consultoria, qro or gto?",
             "para el IMSS qué es más grande: limpieza, seguridad o eventos",
+            "limpieza: ¿qué paga más, el ISSSTE o la CFE?",
+            "cual es mas rentable en puebla, seguridad o limpieza",
         ] {
             assert!(parse(m, &CatalogVocabulary).compare, "{m}");
         }

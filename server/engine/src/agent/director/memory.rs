@@ -186,7 +186,7 @@ fn has_cue(folded: &str) -> bool {
 }
 
 /// The value a ledger field holds, if any.
-fn value(facts: &FactLedger, field: FactField) -> Option<&str> {
+pub(super) fn value(facts: &FactLedger, field: FactField) -> Option<&str> {
     match facts.status(field) {
         FactStatus::Dicho { valor, .. }
         | FactStatus::Inferido { valor, .. }

@@ -653,3 +653,35 @@ async fn a_constraint_said_in_a_follow_up_stays_for_the_next_place() {
     assert_eq!(args["filters"]["giro"], "limpieza", "{args}");
     assert_eq!(args["filters"]["size_band"], "mediana", "{args}");
 }
+
+/// A research asked about «ese mercado» carries the conversation's market in its brief,
+/// so the run frames the giro and the place the person was looking at.
+#[tokio::test]
+async fn a_research_about_that_market_carries_the_sessions_criteria() {
+    let (World { engine, caller }, session) = in_session(Role::Owner).await;
+    engine.market.ensure_demo().await.unwrap();
+    let director = LocalDirector;
+    run_turn(
+        &engine,
+        &director,
+        &caller,
+        &session,
+        "c0",
+        "constructoras en Sonora",
+    )
+    .await
+    .unwrap();
+    let m = "me interesa, haz un estudio de mercado a fondo de eso";
+    let out = run_turn(&engine, &director, &caller, &session, "c1", m)
+        .await
+        .unwrap();
+    let brief = made(&out, "research_start", m)["brief"]
+        .as_str()
+        .unwrap_or_default()
+        .to_lowercase();
+    assert!(brief.starts_with("me interesa"), "{brief}");
+    assert!(
+        brief.contains("sonora") && brief.contains("constru"),
+        "{brief}"
+    );
+}

@@ -11,6 +11,37 @@ use crate::agent::director::criteria::supplier_filters;
 use crate::agent::director::grammar::parse;
 use crate::agent::director::vocab::CatalogVocabulary;
 
+/// The run's brief: the person's words, and when they name no giro and no place
+/// («investiga a fondo ese mercado») the session's criteria after them, so the run
+/// frames the market the conversation was about.
+fn brief_of(input: &ModelInput) -> String {
+    use crate::agent::contract::intent::FactField;
+    use crate::agent::director::memory::value;
+    let message: String = input.turn.message.chars().take(1_800).collect();
+    let req = parse(&message, &CatalogVocabulary);
+    if req.giro.is_some() || req.query.is_some() || req.state.is_some() {
+        return message;
+    }
+    let facts = &input.turn.facts;
+    let mut context = Vec::new();
+    if let Some(giro) = value(facts, FactField::Giro) {
+        context.push(format!("proveedores de {giro}"));
+    }
+    if let Some(states) = value(facts, FactField::Estado) {
+        context.push(format!("en {states}"));
+    }
+    if let Some(buyer) = value(facts, FactField::Comprador) {
+        context.push(format!("que le venden a {buyer}"));
+    }
+    if context.is_empty() {
+        return message;
+    }
+    format!(
+        "{message} (contexto de la conversación: {})",
+        context.join(" ")
+    )
+}
+
 impl LocalDirector {
     /// «investiga … y dime quién domina»: preview a long research run and leave the
     /// `investigar` card; nothing runs before the person accepts it.
@@ -29,8 +60,10 @@ impl LocalDirector {
         }
         let starts = calls_of(&input.transcript, "research_start");
         let Some(ex) = starts.last() else {
-            let brief: String = input.turn.message.chars().take(2_000).collect();
-            return ModelStep::Tools(vec![call("research_start", json!({"brief": brief}))]);
+            return ModelStep::Tools(vec![call(
+                "research_start",
+                json!({"brief": brief_of(input)}),
+            )]);
         };
         if let Some(pid) = ok_rows(ex)
             .first()
