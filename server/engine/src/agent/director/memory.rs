@@ -343,16 +343,8 @@ pub fn complete(req: &Request, facts: &FactLedger, message: &str) -> Request {
     let names_place = req.state.is_some() || !req.states.is_empty();
     if !names_place && folded.split(' ').any(|w| PLACE_REFERENCES.contains(&w)) {
         let mut out = req.clone();
-        // Everything but the place is named, so only the place is filled.
-        let mut places = Request {
-            giro: Some((String::new(), String::new())),
-            sold_to_government: true,
-            quantity: Some(0),
-            ..Request::default()
-        };
-        fill(&mut places, facts);
-        out.state = places.state;
-        out.states = places.states;
+        out.states = ledger_places(facts);
+        out.state = out.states.first().cloned();
         return out;
     }
     // An action on the board («el contacto de los primeros 3») acts on the selection.
@@ -461,6 +453,16 @@ pub fn recall(
 }
 
 /// Fills what `out` does not name from the ledger; true when anything was recalled.
+/// The places the session's ledger holds, as the grammar names them.
+fn ledger_places(facts: &FactLedger) -> Vec<(String, String)> {
+    value(facts, FactField::Estado)
+        .into_iter()
+        .flat_map(|v| v.split(", "))
+        .filter_map(|name| State::normalize(name, StateContext::Filter).ok())
+        .map(|s| (s.name().to_owned(), s.name().to_owned()))
+        .collect()
+}
+
 fn fill(out: &mut Request, facts: &FactLedger) -> bool {
     let names_giro = out.giro.is_some() || out.query.is_some();
     let names_place = out.state.is_some() || !out.states.is_empty();
@@ -477,17 +479,11 @@ fn fill(out: &mut Request, facts: &FactLedger) -> bool {
         }
     }
     if !names_place {
-        if let Some(v) = value(facts, FactField::Estado) {
-            let states: Vec<(String, String)> = v
-                .split(", ")
-                .filter_map(|name| State::normalize(name, StateContext::Filter).ok())
-                .map(|s| (s.name().to_owned(), s.name().to_owned()))
-                .collect();
-            if !states.is_empty() {
-                out.state = states.first().cloned();
-                out.states = states;
-                recalled = true;
-            }
+        let states = ledger_places(facts);
+        if !states.is_empty() {
+            out.state = states.first().cloned();
+            out.states = states;
+            recalled = true;
         }
     }
     if !names_buyer {
