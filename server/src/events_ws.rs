@@ -23,7 +23,7 @@ use luna_engine::session::Sessions;
 use luna_engine::EngineError;
 use luna_protocol::error::ErrorEnvelope;
 use luna_protocol::event::StoredEvent;
-use luna_protocol::stream::{StreamMessage, Thinking};
+use luna_protocol::stream::StreamMessage;
 use serde::Deserialize;
 use tokio::sync::broadcast;
 use tracing::Instrument;
@@ -89,7 +89,7 @@ pub async fn session_events(
         Ok(rx) => rx,
         Err(e) => return error_response(e),
     };
-    let thoughts = engine.sessions.hub().subscribe_thinking(&session_id);
+    let frames = engine.sessions.hub().subscribe_live(&session_id);
     let upgrade = match upgrade {
         Ok(u) => u
             .read_buffer_size(READ_BUFFER)
@@ -118,7 +118,7 @@ pub async fn session_events(
         _slot: slot,
     };
     upgrade.on_upgrade(move |socket| {
-        serve_socket(socket, follower, session_id, since, (live, thoughts)).instrument(span)
+        serve_socket(socket, follower, session_id, since, (live, frames)).instrument(span)
     })
 }
 
@@ -231,10 +231,11 @@ async fn until_access_ends(
     }
 }
 
-/// What a socket follows: committed events, and the running turn's live reasoning.
+/// What a socket follows: committed events, and the running turn's live frames (the
+/// model's reasoning and the narration it is writing).
 pub type Live = (
     broadcast::Receiver<StoredEvent>,
-    broadcast::Receiver<Thinking>,
+    broadcast::Receiver<StreamMessage>,
 );
 
 /// Why a stream stopped.
@@ -256,7 +257,7 @@ pub async fn stream_events<S>(
     caller: &Caller,
     session_id: &str,
     since: u64,
-    (mut live, thoughts): Live,
+    (mut live, frames): Live,
     sink: &mut S,
 ) -> Result<(), StreamError>
 where
@@ -277,17 +278,17 @@ where
         .await?;
     }
     catch_up(sessions, caller, session_id, &mut last, sink).await?;
-    let mut thoughts = Some(thoughts);
+    let mut frames = Some(frames);
     loop {
-        // Committed events first; reasoning is best effort and may be skipped.
+        // Committed events first; live frames are best effort and may be skipped.
         let received = tokio::select! {
             biased;
             event = live.recv() => event,
-            thought = next_thought(&mut thoughts) => {
-                match thought {
-                    Ok(t) => send(sink, StreamMessage::Thinking(t)).await?,
+            frame = next_frame(&mut frames) => {
+                match frame {
+                    Ok(f) => send(sink, f).await?,
                     Err(broadcast::error::RecvError::Lagged(_)) => {}
-                    Err(broadcast::error::RecvError::Closed) => thoughts = None,
+                    Err(broadcast::error::RecvError::Closed) => frames = None,
                 }
                 continue;
             }
@@ -313,11 +314,11 @@ where
     }
 }
 
-/// The next piece of reasoning, or never once the channel closed.
-async fn next_thought(
-    thoughts: &mut Option<broadcast::Receiver<Thinking>>,
-) -> Result<Thinking, broadcast::error::RecvError> {
-    match thoughts {
+/// The next live frame, or never once the channel closed.
+async fn next_frame(
+    frames: &mut Option<broadcast::Receiver<StreamMessage>>,
+) -> Result<StreamMessage, broadcast::error::RecvError> {
+    match frames {
         Some(rx) => rx.recv().await,
         None => std::future::pending().await,
     }
@@ -442,10 +443,10 @@ mod tests {
         let mut sink = Box::pin(sink);
         let stored = sessions.append_all(&id, &[message(1)]).await.unwrap();
         thinker
-            .send(Thinking {
+            .send(StreamMessage::Thinking(luna_protocol::stream::Thinking {
                 turn_id: "turn_1".into(),
                 text: "pensando…".into(),
-            })
+            }))
             .unwrap();
         // Let the thought through first, then the event, then close the stream.
         let feeder = async {

@@ -562,6 +562,7 @@ mod tests {
                 view: crate::view::SessionView,
             },
             Thinking(Thinking),
+            Narrating(NarrationDelta),
         }
 
         #[derive(Serialize, Deserialize)]
@@ -685,6 +686,8 @@ mod tests {
             json!({"type": "snapshot", "seq": 0, "view": {}}),
             json!({"type": "thinking", "turn_id": "t", "text": "pienso"}),
             json!({"type": "thinking", "text": "pienso"}),
+            json!({"type": "narrating", "turn_id": "t", "text": "Listo."}),
+            json!({"type": "narrating", "text": "Listo."}),
             json!({"type": "other"}),
         ];
         for f in &frames {
@@ -857,6 +860,9 @@ mod tests {
         compared += check::<StreamMessage>(&json!({"type": "snapshot", "seq": 2, "view": view}));
         compared +=
             check::<StreamMessage>(&json!({"type": "thinking", "turn_id": "t", "text": "x"}));
+        compared += check::<StreamMessage>(&json!({"type": "narrating", "turn_id": "t",
+            "text": "Hay Empaques Tapatíos.",
+            "anchors": [{"start": 4, "end": 21, "label": "Empaques Tapatíos", "ref": "company:E1"}]}));
         compared += check::<Board>(&json!({"auto": {
             "credit_cap": 50, "credits_spent": 3, "contact_cap": 10, "contacts_spent": 0,
             "classes": ["guardar_en_crm", "revelar_contactos"], "set_by": "Ana", "set_at": 1

@@ -6,7 +6,7 @@
 use crate::json::FromJson;
 use serde::{Deserialize, Deserializer, Serialize};
 
-use crate::event::SessionEvent;
+use crate::event::{NarrationDelta, SessionEvent};
 use crate::view::{apply, SessionView};
 
 /// One websocket text frame, as JSON:
@@ -26,6 +26,11 @@ pub enum StreamMessage {
     /// Live reasoning of a streaming model: shown while the turn runs, never stored,
     /// never replayed, never part of the view. It has no `seq`.
     Thinking(Thinking),
+    /// The running turn's narration as far as the model has written it: the whole text
+    /// so far (not a piece), made only of complete sentences that already resolve
+    /// against the turn's data (labels substituted, no raw `[[…]]`, no bare figure).
+    /// Shown while the turn runs; the stored `narration.delta` replaces it. No `seq`.
+    Narrating(NarrationDelta),
 }
 
 impl<'de> Deserialize<'de> for StreamMessage {
@@ -42,11 +47,11 @@ pub struct Thinking {
 }
 
 impl StreamMessage {
-    /// The log position the message brings the client to (`None` for live thinking).
+    /// The log position the message brings the client to (`None` for live frames).
     pub fn seq(&self) -> Option<u64> {
         match self {
             StreamMessage::Event { seq, .. } | StreamMessage::Snapshot { seq, .. } => Some(*seq),
-            StreamMessage::Thinking(_) => None,
+            StreamMessage::Thinking(_) | StreamMessage::Narrating(_) => None,
         }
     }
 }
@@ -96,7 +101,7 @@ impl Replica {
                 self.seq = *seq;
                 Ok(true)
             }
-            StreamMessage::Thinking(_) => Ok(false),
+            StreamMessage::Thinking(_) | StreamMessage::Narrating(_) => Ok(false),
         }
     }
 }

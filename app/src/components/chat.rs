@@ -56,6 +56,7 @@ pub fn ChatPane() -> impl IntoView {
                     </ol>
                 </Show>
                 <Show when=running>
+                    <Narrating />
                     <p class="mx-auto mt-3 max-w-2xl text-sm text-slate-500 dark:text-slate-400" role="status">"Luna está trabajando…"</p>
                     <Thinking />
                 </Show>
@@ -159,6 +160,30 @@ fn Thinking() -> impl IntoView {
     }
 }
 
+/// The running turn's narration while the model writes it: shown until the judged
+/// narration of the same turn is in the chat (which replaces it) or the turn ends.
+#[component]
+fn Narrating() -> impl IntoView {
+    let live = expect_context::<Live>();
+    let draft = move || {
+        let draft = live.narrating.get()?;
+        let judged = live.replica.with(|r| {
+            r.view.active_turn.as_deref() != Some(draft.turn_id.as_str())
+                || r.view.chat.messages.iter().any(
+                    |m| matches!(m, ChatMessage::Luna { turn_id, .. } if *turn_id == draft.turn_id),
+                )
+        });
+        (!judged && !draft.text.is_empty()).then_some(draft)
+    };
+    view! {
+        {move || draft().map(|d| view! {
+            <div class="mx-auto mt-3 flex max-w-2xl">
+                {luna_message(d.turn_id, d.text, d.anchors, "narration-live")}
+            </div>
+        })}
+    }
+}
+
 #[component]
 fn EmptyChat() -> impl IntoView {
     view! {
@@ -170,6 +195,57 @@ fn EmptyChat() -> impl IntoView {
             <p class="mt-2">"Aquí verás la conversación, cada paso que Luna da y las decisiones que te toca tomar."</p>
         </div>
     }
+}
+
+/// Luna's narration: its text with the anchored names as links (a company's open the
+/// evidence drawer). `testid` tells a judged message from the one being written.
+fn luna_message(
+    turn_id: String,
+    text: String,
+    anchors: Vec<luna_protocol::event::Anchor>,
+    testid: &'static str,
+) -> AnyView {
+    let live = expect_context::<Live>();
+    let drawer = expect_context::<Drawer>();
+    let parts: Vec<AnyView> = segments(&text, &anchors)
+            .into_iter()
+            .map(|s| match s {
+                Segment::Text(t) => t.to_owned().into_any(),
+                Segment::Link { label, reference } => {
+                    let company = live.replica.with_untracked(|r| {
+                        luna_protocol::evidence::company_of(reference, Some(turn_id.as_str()), &r.view.chat)
+                    });
+                    match company {
+                        Some(company) => view! {
+                            <button
+                                type="button"
+                                class="font-medium text-indigo-700 underline decoration-dotted hover:decoration-solid focus-visible:outline-2 focus-visible:outline-indigo-500 dark:text-indigo-300"
+                                data-ref=reference.to_owned()
+                                data-open-ref=company.clone()
+                                aria-haspopup="dialog"
+                                title="Ver el expediente"
+                                on:click=move |_| drawer.show(company.clone())
+                            >
+                                {label.to_owned()}
+                            </button>
+                        }
+                        .into_any(),
+                        None => view! {
+                            <span class="font-medium text-indigo-700 underline decoration-dotted dark:text-indigo-300" data-ref=reference.to_owned()>
+                                {label.to_owned()}
+                            </span>
+                        }
+                        .into_any(),
+                    }
+                }
+            })
+            .collect();
+    view! {
+            <div class="max-w-[85%] rounded-2xl rounded-bl-sm bg-white px-4 py-2 shadow-sm ring-1 ring-slate-200 dark:bg-slate-900 dark:ring-slate-800" data-testid=testid>
+                {parts}
+            </div>
+        }
+        .into_any()
 }
 
 fn message_view(message: ChatMessage) -> AnyView {
@@ -193,49 +269,7 @@ fn message_view(message: ChatMessage) -> AnyView {
             turn_id,
             text,
             anchors,
-        } => {
-            let live = expect_context::<Live>();
-            let drawer = expect_context::<Drawer>();
-            let parts: Vec<AnyView> = segments(&text, &anchors)
-                .into_iter()
-                .map(|s| match s {
-                    Segment::Text(t) => t.to_owned().into_any(),
-                    Segment::Link { label, reference } => {
-                        let company = live.replica.with_untracked(|r| {
-                            luna_protocol::evidence::company_of(reference, Some(turn_id.as_str()), &r.view.chat)
-                        });
-                        match company {
-                            Some(company) => view! {
-                                <button
-                                    type="button"
-                                    class="font-medium text-indigo-700 underline decoration-dotted hover:decoration-solid focus-visible:outline-2 focus-visible:outline-indigo-500 dark:text-indigo-300"
-                                    data-ref=reference.to_owned()
-                                    data-open-ref=company.clone()
-                                    aria-haspopup="dialog"
-                                    title="Ver el expediente"
-                                    on:click=move |_| drawer.show(company.clone())
-                                >
-                                    {label.to_owned()}
-                                </button>
-                            }
-                            .into_any(),
-                            None => view! {
-                                <span class="font-medium text-indigo-700 underline decoration-dotted dark:text-indigo-300" data-ref=reference.to_owned()>
-                                    {label.to_owned()}
-                                </span>
-                            }
-                            .into_any(),
-                        }
-                    }
-                })
-                .collect();
-            view! {
-                <div class="max-w-[85%] rounded-2xl rounded-bl-sm bg-white px-4 py-2 shadow-sm ring-1 ring-slate-200 dark:bg-slate-900 dark:ring-slate-800" data-testid="luna-message">
-                    {parts}
-                </div>
-            }
-            .into_any()
-        }
+        } => luna_message(turn_id, text, anchors, "luna-message"),
         ChatMessage::Tool(line) => tool_line(line).into_any(),
         ChatMessage::Decision {
             decision_id,

@@ -19,6 +19,9 @@ pub struct Live {
     /// The running turn's live reasoning (turn id, latest text), when the configured
     /// model streams it. Never stored: gone on reload, hidden once the turn ends.
     pub thinking: RwSignal<Option<(String, String)>>,
+    /// The running turn's narration as the model writes it (the whole text so far,
+    /// each sentence already checked by the server). The stored narration replaces it.
+    pub narrating: RwSignal<Option<luna_protocol::event::NarrationDelta>>,
 }
 
 impl Live {
@@ -31,6 +34,7 @@ impl Live {
             role: RwSignal::new(None),
             clock: RwSignal::new(0),
             thinking: RwSignal::new(None),
+            narrating: RwSignal::new(None),
         }
     }
 
@@ -118,9 +122,16 @@ async fn follow(live: Live) {
                     continue;
                 };
                 live.online.set(true);
-                if let StreamMessage::Thinking(t) = message {
-                    live.thinking.update(|shown| keep_thinking(shown, t));
-                    continue;
+                match message {
+                    StreamMessage::Thinking(t) => {
+                        live.thinking.update(|shown| keep_thinking(shown, t));
+                        continue;
+                    }
+                    StreamMessage::Narrating(n) => {
+                        live.narrating.set(Some(n));
+                        continue;
+                    }
+                    _ => {}
                 }
                 backoff_ms = 500;
                 let mut gap = false;

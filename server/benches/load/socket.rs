@@ -132,7 +132,7 @@ pub async fn follow(
                 out.snapshots += 1;
                 out.last_seq = out.last_seq.max(seq);
             }
-            StreamMessage::Thinking(_) => {}
+            StreamMessage::Thinking(_) | StreamMessage::Narrating(_) => {}
         }
     }
 }

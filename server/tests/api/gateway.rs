@@ -20,6 +20,7 @@ use luna_engine::Engine;
 use luna_protocol::account::{Plan, Role};
 use luna_protocol::event::{RefusalCode, SessionEvent};
 use luna_protocol::session::Stage;
+use luna_protocol::stream::StreamMessage;
 use serde_json::{json, Value};
 
 const KEY: &str = "sk-stub-0123456789-secreto";
@@ -582,7 +583,7 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
     .await;
     let (w, session) = setup().await;
     // Someone watches the session while the turn runs.
-    let mut thoughts = w.engine.sessions.hub().subscribe_thinking(&session);
+    let mut thoughts = w.engine.sessions.hub().subscribe_live(&session);
     let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
     let out = turn(&w.engine, &gateway, &w.caller, &session).await;
 
@@ -606,9 +607,11 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
 
     // The reasoning reached the live watcher…
     let mut live = String::new();
-    while let Ok(t) = thoughts.try_recv() {
-        assert_eq!(t.turn_id, "turn_gw");
-        live.push_str(&t.text);
+    while let Ok(frame) = thoughts.try_recv() {
+        if let StreamMessage::Thinking(t) = frame {
+            assert_eq!(t.turn_id, "turn_gw");
+            live.push_str(&t.text);
+        }
     }
     assert_eq!(live, secret_thought);
     // …and nothing of it is in the session log or the model attempts.
@@ -622,6 +625,97 @@ async fn a_streamed_answer_with_tool_call_deltas_drives_the_turn_and_its_reasoni
     .unwrap();
     assert!(!log.contains("razonamiento interno"), "{log}");
     assert!(log.contains("turn.finished"));
+}
+
+/// Live narration: while the model writes its final answer, watchers see the
+/// narration grow sentence by sentence, each one already resolved (labels for the
+/// markers, never a raw `[[…]]`) and checked (a sentence with a bare figure is held
+/// back); the repaired answer streams the same way, and the log keeps only the judged
+/// narration, which the last frame matches.
+#[tokio::test]
+async fn the_narration_streams_to_watchers_checked_sentence_by_sentence() {
+    let written = |narration: &str| {
+        let content = json!({"intent": {"tipo": "responder"}, "narracion": narration}).to_string();
+        // Small pieces, cut anywhere (inside markers too), as providers send them.
+        let pieces: Vec<Value> = content
+            .chars()
+            .collect::<Vec<_>>()
+            .chunks(5)
+            .map(|c| json!({"content": c.iter().collect::<String>()}))
+            .collect();
+        streamed(&pieces, "stop", Sse::Complete)
+    };
+    let (url, _stub) = stub(move |_, n| match n {
+        1 => tool_call(
+            "market_count",
+            json!({"kind": "suppliers", "filters": {"state": "Jalisco"}}),
+        ),
+        // A bare figure in the second sentence: rejected, then repaired.
+        2 => written(
+            "Conté [[evidence:c1.shown]] resultados. Son 40 en total. Te propongo guardarlos.",
+        ),
+        _ => written("Conté [[evidence:c1.shown]] resultados. Te propongo guardarlos."),
+    })
+    .await;
+    let (w, session) = setup().await;
+    let mut watching = w.engine.sessions.hub().subscribe_live(&session);
+    let gateway = OpenAiGateway::new(config(&url, true), w.engine.store.clone()).unwrap();
+    let out = turn(&w.engine, &gateway, &w.caller, &session).await;
+    assert!(out.repaired, "the first answer had a bare figure");
+
+    let mut frames = Vec::new();
+    while let Ok(frame) = watching.try_recv() {
+        if let StreamMessage::Narrating(n) = frame {
+            assert_eq!(n.turn_id, "turn_gw");
+            frames.push(n);
+        }
+    }
+    let texts: Vec<&str> = frames.iter().map(|f| f.text.as_str()).collect();
+    assert!(
+        texts.len() >= 3,
+        "several frames as the text grew: {texts:?}"
+    );
+    for f in &frames {
+        assert!(
+            !f.text.contains("[[") && !f.text.contains("40"),
+            "{texts:?}"
+        );
+        for a in &f.anchors {
+            assert_eq!(&f.text[a.start as usize..a.end as usize], a.label);
+        }
+    }
+    // The first answer showed only its first sentence; the sentence with the bare
+    // figure and everything after it never reached the screen.
+    let first = texts[0];
+    assert!(
+        first.starts_with("Conté ") && first.ends_with(" resultados."),
+        "{texts:?}"
+    );
+    assert!(
+        texts.iter().filter(|t| **t == first).count() >= 2,
+        "{texts:?}"
+    );
+    // The repaired answer's frames end with the judged narration the log keeps.
+    assert_eq!(texts.last().copied(), Some(out.narration.text.as_str()));
+    assert!(out.narration.text.ends_with("Te propongo guardarlos."));
+    let stored = w
+        .engine
+        .sessions
+        .events_since(&w.caller, &session, 0)
+        .await
+        .unwrap();
+    let narrations: Vec<_> = stored
+        .iter()
+        .filter_map(|e| match &e.event {
+            SessionEvent::NarrationDelta(d) => Some(d.text.clone()),
+            _ => None,
+        })
+        .collect();
+    assert_eq!(
+        narrations,
+        vec![out.narration.text.clone()],
+        "the log keeps one narration"
+    );
 }
 
 #[tokio::test]

@@ -226,13 +226,13 @@ async fn a_closed_socket_frees_the_sessions_channels() {
     let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
     read_until(&mut socket, 1).await;
     let hub = app.engine.sessions.hub();
-    assert_eq!((hub.channel_count(), hub.thinking_count()), (1, 1));
+    assert_eq!((hub.channel_count(), hub.live_count()), (1, 1));
 
     socket.close(None).await.unwrap();
     drop(socket);
     let mut freed = false;
     for _ in 0..50 {
-        if (hub.channel_count(), hub.thinking_count()) == (0, 0) {
+        if (hub.channel_count(), hub.live_count()) == (0, 0) {
             freed = true;
             break;
         }
@@ -242,6 +242,6 @@ async fn a_closed_socket_frees_the_sessions_channels() {
         freed,
         "channels left after the socket closed: {} event, {} reasoning",
         hub.channel_count(),
-        hub.thinking_count()
+        hub.live_count()
     );
 }

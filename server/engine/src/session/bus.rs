@@ -5,8 +5,9 @@
 //! events it has not carried yet from the log and hands them to the local hub. The
 //! log stays the source of truth: a lost notification (a reconnect) is made good by
 //! catching up every followed session, and the websocket drops seqs it already sent.
-//! Live reasoning (`thinking`), never stored, travels the same way on its own channel
-//! (`luna_thinking`), best effort: a piece is dropped rather than delayed.
+//! Live frames (a streaming model's `thinking` and the `narrating` it is writing),
+//! never stored, travel the same way on their own channel (`luna_live`), best effort:
+//! a frame is dropped rather than delayed.
 //! SQLite is one process by design and needs none of this.
 
 use std::time::Duration;
@@ -19,9 +20,9 @@ use crate::base::store::{backend_of, Backend, Conn};
 
 /// The channel every instance listens on.
 const CHANNEL: &str = "luna_events";
-/// Live reasoning relayed between instances: `{"o": origin, "s": session, "t": turn, "x": text}`.
-const THINKING: &str = "luna_thinking";
-/// PostgreSQL refuses payloads of 8000 bytes or more; a longer piece is not relayed.
+/// Live frames relayed between instances: `{"o": origin, "s": session, "m": frame}`.
+const LIVE: &str = "luna_live";
+/// PostgreSQL refuses payloads of 8000 bytes or more; a longer frame is not relayed.
 const MAX_PAYLOAD: usize = 7_900;
 
 /// Tells the other instances, at commit, that `session_id` has an event `seq`.
@@ -40,7 +41,7 @@ pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> Engin
 /// any failure. `url` is the PostgreSQL database URL the store was opened with.
 pub async fn listen(sessions: Sessions, url: String) {
     let origin = crate::base::ids::random_token(12);
-    tokio::spawn(relay_thinking(sessions.clone(), origin.clone()));
+    tokio::spawn(relay_live(sessions.clone(), origin.clone()));
     loop {
         if let Err(e) = follow(&sessions, &url, &origin).await {
             tracing::warn!(error = %e, "event bus: listener lost, reconnecting");
@@ -49,55 +50,52 @@ pub async fn listen(sessions: Sessions, url: String) {
     }
 }
 
-/// Sends this instance's reasoning to the others, in order, one `NOTIFY` per piece.
-async fn relay_thinking(sessions: Sessions, origin: String) {
-    let mut pieces = sessions.hub.relay_thinking();
-    while let Some((session_id, thinking)) = pieces.recv().await {
-        let payload = serde_json::json!({
-            "o": origin, "s": session_id, "t": thinking.turn_id, "x": thinking.text,
-        })
-        .to_string();
+/// Sends this instance's live frames to the others, in order, one `NOTIFY` per frame.
+async fn relay_live(sessions: Sessions, origin: String) {
+    let mut frames = sessions.hub.relay_live();
+    while let Some((session_id, frame)) = frames.recv().await {
+        let payload = serde_json::json!({"o": origin, "s": session_id, "m": frame}).to_string();
         if payload.len() >= MAX_PAYLOAD {
             continue;
         }
         let sent = sqlx::query("select cast(pg_notify($1, $2) as text)")
-            .bind(THINKING)
+            .bind(LIVE)
             .bind(payload)
             .execute(sessions.store.pool())
             .await;
         if let Err(e) = sent {
-            tracing::debug!(error = %e, "event bus: a piece of reasoning was not relayed");
+            tracing::debug!(error = %e, "event bus: a live frame was not relayed");
         }
     }
 }
 
-/// Reasoning another instance relayed, for this instance's watchers.
-fn receive_thinking(sessions: &Sessions, origin: &str, payload: &str) {
-    let Ok(v) = serde_json::from_str::<serde_json::Value>(payload) else {
+/// A live frame another instance relayed, for this instance's watchers.
+fn receive_live(sessions: &Sessions, origin: &str, payload: &str) {
+    #[derive(serde::Deserialize)]
+    struct Relayed {
+        o: String,
+        s: String,
+        m: luna_protocol::stream::StreamMessage,
+    }
+    let Ok(r) = serde_json::from_str::<Relayed>(payload) else {
         return;
     };
-    let field = |k: &str| v.get(k).and_then(serde_json::Value::as_str);
-    if let (Some(o), Some(s), Some(t), Some(x)) = (field("o"), field("s"), field("t"), field("x")) {
-        if o != origin {
-            let thinking = luna_protocol::stream::Thinking {
-                turn_id: t.to_owned(),
-                text: x.to_owned(),
-            };
-            sessions.hub.think_here(s, thinking);
-        }
+    // Only live frames travel here; an event always comes from the log.
+    if r.o != origin && r.m.seq().is_none() {
+        sessions.hub.live_here(&r.s, r.m);
     }
 }
 
 async fn follow(sessions: &Sessions, url: &str, origin: &str) -> EngineResult<()> {
     let mut listener = PgListener::connect(url).await?;
-    listener.listen_all([CHANNEL, THINKING]).await?;
+    listener.listen_all([CHANNEL, LIVE]).await?;
     // Whatever was appended while we were not listening.
     for session_id in sessions.hub.listened() {
         sessions.catch_up(&session_id, None).await?;
     }
     loop {
         match listener.try_recv().await? {
-            Some(n) if n.channel() == THINKING => receive_thinking(sessions, origin, n.payload()),
+            Some(n) if n.channel() == LIVE => receive_live(sessions, origin, n.payload()),
             Some(n) => {
                 let Some((session_id, seq)) = n.payload().split_once(' ') else {
                     continue;

@@ -9,26 +9,27 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 
 use luna_protocol::event::StoredEvent;
-use luna_protocol::stream::Thinking;
+use luna_protocol::stream::StreamMessage;
 use tokio::sync::{broadcast, mpsc};
 
 /// Events buffered per session before a slow subscriber lags (and re-reads the log).
 const CHANNEL_CAPACITY: usize = 256;
-/// Live reasoning pieces buffered per session; a lagging subscriber just skips some.
-const THINKING_CAPACITY: usize = 64;
-/// Reasoning pieces waiting for the relay to the other instances; beyond it they are
+/// Live frames buffered per session; a lagging subscriber just skips some.
+const LIVE_CAPACITY: usize = 64;
+/// Live frames waiting for the relay to the other instances; beyond it they are
 /// dropped (best effort, like a lagging watcher).
 const RELAY_CAPACITY: usize = 256;
 
-/// A piece of reasoning on its way to the other instances: (session, piece).
-type Relay = mpsc::Sender<(String, Thinking)>;
+/// A live frame on its way to the other instances: (session, frame).
+type Relay = mpsc::Sender<(String, StreamMessage)>;
 
 #[derive(Clone, Debug, Default)]
 pub struct Hub {
     channels: Arc<Mutex<HashMap<String, Channel>>>,
-    /// Live reasoning per session: best effort, never stored, never replayed.
-    thoughts: Arc<Mutex<HashMap<String, broadcast::Sender<Thinking>>>>,
-    /// Where this instance's reasoning also goes when other instances share the
+    /// Live frames per session (a streaming model's reasoning and the narration it is
+    /// writing): best effort, never stored, never replayed.
+    live: Arc<Mutex<HashMap<String, broadcast::Sender<StreamMessage>>>>,
+    /// Where this instance's live frames also go when other instances share the
     /// database (`session::bus` relays it); `None` on one instance.
     relay: Arc<Mutex<Option<Relay>>>,
 }
@@ -80,37 +81,39 @@ impl Hub {
         }
     }
 
-    /// Live reasoning of the session's running turn (see [`Hub::think`]).
-    pub fn subscribe_thinking(&self, session_id: &str) -> broadcast::Receiver<Thinking> {
-        let mut map = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
+    /// Live frames of the session's running turn (see [`Hub::live`]).
+    pub fn subscribe_live(&self, session_id: &str) -> broadcast::Receiver<StreamMessage> {
+        let mut map = self.live.lock().unwrap_or_else(|e| e.into_inner());
         map.entry(session_id.to_owned())
-            .or_insert_with(|| broadcast::channel(THINKING_CAPACITY).0)
+            .or_insert_with(|| broadcast::channel(LIVE_CAPACITY).0)
             .subscribe()
     }
 
-    /// Hands a piece of a streaming model's reasoning to whoever watches the session
-    /// right now. Nobody watching: it is dropped, as it is never stored.
-    pub fn think(&self, session_id: &str, thinking: Thinking) {
+    /// Hands a live frame (`Thinking` or `Narrating`, frames without a seq) to whoever
+    /// watches the session right now. Nobody watching: it is dropped, as it is never
+    /// stored.
+    pub fn live(&self, session_id: &str, frame: StreamMessage) {
+        debug_assert!(frame.seq().is_none(), "only seq-less frames are live");
         let relay = self.relay.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if let Some(relay) = relay {
-            let _ = relay.try_send((session_id.to_owned(), thinking.clone()));
+            let _ = relay.try_send((session_id.to_owned(), frame.clone()));
         }
-        self.think_here(session_id, thinking);
+        self.live_here(session_id, frame);
     }
 
-    /// Reasoning for this instance's watchers only (what another instance relayed).
-    pub(crate) fn think_here(&self, session_id: &str, thinking: Thinking) {
-        let mut map = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
+    /// A live frame for this instance's watchers only (what another instance relayed).
+    pub(crate) fn live_here(&self, session_id: &str, frame: StreamMessage) {
+        let mut map = self.live.lock().unwrap_or_else(|e| e.into_inner());
         if let Some(sender) = map.get(session_id) {
-            if sender.send(thinking).is_err() {
+            if sender.send(frame).is_err() {
                 map.remove(session_id);
             }
         }
     }
 
-    /// From now on, every piece of reasoning [`Hub::think`] gets is also queued on the
-    /// returned receiver, for `session::bus` to relay to the other instances.
-    pub(crate) fn relay_thinking(&self) -> mpsc::Receiver<(String, Thinking)> {
+    /// From now on, every frame [`Hub::live`] gets is also queued on the returned
+    /// receiver, for `session::bus` to relay to the other instances.
+    pub(crate) fn relay_live(&self) -> mpsc::Receiver<(String, StreamMessage)> {
         let (tx, rx) = mpsc::channel(RELAY_CAPACITY);
         *self.relay.lock().unwrap_or_else(|e| e.into_inner()) = Some(tx);
         rx
@@ -129,12 +132,12 @@ impl Hub {
                 map.remove(session_id);
             }
         }
-        let mut thoughts = self.thoughts.lock().unwrap_or_else(|e| e.into_inner());
-        if thoughts
+        let mut live = self.live.lock().unwrap_or_else(|e| e.into_inner());
+        if live
             .get(session_id)
             .is_some_and(|s| s.receiver_count() == 0)
         {
-            thoughts.remove(session_id);
+            live.remove(session_id);
         }
     }
 
@@ -154,11 +157,8 @@ impl Hub {
         self.lock().len()
     }
 
-    /// Sessions with a live reasoning channel (for tests and metrics).
-    pub fn thinking_count(&self) -> usize {
-        self.thoughts
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .len()
+    /// Sessions with a live-frame channel (for tests and metrics).
+    pub fn live_count(&self) -> usize {
+        self.live.lock().unwrap_or_else(|e| e.into_inner()).len()
     }
 }

@@ -237,7 +237,8 @@ async fn the_hub_drops_a_channel_nobody_listens_to() {
 #[tokio::test]
 #[ignore = "needs PostgreSQL: .ci/test runs it with LUNA_TEST_DATABASE_URL (.ci/postgres)"]
 async fn pg_only_reasoning_on_one_instance_reaches_watchers_on_another() {
-    use luna_protocol::stream::Thinking;
+    use luna_protocol::event::NarrationDelta;
+    use luna_protocol::stream::{StreamMessage, Thinking};
     let (a, owner, _, _) = engine_with_callers().await;
     if a.store.backend() != crate::base::store::Backend::Postgres {
         panic!("this test needs PostgreSQL: run it with LUNA_TEST_DATABASE_URL=postgres://… (.ci/postgres)");
@@ -246,16 +247,23 @@ async fn pg_only_reasoning_on_one_instance_reaches_watchers_on_another() {
     let la = tokio::spawn(bus::listen(a.clone(), a.store.url().to_string()));
     let lb = tokio::spawn(bus::listen(b.clone(), a.store.url().to_string()));
     let id = a.create(&owner).await.unwrap().id;
-    let mut watching = a.hub().subscribe_thinking(&id);
-    let piece = |text: &str| Thinking {
-        turn_id: "turn_b".into(),
-        text: text.into(),
+    let mut watching = a.hub().subscribe_live(&id);
+    let piece = |text: &str| {
+        StreamMessage::Thinking(Thinking {
+            turn_id: "turn_b".into(),
+            text: text.into(),
+        })
+    };
+    let text_of = |frame: StreamMessage| match frame {
+        StreamMessage::Thinking(t) => (t.turn_id, t.text),
+        StreamMessage::Narrating(n) => (n.turn_id, n.text),
+        other => panic!("an event on the live channel: {other:?}"),
     };
     let wait = std::time::Duration::from_millis(300);
     // Until both listeners are live: B thinks probes until A hears one.
     let started = std::time::Instant::now();
     while tokio::time::timeout(wait, watching.recv()).await.is_err() {
-        b.hub().think(&id, piece("…"));
+        b.hub().live(&id, piece("…"));
         assert!(
             started.elapsed().as_secs() < 20,
             "A never heard B's reasoning"
@@ -264,21 +272,34 @@ async fn pg_only_reasoning_on_one_instance_reaches_watchers_on_another() {
     tokio::time::sleep(std::time::Duration::from_millis(500)).await;
     while watching.try_recv().is_ok() {}
     for text in ["Busco ", "proveedores ", "en Jalisco"] {
-        b.hub().think(&id, piece(text));
+        b.hub().live(&id, piece(text));
     }
+    // The narration being written travels the same way.
+    b.hub().live(
+        &id,
+        StreamMessage::Narrating(NarrationDelta {
+            turn_id: "turn_b".into(),
+            text: "Listo.".into(),
+            anchors: Vec::new(),
+        }),
+    );
     let mut heard = String::new();
-    for _ in 0..3 {
-        let t = tokio::time::timeout(std::time::Duration::from_secs(5), watching.recv())
+    for _ in 0..4 {
+        let frame = tokio::time::timeout(std::time::Duration::from_secs(5), watching.recv())
             .await
-            .expect("A's watcher got B's reasoning")
+            .expect("A's watcher got B's live frames")
             .unwrap();
-        assert_eq!(t.turn_id, "turn_b");
-        heard.push_str(&t.text);
+        let (turn, text) = text_of(frame);
+        assert_eq!(turn, "turn_b");
+        heard.push_str(&text);
     }
-    assert_eq!(heard, "Busco proveedores en Jalisco", "in order, each once");
+    assert_eq!(
+        heard, "Busco proveedores en JaliscoListo.",
+        "in order, each once"
+    );
     // A's own reasoning: once, not again through the bus.
-    a.hub().think(&id, piece("propio"));
-    assert_eq!(watching.recv().await.unwrap().text, "propio");
+    a.hub().live(&id, piece("propio"));
+    assert_eq!(text_of(watching.recv().await.unwrap()).1, "propio");
     tokio::time::sleep(std::time::Duration::from_millis(300)).await;
     assert!(watching.try_recv().is_err(), "a piece was delivered twice");
     la.abort();

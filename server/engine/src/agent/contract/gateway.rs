@@ -57,18 +57,23 @@ pub struct ModelInput {
 pub struct StepContext {
     pub workspace_id: String,
     pub turn_id: String,
-    /// Where the model's reasoning goes while it streams, if anywhere.
-    pub thinking: Option<ThinkingSink>,
+    /// Where the model's reasoning goes while it streams, if anywhere: each piece as
+    /// it arrives.
+    pub thinking: Option<LiveSink>,
+    /// Where the final answer's narration goes while it streams, if anywhere: the whole
+    /// `narracion` written so far, still marked up (the runner checks it before
+    /// anything is shown).
+    pub narration: Option<LiveSink>,
 }
 
-/// Receives a streaming model's reasoning text as it arrives. It may be shown live;
-/// it is never stored (not in the session log, not in citations).
+/// Receives text a streaming model writes, as it arrives. It may be shown live; it is
+/// never stored (not in the session log, not in citations).
 #[derive(Clone)]
-pub struct ThinkingSink(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
+pub struct LiveSink(std::sync::Arc<dyn Fn(&str) + Send + Sync>);
 
-impl ThinkingSink {
+impl LiveSink {
     pub fn new(sink: impl Fn(&str) + Send + Sync + 'static) -> Self {
-        ThinkingSink(std::sync::Arc::new(sink))
+        LiveSink(std::sync::Arc::new(sink))
     }
 
     pub fn as_fn(&self) -> &(dyn Fn(&str) + Send + Sync) {
@@ -76,20 +81,20 @@ impl ThinkingSink {
     }
 }
 
-impl std::fmt::Debug for ThinkingSink {
+impl std::fmt::Debug for LiveSink {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str("ThinkingSink")
+        f.write_str("LiveSink")
     }
 }
 
 /// Two contexts are the same step whoever listens to it.
-impl PartialEq for ThinkingSink {
+impl PartialEq for LiveSink {
     fn eq(&self, _: &Self) -> bool {
         true
     }
 }
 
-impl Eq for ThinkingSink {}
+impl Eq for LiveSink {}
 
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub enum ModelStep {

@@ -8,6 +8,7 @@
 
 use std::collections::HashMap;
 
+use luna_protocol::event::Anchor;
 use serde::{Deserialize, Serialize};
 
 /// The kinds of object a narration may cite (CONTRACT §7.2).
@@ -28,6 +29,21 @@ pub struct AnchorSpan {
 pub struct ResolvedNarration {
     pub text: String,
     pub anchors: Vec<AnchorSpan>,
+}
+
+impl ResolvedNarration {
+    /// The anchors as the wire carries them: byte offsets with the label they cover.
+    pub fn wire_anchors(&self) -> Vec<Anchor> {
+        self.anchors
+            .iter()
+            .map(|a| Anchor {
+                start: a.start as u32,
+                end: a.end as u32,
+                label: self.text[a.start..a.end].to_owned(),
+                reference: a.reference.clone(),
+            })
+            .collect()
+    }
 }
 
 /// Why a narration was rejected.
@@ -196,6 +212,27 @@ pub fn trim_to_anchored(text: &str, known: &KnownRefs) -> ResolvedNarration {
     })
 }
 
+/// What may be shown of a narration the model is still writing: its complete
+/// sentences, in order, up to the first one that does not resolve on its own (that
+/// one and everything after it wait for the whole answer, which is judged as usual).
+/// A sentence still being written never shows, so a marker cut in two or a figure
+/// whose anchor has not arrived yet never reaches the person.
+pub fn checked_prefix(partial: &str, known: &KnownRefs) -> ResolvedNarration {
+    let mut end = 0;
+    for sentence in sentences(partial) {
+        // `sentences` cuts after a terminator: only the last piece may lack one.
+        let complete = sentence.ends_with(['.', '!', '?', '\n']);
+        if !complete || resolve(sentence, known).is_err() {
+            break;
+        }
+        end += sentence.len();
+    }
+    resolve(partial[..end].trim_end(), known).unwrap_or(ResolvedNarration {
+        text: String::new(),
+        anchors: Vec::new(),
+    })
+}
+
 /// What the narration policy (CONTRACT §7.2) makes of one answer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
@@ -294,5 +331,33 @@ mod tests {
             &known(),
         );
         assert_eq!(t.text, "Hay 412 proveedores.");
+    }
+
+    #[test]
+    fn a_narration_being_written_shows_its_complete_sentences_that_resolve() {
+        let k = known();
+        // Nothing complete yet, and a marker cut in two never shows.
+        assert_eq!(checked_prefix("Hay [[evidence:cou", &k).text, "");
+        let first = checked_prefix(
+            "Hay [[evidence:count-1]] proveedores. Destaca [[company:EMP0",
+            &k,
+        );
+        assert_eq!(first.text, "Hay 412 proveedores.");
+        assert_eq!(first.wire_anchors()[0].label, "412");
+        let more = checked_prefix(
+            "Hay [[evidence:count-1]] proveedores. Destaca [[company:EMP010101AB1]]. Te",
+            &k,
+        );
+        assert_eq!(more.text, "Hay 412 proveedores. Destaca Empaques Tapatíos.");
+        assert_eq!(more.anchors.len(), 2);
+        // A sentence with a bare figure or an unknown ref stops the draft there: what
+        // follows waits for the whole answer to be judged.
+        for held in [
+            "Hay [[evidence:count-1]] proveedores. Son 40 en total. Te propongo guardarlos.",
+            "Hay [[evidence:count-1]] proveedores. Destaca [[company:NOPE]]. Te propongo guardarlos.",
+            "Hay [[evidence:count-1]] proveedores. Hice un análisis. Te propongo guardarlos.",
+        ] {
+            assert_eq!(checked_prefix(held, &k).text, "Hay 412 proveedores.", "{held}");
+        }
     }
 }

@@ -179,6 +179,7 @@ fn input(
             workspace_id: run.workspace_id.clone(),
             turn_id: format!("{}:{n}", run.id),
             thinking: None,
+            narration: None,
         },
     }
 }

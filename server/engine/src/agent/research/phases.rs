@@ -20,8 +20,8 @@ use crate::Engine;
 use super::frame::{Frame, Rejected};
 use super::model::{self, Budget, ModelStepNote, Outcome, Purpose};
 use super::{
-    append_while_running, pending_steering, resolve_markup, to_anchors, Checkpoint, Run, RunResult,
-    StoredCall, PHASES, TOP,
+    append_while_running, pending_steering, resolve_markup, Checkpoint, Run, RunResult, StoredCall,
+    PHASES, TOP,
 };
 use crate::agent::director::writeup;
 
@@ -139,7 +139,7 @@ pub async fn run_phase(
             }
             text.push_str(remark);
         }
-        let anchors = to_anchors(&written.narration);
+        let anchors = written.narration.wire_anchors();
         let mut refs: Vec<String> = Vec::new();
         for a in &anchors {
             if !a.reference.starts_with("evidence:") && !refs.contains(&a.reference) {

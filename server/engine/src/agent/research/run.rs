@@ -11,7 +11,7 @@ use serde_json::{json, Value};
 
 use crate::accounts::Caller;
 use crate::agent::contract::gateway::{Exchange, ToolCall};
-use crate::agent::contract::narration::{self, KnownRefs, ResolvedNarration};
+use crate::agent::contract::narration::{self, KnownRefs};
 use crate::agent::contract::results::harvest;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::stored::{self, text_enum};
@@ -261,18 +261,6 @@ fn add_known(known: &mut KnownRefs, reg: &Registry, calls: &[StoredCall]) {
     }
 }
 
-pub(super) fn to_anchors(r: &ResolvedNarration) -> Vec<Anchor> {
-    r.anchors
-        .iter()
-        .map(|a| Anchor {
-            start: a.start as u32,
-            end: a.end as u32,
-            label: r.text[a.start..a.end].to_owned(),
-            reference: a.reference.clone(),
-        })
-        .collect()
-}
-
 /// Resolves marked-up text against what the run read; a sentence that does not
 /// resolve is dropped (never shown with a bare figure).
 pub(super) fn resolve_markup(markup: &str, known: &KnownRefs) -> (String, Vec<Anchor>) {
@@ -280,7 +268,7 @@ pub(super) fn resolve_markup(markup: &str, known: &KnownRefs) -> (String, Vec<An
         Ok(r) => r,
         Err(_) => narration::trim_to_anchored(markup, known),
     };
-    let anchors = to_anchors(&resolved);
+    let anchors = resolved.wire_anchors();
     (resolved.text, anchors)
 }
 

@@ -17,12 +17,13 @@
 //! - An operator may pin a workspace (`pin`): to the primary (never escalate) or to
 //!   the fallback (every step there, reason `pin`, except at the spend cap).
 //! - With `stream` (the default) answers arrive as server-sent events and are folded
-//!   by `stream::Assembler`; live reasoning goes to the step's `ThinkingSink` only.
+//!   by `stream::Assembler`; live reasoning goes to the step's `LiveSink` only.
 //!
 //! Usage is recorded per attempt (`usage`); the API key is held in
 //! `ApiKey`, which never prints, and neither it nor provider bodies are logged.
 
 mod config;
+mod partial;
 pub mod pin;
 pub mod prompt;
 pub mod stream;
@@ -38,7 +39,7 @@ use luna_protocol::event::RefusalCode;
 use sha2::{Digest, Sha256};
 
 use crate::agent::contract::gateway::{
-    GatewayError, ModelGateway, ModelInput, ModelStep, Route, StepContext, StepFuture, ThinkingSink,
+    GatewayError, LiveSink, ModelGateway, ModelInput, ModelStep, Route, StepContext, StepFuture,
 };
 use crate::agent::contract::intent::TurnOutput;
 use crate::base::store::Store;
@@ -329,7 +330,7 @@ impl OpenAiGateway {
                     let status = response.status();
                     attempt.http_status = Some(status.as_u16());
                     if status.is_success() {
-                        match read_answer(response, ctx.thinking.as_ref()).await {
+                        match read_answer(response, ctx).await {
                             Ok((message, usage)) => {
                                 attempt.duration_ms = started.elapsed().as_millis() as i64;
                                 attempt.outcome = "ok";
@@ -448,7 +449,7 @@ fn cost(usage: &wire::Usage, price: Option<Price>) -> Option<i64> {
 /// stream, a broken chunk or body); both are retried like provider errors.
 async fn read_answer(
     mut response: reqwest::Response,
-    thinking: Option<&ThinkingSink>,
+    ctx: &StepContext,
 ) -> Result<(wire::ResponseMessage, Option<wire::Usage>), bool> {
     let streamed = response
         .headers()
@@ -468,8 +469,8 @@ async fn read_answer(
             .unwrap_or_default();
         return Ok((message, body.usage));
     }
-    let sink = thinking.map(|t| t.as_fn());
-    let mut assembler = stream::Assembler::new(sink);
+    let mut assembler = stream::Assembler::new(ctx.thinking.as_ref().map(LiveSink::as_fn))
+        .narrating(ctx.narration.as_ref().map(LiveSink::as_fn));
     while let Some(bytes) = response.chunk().await.map_err(|e| e.is_timeout())? {
         assembler.feed(&bytes).map_err(|e| {
             tracing::warn!(error = %e, "the model stream could not be read");

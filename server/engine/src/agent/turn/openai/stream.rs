@@ -4,7 +4,9 @@
 //! `index`: the id and name arrive once, the JSON arguments in fragments); usage comes
 //! in the last chunk (`stream_options.include_usage`). Reasoning deltas
 //! (`reasoning_content`, `reasoning`) are handed to an optional live sink and never
-//! kept: they are not part of the step and are never persisted.
+//! kept: they are not part of the step and are never persisted. The final answer's
+//! narration, as far as it has arrived, goes to another optional sink each time it
+//! grows (`partial::narration_so_far`).
 
 use serde::Deserialize;
 
@@ -81,6 +83,9 @@ pub struct Assembler<'a> {
     finished: bool,
     done: bool,
     on_reasoning: Option<&'a (dyn Fn(&str) + Send + Sync)>,
+    on_narration: Option<&'a (dyn Fn(&str) + Send + Sync)>,
+    /// Bytes of narration already handed to `on_narration`.
+    narrated: usize,
 }
 
 impl<'a> Assembler<'a> {
@@ -89,6 +94,12 @@ impl<'a> Assembler<'a> {
             on_reasoning,
             ..Assembler::default()
         }
+    }
+
+    /// Also hands the answer's narration so far to `sink` whenever it grows.
+    pub fn narrating(mut self, sink: Option<&'a (dyn Fn(&str) + Send + Sync)>) -> Self {
+        self.on_narration = sink;
+        self
     }
 
     /// Takes the next bytes of the body; complete lines are processed at once, a
@@ -131,6 +142,7 @@ impl<'a> Assembler<'a> {
             let delta = choice.delta;
             if let Some(text) = delta.content {
                 self.content.push_str(&text);
+                self.narrate();
             }
             if let Some(sink) = self.on_reasoning {
                 for text in [&delta.reasoning_content, &delta.reasoning]
@@ -146,6 +158,18 @@ impl<'a> Assembler<'a> {
             }
             if choice.finish_reason.is_some() {
                 self.finished = true;
+            }
+        }
+    }
+
+    fn narrate(&mut self) {
+        let Some(sink) = self.on_narration else {
+            return;
+        };
+        if let Some(so_far) = super::partial::narration_so_far(&self.content) {
+            if so_far.len() > self.narrated {
+                self.narrated = so_far.len();
+                sink(&so_far);
             }
         }
     }

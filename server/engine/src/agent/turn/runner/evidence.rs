@@ -1,24 +1,10 @@
-//! What the loop makes of an answer for the person: its anchors and the small enum
+//! What the loop makes of an answer for the person: the small enum
 //! mappings the events need. How a tool result is read (citable values, harvested
 //! refs, the tool line) is the contract's `results`.
 
-use luna_protocol::event::{Anchor, IntentKind};
+use luna_protocol::event::IntentKind;
 
 use crate::agent::contract::intent::TurnIntent;
-use crate::agent::contract::narration::ResolvedNarration;
-
-pub(super) fn to_anchors(resolved: &ResolvedNarration) -> Vec<Anchor> {
-    resolved
-        .anchors
-        .iter()
-        .map(|a| Anchor {
-            start: a.start as u32,
-            end: a.end as u32,
-            label: resolved.text[a.start..a.end].to_owned(),
-            reference: a.reference.clone(),
-        })
-        .collect()
-}
 
 pub(super) fn intent_kind(intent: &TurnIntent) -> IntentKind {
     match intent {

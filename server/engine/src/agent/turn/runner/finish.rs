@@ -13,7 +13,7 @@ use crate::Engine;
 use super::super::memory;
 use super::super::plan;
 use super::super::steering::Inbox;
-use super::evidence::{intent_kind, to_anchors};
+use super::evidence::intent_kind;
 use super::{Turn, TurnOutcome};
 use crate::agent::contract::gateway::{ModelGateway, ModelInput};
 use crate::agent::contract::intent::{
@@ -136,7 +136,7 @@ impl Turn<'_> {
             let delta = SessionEvent::NarrationDelta(NarrationDelta {
                 turn_id: turn_id.to_owned(),
                 text: narration.text.clone(),
-                anchors: to_anchors(&narration),
+                anchors: narration.wire_anchors(),
             });
             let step = Step::Narration {
                 text: narration.text.clone(),

@@ -16,8 +16,9 @@ mod step;
 
 use std::collections::HashSet;
 
-use luna_protocol::event::{SessionEvent, TurnAccepted, UserMessage};
+use luna_protocol::event::{NarrationDelta, SessionEvent, TurnAccepted, UserMessage};
 use luna_protocol::session::Stage;
+use luna_protocol::stream::StreamMessage;
 use luna_protocol::tool::Envelope;
 use luna_protocol::view::SessionView;
 
@@ -31,12 +32,12 @@ use super::memory;
 use super::plan::PlanBrief;
 use super::steering::Inbox;
 use crate::agent::contract::gateway::{
-    Exchange, GatewayError, ModelGateway, ModelInput, ModelStep, ModelTool, Route, StepContext,
-    ThinkingSink,
+    Exchange, GatewayError, LiveSink, ModelGateway, ModelInput, ModelStep, ModelTool, Route,
+    StepContext,
 };
 use crate::agent::contract::input::{BoardBrief, CoverageBrief, TurnInput};
 use crate::agent::contract::intent::{FactLedger, TurnIntent};
-use crate::agent::contract::narration::{KnownRefs, ResolvedNarration};
+use crate::agent::contract::narration::{self, KnownRefs, ResolvedNarration};
 use crate::agent::contract::trajectory::{Recorder, Trajectory};
 
 /// Most model steps in one turn.
@@ -166,6 +167,12 @@ pub async fn run_turn_in(
     while turn.steps < MAX_STEPS {
         turn.steps += 1;
         turn.steer().await?;
+        turn.input.context.narration = Some(narration_sink(
+            engine,
+            session_id,
+            turn_id,
+            turn.known.clone(),
+        ));
         let step = match model.step(&turn.input).await {
             Ok(s) => s,
             Err(GatewayError::Refused(code)) => {
@@ -305,6 +312,7 @@ async fn open<'a>(
             workspace_id: caller.workspace_id.clone(),
             turn_id: turn_id.to_owned(),
             thinking: Some(thinking_sink(engine, session_id, turn_id)),
+            narration: None,
         },
     };
     Ok(Turn {
@@ -334,16 +342,42 @@ async fn open<'a>(
 }
 
 /// Live reasoning of this turn's model goes to the session's watchers, not the log.
-fn thinking_sink(engine: &Engine, session_id: &str, turn_id: &str) -> ThinkingSink {
+fn thinking_sink(engine: &Engine, session_id: &str, turn_id: &str) -> LiveSink {
     let hub = engine.sessions.hub().clone();
     let (session_id, turn_id) = (session_id.to_owned(), turn_id.to_owned());
-    ThinkingSink::new(move |text| {
-        hub.think(
+    LiveSink::new(move |text| {
+        hub.live(
             &session_id,
-            luna_protocol::stream::Thinking {
+            StreamMessage::Thinking(luna_protocol::stream::Thinking {
                 turn_id: turn_id.clone(),
                 text: text.to_owned(),
-            },
+            }),
+        )
+    })
+}
+
+/// The narration a streaming model is writing goes to the session's watchers as it
+/// grows, checked against what this turn has read so far (`known`): only complete
+/// sentences that resolve are shown ([`narration::checked_prefix`]), one frame each
+/// time the shown text grows. The log gets only the judged answer (`finish`).
+fn narration_sink(engine: &Engine, session_id: &str, turn_id: &str, known: KnownRefs) -> LiveSink {
+    let hub = engine.sessions.hub().clone();
+    let (session_id, turn_id) = (session_id.to_owned(), turn_id.to_owned());
+    let shown = std::sync::Mutex::new(0usize);
+    LiveSink::new(move |partial| {
+        let draft = narration::checked_prefix(partial, &known);
+        let mut shown = shown.lock().unwrap_or_else(|e| e.into_inner());
+        if draft.text.len() <= *shown {
+            return;
+        }
+        *shown = draft.text.len();
+        hub.live(
+            &session_id,
+            StreamMessage::Narrating(NarrationDelta {
+                turn_id: turn_id.clone(),
+                anchors: draft.wire_anchors(),
+                text: draft.text,
+            }),
         )
     })
 }
