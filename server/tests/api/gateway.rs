@@ -351,6 +351,23 @@ async fn an_invalid_answer_gets_one_repair_then_escalates_with_reason_capability
         ]
     );
     assert_eq!(refusal(&w.engine, &w.caller, &session).await, None);
+
+    // Eval 7 counts the route this real configuration took: the escalation is typed,
+    // and a set of this turn alone is under the primary share.
+    let t = luna_engine::turn::trajectory::load(w.engine.store.pool(), &session, "turn_gw")
+        .await
+        .unwrap()
+        .unwrap();
+    let report = luna_engine::evals::bench::evaluate(&[&t]);
+    let seven = report.iter().find(|e| e.number == 7).unwrap();
+    assert_eq!(seven.status, luna_engine::evals::bench::Status::Fail);
+    assert!(
+        seven
+            .failures
+            .iter()
+            .any(|f| f.contains("0 of 1 model turns")),
+        "{seven:?}"
+    );
 }
 
 #[tokio::test]

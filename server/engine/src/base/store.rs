@@ -187,6 +187,30 @@ impl Store {
         }
     }
 
+    /// A copy of this database as it is now, removed when the copy is dropped: on SQLite
+    /// `VACUUM INTO` a temporary file; `None` on PostgreSQL. For checks that must write
+    /// without changing what they check (the evals' undo probe).
+    pub async fn fork(&self) -> EngineResult<Option<Store>> {
+        if self.backend != Backend::Sqlite {
+            return Ok(None);
+        }
+        let path = std::env::temp_dir().join(format!(
+            "luna_fork_{}_{}.db",
+            std::process::id(),
+            uuid::Uuid::new_v4().simple()
+        ));
+        let guard = Arc::new(TempDb::SqliteFile(path.clone()));
+        sqlx::query("vacuum into $1")
+            .bind(path.display().to_string())
+            .execute(&self.pool)
+            .await?;
+        let store = Store::open(&format!("sqlite://{}", path.display())).await?;
+        Ok(Some(Store {
+            _temp: Some(guard),
+            ..store
+        }))
+    }
+
     pub fn pool(&self) -> &AnyPool {
         &self.pool
     }

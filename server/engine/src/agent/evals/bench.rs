@@ -27,6 +27,7 @@ use crate::Engine;
 use super::checks::{cheap_route, Eval};
 use super::meaning::{call_failures, BoardDelta, ExpectedCall};
 pub use super::report::{markdown, summary_line, write};
+use super::undo;
 
 /// The bench's briefs, embedded so the test and the command read the same file.
 pub const BRIEFS_JSON: &str = include_str!("../../../evals/briefs.json");
@@ -156,6 +157,8 @@ pub enum Status {
     Pass,
     Fail,
     Pending,
+    /// An eval with nothing to measure in this set (eval 7 on the local director).
+    NotMeasured,
 }
 
 #[derive(Debug, Clone, Serialize)]
@@ -207,6 +210,8 @@ pub struct Summary {
     pub turns: usize,
     pub evals_passed: usize,
     pub evals_failed: usize,
+    /// Evals with nothing to measure in this set (eval 7 on the local director).
+    pub evals_not_measured: usize,
     /// True when nothing blocking failed.
     pub green: bool,
 }
@@ -232,10 +237,17 @@ pub fn evaluate(set: &[&Trajectory]) -> Vec<EvalReport> {
                 })
                 .collect();
             let mut detail = String::new();
+            let mut measured = true;
             if *eval == Eval::CheapRoute {
                 match cheap_route(set) {
-                    Ok((cheap, total)) => {
-                        detail = format!("{cheap} of {total} turns on the primary route")
+                    Ok(Some((primary, total))) => {
+                        detail = format!("{primary} of {total} model turns on the primary route")
+                    }
+                    Ok(None) => {
+                        measured = false;
+                        detail = "not measured: no turn ran on a configured model (the local \
+                                  director and scripted models take no route)"
+                            .to_owned();
                     }
                     Err(e) => failures.push(e),
                 }
@@ -244,10 +256,10 @@ pub fn evaluate(set: &[&Trajectory]) -> Vec<EvalReport> {
                 number: eval.number(),
                 eval: *eval,
                 title: eval.title().to_owned(),
-                status: if failures.is_empty() {
-                    Status::Pass
-                } else {
-                    Status::Fail
+                status: match (failures.is_empty(), measured) {
+                    (false, _) => Status::Fail,
+                    (true, true) => Status::Pass,
+                    (true, false) => Status::NotMeasured,
                 },
                 turns_checked: set.len(),
                 failures,
@@ -466,6 +478,7 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         .await?;
     let mut reports = Vec::new();
     let mut all: Vec<Trajectory> = Vec::new();
+    let mut probes = Vec::new();
     for brief in briefs {
         let name = format!("Banco {}", brief.id);
         let workspace_id = engine
@@ -508,6 +521,7 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         for (i, turn) in brief.turns.iter().enumerate() {
             let turn_id = format!("{}-t{}", brief.id, i + 1);
             let before = board(engine, &caller, &session).await?;
+            let crm_before = undo::CrmState::read(&engine.store, &caller.workspace_id).await?;
             run_turn(
                 engine,
                 &LocalDirector,
@@ -521,6 +535,11 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                 &before,
                 &board(engine, &caller, &session).await?,
             ));
+            // Before any card is resolved: the undos cover this turn's writes alone.
+            if let Some(t) = trajectory::load(engine.store.pool(), &session, &turn_id).await? {
+                let probe = undo::probe(engine, &caller, &session, &t, &crm_before).await?;
+                probes.push((turn_id.clone(), probe));
+            }
             if let Some(then) = turn.then {
                 let pending = engine
                     .sessions
@@ -578,7 +597,8 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
         });
     }
     let set: Vec<&Trajectory> = all.iter().collect();
-    let evals = evaluate(&set);
+    let mut evals = evaluate(&set);
+    undo::report(&mut evals, &probes);
     let count = |s: Status| reports.iter().filter(|b| b.status == s).count();
     let evals_failed = evals.iter().filter(|e| e.status == Status::Fail).count();
     let failed = count(Status::Fail);
@@ -589,8 +609,12 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
             failed,
             pending: count(Status::Pending),
             turns: all.len(),
-            evals_passed: evals.len() - evals_failed,
+            evals_passed: evals.iter().filter(|e| e.status == Status::Pass).count(),
             evals_failed,
+            evals_not_measured: evals
+                .iter()
+                .filter(|e| e.status == Status::NotMeasured)
+                .count(),
             green: failed == 0 && evals_failed == 0,
         },
         evals,

@@ -1,6 +1,7 @@
 //! The eight blocking evals of CONTRACT §14 (seed 004 §9) as code over trajectories.
 //! Each per-turn check returns `Err(reason)` naming the step that broke it; the cheap
-//! route (7) is a property of a set of turns ([`cheap_route`]).
+//! route (7) is a property of a set of turns ([`cheap_route`]), and undo (8) is also
+//! measured on state by the bench (`super::undo`).
 
 use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
 use luna_protocol::view::{apply, SessionView};
@@ -53,8 +54,8 @@ impl Eval {
             Eval::CountsWithMarketCount => "universe figures only from market_count",
             Eval::NoUnanchoredProse => "no unanchored figure in narration",
             Eval::ReportsTheLimit => "a missing operation or connector ends in limite",
-            Eval::CheapRoute => ">= 95 % of turns end on the primary route",
-            Eval::UndoWorks => "every level-0 write exposes an undo_token the reducer applies",
+            Eval::CheapRoute => ">= 95 % of model turns end on the primary route",
+            Eval::UndoWorks => "«deshacer» on every level-0 write restores what it wrote",
         }
     }
 
@@ -477,10 +478,10 @@ pub fn reports_the_limit(t: &Trajectory) -> Result<(), String> {
     Ok(())
 }
 
-/// Routes that count as the cheap one: the configured primary, or the embedded
-/// director and scripted models that stand in for it.
-pub fn is_cheap(route: Route) -> bool {
-    matches!(route, Route::Primary | Route::Local | Route::Scripted)
+/// Routes a configured model takes. The embedded director and scripted models take
+/// none: they are not a cheap route, they are no route, and eval 7 does not count them.
+pub fn is_model_route(route: Route) -> bool {
+    matches!(route, Route::Primary | Route::Fallback)
 }
 
 /// Eval 7 (per turn): Every escalation to the fallback carries a typed reason.
@@ -498,20 +499,26 @@ pub fn escalations_are_typed(t: &Trajectory) -> Result<(), String> {
 /// Least share of turns that must end on the primary.
 pub const PRIMARY_SHARE: f64 = 0.95;
 
-/// Eval 7: At least 95 % of the turns of a set end on the primary (cheap) route.
-/// Returns (cheap turns, total) or the failure.
-pub fn cheap_route(set: &[&Trajectory]) -> Result<(usize, usize), String> {
-    let total = set.len();
-    let cheap = set
+/// Eval 7: At least 95 % of the turns of a set that ran on a configured model end on
+/// its primary. Returns (primary turns, model turns), `None` when no turn ran on a
+/// model (nothing to measure), or the failure.
+pub fn cheap_route(set: &[&Trajectory]) -> Result<Option<(usize, usize)>, String> {
+    let routes: Vec<Route> = set
         .iter()
-        .filter(|t| t.route().is_some_and(is_cheap))
-        .count();
-    if total > 0 && (cheap as f64) < PRIMARY_SHARE * total as f64 {
+        .filter_map(|t| t.route())
+        .filter(|r| is_model_route(*r))
+        .collect();
+    let total = routes.len();
+    if total == 0 {
+        return Ok(None);
+    }
+    let primary = routes.iter().filter(|r| **r == Route::Primary).count();
+    if (primary as f64) < PRIMARY_SHARE * total as f64 {
         return Err(format!(
-            "{cheap} of {total} turns ended on the primary route (< 95 %)"
+            "{primary} of {total} model turns ended on the primary route (< 95 %)"
         ));
     }
-    Ok((cheap, total))
+    Ok(Some((primary, total)))
 }
 
 /// Eval 8: Every level-0 write that succeeded exposes an `undo_token`, and folding its

@@ -6,7 +6,9 @@
 //!   properties, plus the per-eval verdicts and the report (`target/evals/`);
 //! - `meaning`: issue 22's checks on meaning (expected call arguments, the board
 //!   before and after a turn) and the schema walk that keeps expectations honest;
-//! - `report`: the Markdown reports and the per-file, per-kind scores.
+//! - `report`: the Markdown reports and the per-file, per-kind scores;
+//! - `undo`: eval 8 measured on state: «deshacer» on a copy of the database restores
+//!   the CRM each turn wrote.
 //!
 //! The harness is tested against deliberately bad trajectories (one per eval) and
 //! adversarial scripted models in `tests`.
@@ -15,6 +17,7 @@ pub mod bench;
 pub mod checks;
 pub mod meaning;
 pub mod report;
+pub mod undo;
 
 pub use checks::Eval;
 

@@ -9,6 +9,7 @@ use serde_json::{json, Value};
 
 use super::bench;
 use super::checks::{cheap_route, out_of_scope, Eval};
+use super::undo;
 use crate::agent::contract::gateway::{
     ModelGateway, ModelInput, ModelStep, Route, ScriptedModel, StepFuture, ToolCall,
 };
@@ -411,14 +412,33 @@ fn eval_7_cheap_route() {
     assert!(cheap_route(&bad.iter().collect::<Vec<_>>())
         .unwrap_err()
         .contains("18 of 20"));
-    // Good: 1 of 20 (95 %); the local director counts as the primary.
+    // Good: 1 of 20 (95 %).
     let good: Vec<Trajectory> = (0..20)
-        .map(|i| on(if i < 1 { Route::Fallback } else { Route::Local }))
+        .map(|i| {
+            on(if i < 1 {
+                Route::Fallback
+            } else {
+                Route::Primary
+            })
+        })
         .collect();
     assert_eq!(
         cheap_route(&good.iter().collect::<Vec<_>>()).unwrap(),
-        (19, 20)
+        Some((19, 20))
     );
+    // The local director is no route: it neither passes nor dilutes the share. Two
+    // fallback turns among 40 director turns are 0 of 2 model turns on the primary.
+    let director: Vec<Trajectory> = (0..40).map(|_| on(Route::Local)).collect();
+    assert_eq!(
+        cheap_route(&director.iter().collect::<Vec<_>>()).unwrap(),
+        None
+    );
+    let diluted: Vec<Trajectory> = (0..42)
+        .map(|i| on(if i < 2 { Route::Fallback } else { Route::Local }))
+        .collect();
+    assert!(cheap_route(&diluted.iter().collect::<Vec<_>>())
+        .unwrap_err()
+        .contains("0 of 2"));
     // Per turn: an escalation without a typed reason is caught.
     let mut untyped = traj("empaque");
     untyped.push(Step::Finished {
@@ -761,6 +781,9 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
     .fetch_one(engine.store.pool())
     .await
     .unwrap();
+    let crm_before = undo::CrmState::read(&engine.store, &caller.workspace_id)
+        .await
+        .unwrap();
     let model = ScriptedModel::new([
         tools(
             "crm_record",
@@ -790,6 +813,34 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
     );
     let token = write.undo_token.clone().expect("an undo_token");
     passes(Eval::UndoWorks, &t);
+    // «deshacer» on a copy of the database puts the CRM back as it was before t2…
+    assert_eq!(
+        undo::probe(&engine, &caller, &session, &t, &crm_before)
+            .await
+            .unwrap(),
+        undo::Probe::Restored { tokens: 1 }
+    );
+    // …without touching the real one: the record is still in Contactado.
+    let stage: String = sqlx::query_scalar("select stage from crm_records where id = $1")
+        .bind(&id)
+        .fetch_one(engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(stage, "Contactado");
+    // A token that does not undo the write passes the reducer check but not the probe.
+    let mut forged = t.clone();
+    for step in &mut forged.steps {
+        if let Step::ToolCall(call) = step {
+            call.undo_token = Some("undo_que_no_existe".into());
+        }
+    }
+    passes(Eval::UndoWorks, &forged);
+    assert!(matches!(
+        undo::probe(&engine, &caller, &session, &forged, &crm_before)
+            .await
+            .unwrap(),
+        undo::Probe::NotRestored(_)
+    ));
     // The real session log, folded by the one reducer, offers "deshacer" on that line.
     let shown = view(&engine).await.chat.messages.iter().any(|m| {
         matches!(m, luna_protocol::chat::ChatMessage::Tool(line)
