@@ -35,15 +35,24 @@ pub fn content_security_policy(nonce: Option<&str>) -> String {
     )
 }
 
-/// Sets the page's policy with this response's nonce (called by the shell).
+/// Where the shell leaves the page's script nonce for the server's guard, which sets
+/// the page's policy with it on the response (`luna-server`'s `guard`). It travels as
+/// a request extension, which leptos clones into the `Parts` it provides, so the header
+/// is set by the same code that sends the response, whatever the page's rendering
+/// mode: a page once went out with the policy of non-pages (no nonce) when the
+/// header was left to leptos' response options, and never hydrated.
+#[derive(Clone, Debug, Default)]
+pub struct PageNonce(pub std::sync::Arc<std::sync::OnceLock<String>>);
+
+/// Hands this response's nonce to the guard (called by the shell).
 pub fn set_page_csp() {
-    let (Some(nonce), Some(options)) =
-        (leptos::nonce::use_nonce(), use_context::<ResponseOptions>())
-    else {
+    let Some(nonce) = leptos::nonce::use_nonce() else {
         return;
     };
-    if let Ok(value) = axum::http::HeaderValue::from_str(&content_security_policy(Some(&nonce))) {
-        options.insert_header(axum::http::header::CONTENT_SECURITY_POLICY, value);
+    if let Some(slot) =
+        use_context::<Parts>().and_then(|p| p.extensions.get::<PageNonce>().cloned())
+    {
+        let _ = slot.0.set(nonce.to_string());
     }
 }
 

@@ -10,7 +10,8 @@
 //!   slow a typed 408, before any handler allocates for it.
 //! - **Time limit** on server functions ([`API_TIMEOUT`]).
 //! - **Security headers** on every answer (CSP, `nosniff`, referrer policy, no framing);
-//!   pages carry their own CSP with the response's script nonce (`luna_app::server`).
+//!   a page's CSP carries the script nonce its shell rendered with, handed over in a
+//!   request extension (`luna_app::server::PageNonce`).
 
 use std::time::Duration;
 
@@ -162,7 +163,11 @@ pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Resp
             Ok(Ok(bytes)) => Request::from_parts(parts, Body::from(bytes)),
         }
     };
-    let response = if path.starts_with("/api/") && !upgrade {
+    // A page's shell leaves its script nonce here; its policy is set below with it.
+    let page_nonce = luna_app::server::PageNonce::default();
+    let mut req = req;
+    req.extensions_mut().insert(page_nonce.clone());
+    let mut response = if path.starts_with("/api/") && !upgrade {
         match tokio::time::timeout(API_TIMEOUT, next.run(req)).await {
             Ok(r) => r,
             Err(_) => typed(
@@ -175,6 +180,15 @@ pub async fn guard(State(guard): State<Guard>, req: Request, next: Next) -> Resp
     } else {
         next.run(req).await
     };
+    if let Some(nonce) = page_nonce.0.get() {
+        if let Ok(value) =
+            HeaderValue::from_str(&luna_app::server::content_security_policy(Some(nonce)))
+        {
+            response
+                .headers_mut()
+                .insert(header::CONTENT_SECURITY_POLICY, value);
+        }
+    }
     with_headers(response)
 }
 

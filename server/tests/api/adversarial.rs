@@ -215,6 +215,62 @@ async fn every_answer_carries_the_security_headers() {
     }
 }
 
+/// Every page, in every rendering mode, goes out with a policy whose nonce is the one
+/// its inline scripts carry, under concurrent load: a page whose header lost its nonce
+/// (it happened once to `/conocimiento` in CI) cannot hydrate.
+#[tokio::test]
+async fn every_page_carries_the_nonce_its_scripts_carry() {
+    let app = spawn_app().await;
+    let (token, _) = app.login("duena@demo.luna.mx").await;
+    let pages = [
+        "/",
+        "/conocimiento",
+        "/ajustes",
+        "/herramientas",
+        "/login",
+        "/no-existe",
+    ];
+    let fetch = |path: &'static str| {
+        let (addr, token) = (app.addr, token.clone());
+        async move {
+            let page = client()
+                .get(format!("http://{addr}{path}"))
+                .header("cookie", format!("luna_session={token}"))
+                .send()
+                .await
+                .unwrap();
+            let csp = page.headers()["content-security-policy"]
+                .to_str()
+                .unwrap()
+                .to_owned();
+            (path, csp, page.text().await.unwrap())
+        }
+    };
+    for _ in 0..10 {
+        let answers = futures_util::future::join_all(pages.iter().map(|p| fetch(p))).await;
+        for (path, csp, html) in answers {
+            let nonce = csp
+                .split("'nonce-")
+                .nth(1)
+                .and_then(|rest| rest.split('\'').next())
+                .unwrap_or_else(|| panic!("{path}: no nonce in {csp}"));
+            let inline: Vec<&str> = html
+                .split("<script")
+                .skip(1)
+                .map(|s| s.split('>').next().unwrap_or(""))
+                .filter(|tag| !tag.contains(" src="))
+                .collect();
+            assert!(!inline.is_empty(), "{path}: the page has inline scripts");
+            for tag in inline {
+                assert!(
+                    tag.contains(&format!("nonce=\"{nonce}\"")),
+                    "{path}: <script{tag}> without the header's nonce {nonce}"
+                );
+            }
+        }
+    }
+}
+
 /// Three requests for contacts fired at once at a session in *Automático con
 /// presupuesto* with room for one reveal: one turn runs at a time (the others steer it
 /// or wait their turn), and the session never spends past its caps.
