@@ -9,6 +9,7 @@ pub mod kinds;
 pub mod lexicon;
 pub mod memory;
 pub mod moves;
+mod notes;
 pub mod places;
 pub mod planner;
 pub mod vocab;

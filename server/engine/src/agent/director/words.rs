@@ -125,6 +125,18 @@ pub fn find(tokens: &[Token], phrase: &str) -> Option<(usize, usize)> {
         .map(|i| (i, i + cue.len()))
 }
 
+/// Whether any cue of the list is in `tokens`.
+pub fn any(tokens: &[Token], cues: &[&str]) -> bool {
+    cues.iter().any(|c| find(tokens, c).is_some())
+}
+
+/// The first cue found and where it ends (token index past it).
+pub fn first_end(tokens: &[Token], cues: &[&str]) -> Option<(usize, usize)> {
+    cues.iter()
+        .filter_map(|c| find(tokens, c))
+        .min_by_key(|(start, end)| (*start, usize::MAX - end))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

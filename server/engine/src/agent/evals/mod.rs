@@ -4,6 +4,7 @@
 //! - `bench`: Spanish briefs (`server/engine/evals/briefs.json`) run end to end through
 //!   the local director on the generated demo workspace, each with its expected
 //!   properties, plus the per-eval verdicts and the report (`target/evals/`);
+//! - `expect`: one turn judged against its brief's expectations;
 //! - `meaning`: issue 22's checks on meaning (expected call arguments, the board
 //!   before and after a turn) and the schema walk that keeps expectations honest;
 //! - `report`: the Markdown reports and the per-file, per-kind scores;
@@ -15,6 +16,7 @@
 
 pub mod bench;
 pub mod checks;
+pub mod expect;
 pub mod meaning;
 pub mod report;
 pub mod undo;

@@ -813,12 +813,18 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
     );
     let token = write.undo_token.clone().expect("an undo_token");
     passes(Eval::UndoWorks, &t);
-    // «deshacer» on a copy of the database puts the CRM back as it was before t2…
+    // «deshacer» on a copy of the database puts the CRM back as it was before t2 (a
+    // copy needs SQLite; on PostgreSQL the probe says it did not measure)…
+    let sqlite = engine.store.backend() == crate::base::store::Backend::Sqlite;
     assert_eq!(
         undo::probe(&engine, &caller, &session, &t, &crm_before)
             .await
             .unwrap(),
-        undo::Probe::Restored { tokens: 1 }
+        if sqlite {
+            undo::Probe::Restored { tokens: 1 }
+        } else {
+            undo::Probe::NotMeasured
+        }
     );
     // …without touching the real one: the record is still in Contactado.
     let stage: String = sqlx::query_scalar("select stage from crm_records where id = $1")
@@ -835,12 +841,13 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
         }
     }
     passes(Eval::UndoWorks, &forged);
-    assert!(matches!(
-        undo::probe(&engine, &caller, &session, &forged, &crm_before)
-            .await
-            .unwrap(),
-        undo::Probe::NotRestored(_)
-    ));
+    let probe = undo::probe(&engine, &caller, &session, &forged, &crm_before)
+        .await
+        .unwrap();
+    assert!(
+        matches!(probe, undo::Probe::NotRestored(_)) || !sqlite,
+        "{probe:?}"
+    );
     // The real session log, folded by the one reducer, offers "deshacer" on that line.
     let shown = view(&engine).await.chat.messages.iter().any(|m| {
         matches!(m, luna_protocol::chat::ChatMessage::Tool(line)

@@ -7,7 +7,6 @@
 //! stage, fields) and open follow-ups, not ids, versions or timestamps.
 
 use serde_json::Value;
-use sqlx::Row;
 
 use crate::accounts::Caller;
 use crate::agent::contract::trajectory::Trajectory;
@@ -26,26 +25,22 @@ pub struct CrmState {
 
 impl CrmState {
     pub async fn read(store: &Store, workspace_id: &str) -> EngineResult<CrmState> {
-        let rows = sqlx::query(
+        let rows: Vec<(String, Option<String>, String, String, String)> = sqlx::query_as(
             "select collection_id, entity_id, title, stage, fields from crm_records
              where workspace_id = $1 and deleted_at is null",
         )
         .bind(workspace_id)
         .fetch_all(store.pool())
         .await?;
-        let mut records = Vec::with_capacity(rows.len());
-        for r in rows {
-            let fields: String = r.try_get("fields")?;
-            records.push((
-                r.try_get("collection_id")?,
-                r.try_get("entity_id")?,
-                r.try_get("title")?,
-                r.try_get("stage")?,
-                serde_json::from_str(&fields).unwrap_or(Value::Null),
-            ));
-        }
+        let mut records: Vec<_> = rows
+            .into_iter()
+            .map(|(collection, entity, title, stage, fields)| {
+                let fields = serde_json::from_str(&fields).unwrap_or(Value::Null);
+                (collection, entity, title, stage, fields)
+            })
+            .collect();
         records.sort_by(|a, b| (&a.0, &a.1, &a.2).cmp(&(&b.0, &b.1, &b.2)));
-        let rows = sqlx::query(
+        let mut followups: Vec<(String, String, String)> = sqlx::query_as(
             "select r.title, a.due_at, a.reason from crm_activities a
              join crm_records r on r.id = a.record_id
              where a.workspace_id = $1 and a.status = 'open'",
@@ -53,10 +48,6 @@ impl CrmState {
         .bind(workspace_id)
         .fetch_all(store.pool())
         .await?;
-        let mut followups = Vec::with_capacity(rows.len());
-        for r in rows {
-            followups.push((r.try_get(0)?, r.try_get(1)?, r.try_get(2)?));
-        }
         followups.sort();
         Ok(CrmState { records, followups })
     }

@@ -1,0 +1,202 @@
+//! Unit tests of `kinds`: record kinds, rankings and constraints, read from phrasings
+//! unlike the briefs'.
+
+use super::*;
+
+const TODAY: (i32, u32) = (2026, 12);
+
+#[test]
+fn tenders_and_awards_are_their_own_kinds_unless_companies_are_named() {
+    let a = read("¿Qué licitaciones abiertas hay de limpieza?", TODAY);
+    assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true));
+    assert_eq!(
+        read("contratos de limpieza entre 1 y 3 millones", TODAY).kind,
+        RecordKind::Awards
+    );
+    assert_eq!(
+        read("proveedores que ganaron licitaciones en Jalisco", TODAY).kind,
+        RecordKind::Suppliers
+    );
+    for m in [
+        "tienes algo de seguridad privada en Morelos? que ya hayan tenido contratos",
+        "filtra los que ya tengan contratos con pemex desde 2022",
+    ] {
+        assert_eq!(read(m, TODAY).kind, RecordKind::Suppliers, "{m}");
+    }
+    let p = read(
+        "licitaciones públicas de TI, no adjudicaciones directas",
+        TODAY,
+    );
+    assert_eq!(
+        (p.kind, p.procedure),
+        (RecordKind::Opportunities, Some("open"))
+    );
+}
+
+#[test]
+fn a_count_counts_the_noun_it_names() {
+    for (m, kind) in [
+        (
+            "cuantos contratos le ha dado la SEDENA a empresas de uniformes desde 2023",
+            RecordKind::Awards,
+        ),
+        (
+            "número total de licitaciones abiertas de insumos médicos",
+            RecordKind::Opportunities,
+        ),
+        (
+            "cuántas empresas le vendieron contratos al IMSS",
+            RecordKind::Suppliers,
+        ),
+    ] {
+        assert_eq!(read(m, TODAY).kind, kind, "{m}");
+    }
+    // Open tenders in other words.
+    for m in [
+        "qué está licitando el IMSS de limpieza en este momento",
+        "open tenders for TI in Jalisco?",
+        "qué concursos vigentes hay de uniformes",
+        "convocatorias que sigan abiertos para limpieza",
+    ] {
+        let a = read(m, TODAY);
+        assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true), "{m}");
+    }
+}
+
+#[test]
+fn rankings_group_by_what_is_asked() {
+    assert_eq!(
+        read("¿quién le vende más al IMSS?", TODAY).rank,
+        Some("supplier")
+    );
+    assert_eq!(
+        read("qué dependencias compran más limpieza", TODAY).rank,
+        Some("buyer")
+    );
+    assert_eq!(
+        read("en qué estados se adjudica más seguridad", TODAY).rank,
+        Some("state")
+    );
+    assert_eq!(
+        read("cómo ha ido año con año lo de uniformes", TODAY).rank,
+        Some("year")
+    );
+    assert_eq!(read("proveedores de limpieza en Jalisco", TODAY).rank, None);
+    // Year over year in other words; contractors ranked in English.
+    for m in [
+        "lo de seguridad del issste año tras año",
+        "uniformes year over year",
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some("year"), "{m}");
+    }
+    assert_eq!(
+        read("largest construction contractors in Nuevo Leon", TODAY).rank,
+        Some("supplier")
+    );
+    // «melones» are millions; «bids» are tenders.
+    assert_eq!(
+        read("obras arriba de 3 melones", TODAY).amount_min,
+        Some(3_000_000.0)
+    );
+    let a = read("open bids for uniforms in Puebla", TODAY);
+    assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true));
+    // Rankings in other words: what they win, or a ranking named as such.
+    assert_eq!(
+        read("los que tienen más contratos con el IMSS", TODAY).rank,
+        Some("supplier")
+    );
+    assert_eq!(
+        read("principales proveedores de la CFE en limpieza", TODAY).rank,
+        Some("supplier")
+    );
+    assert_eq!(
+        read("adjudicaciones del IMSS de más de 10 millones", TODAY).rank,
+        None
+    );
+    // Spending is buying; a superlative next to who is ranked names a ranking.
+    for (m, by) in [
+        ("en qué estado se gasta más en eventos", "state"),
+        ("qué dependencia gasta más en TI desde 2023", "buyer"),
+        ("who are the biggest buyers of uniformes in edomex", "buyer"),
+        ("top proveedores de la CFE en construccion", "supplier"),
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+    }
+    assert_eq!(
+        read("los 10 mejores proveedores de limpieza", TODAY).rank,
+        None
+    );
+    assert_eq!(read("top 10 de limpieza en Jalisco", TODAY).rank, None);
+    // An order by what is won, or «who wins» asked as such, is a ranking.
+    for (m, by) in [
+        (
+            "los 8 de uniformes ordenados por monto, en Puebla",
+            "supplier",
+        ),
+        (
+            "proveedores de TI x numero de contratos con la SEP",
+            "supplier",
+        ),
+        (
+            "quiénes ganan los contratos de vigilancia del ISSSTE",
+            "supplier",
+        ),
+        ("which vendors sell the most to SEDENA", "supplier"),
+        ("top sellers of cleaning services to IMSS", "supplier"),
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+    }
+    assert_eq!(read("quién vende uniformes en Puebla", TODAY).rank, None);
+    for (m, by) in [
+        (
+            "¿cuál es el proveedor más grande de la CFE en limpieza?",
+            "supplier",
+        ),
+        ("las dependencias más activas en construcción", "buyer"),
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some(by), "{m}");
+    }
+}
+
+#[test]
+fn amounts_windows_sizes_and_tops() {
+    let a = read("adjudicaciones del IMSS de más de 10 millones", TODAY);
+    assert_eq!((a.amount_min, a.amount_max), (Some(10_000_000.0), None));
+    let a = read("licitaciones de 10 mdp para arriba", TODAY);
+    assert_eq!(a.amount_min, Some(10_000_000.0));
+    let a = read("contratos entre 1 y 3 millones", TODAY);
+    assert_eq!(
+        (a.amount_min, a.amount_max),
+        (Some(1_000_000.0), Some(3_000_000.0))
+    );
+    let a = read("adjudicaciones de medio millón o menos", TODAY);
+    assert_eq!((a.amount_min, a.amount_max), (None, Some(500_000.0)));
+    assert_eq!(read("40 fabricantes de empaque", TODAY).amount_min, None);
+
+    let w = read("lo que compró PEMEX el año pasado", TODAY);
+    assert_eq!(
+        (w.date_from.as_deref(), w.date_to.as_deref()),
+        (Some("2025"), Some("2025"))
+    );
+    let w = read("adjudicaciones desde 2023", TODAY);
+    assert_eq!((w.date_from.as_deref(), w.date_to), (Some("2023"), None));
+    assert_eq!(read("en 2024", TODAY).date_to.as_deref(), Some("2024"));
+    assert_eq!(
+        read("este mes", TODAY).date_from.as_deref(),
+        Some("2026-12")
+    );
+
+    assert_eq!(
+        read("proveedores medianos de empaque", TODAY).size_band,
+        Some("mediana")
+    );
+    assert_eq!(
+        read("empresas chicas de limpieza", TODAY).size_band,
+        Some("pequena")
+    );
+    assert_eq!(read("top 10 constructoras", TODAY).top, Some(10));
+    assert_eq!(read("los 5 mejores proveedores", TODAY).top, Some(5));
+    assert_eq!(read("enséñame las 7 primeras", TODAY).top, Some(7));
+    assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
+    assert_eq!(read("the first 6 please", TODAY).top, Some(6));
+}
