@@ -6,7 +6,6 @@
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
 use luna_protocol::session::CommercialProfile;
-use sqlx::Row;
 
 use crate::accounts::{audit_in, Caller};
 use crate::base::catalog::states::{State, StateContext};
@@ -101,16 +100,14 @@ pub fn validate(p: &CommercialProfile) -> EngineResult<CommercialProfile> {
 
 /// The workspace's profile (empty when nobody set one).
 pub async fn get_in(conn: &mut Conn, workspace_id: &str) -> EngineResult<CommercialProfile> {
-    let row = sqlx::query("select body from workspace_profiles where workspace_id = $1")
-        .bind(workspace_id)
-        .fetch_optional(conn)
-        .await?;
-    match row {
+    let body: Option<String> =
+        sqlx::query_scalar("select body from workspace_profiles where workspace_id = $1")
+            .bind(workspace_id)
+            .fetch_optional(conn)
+            .await?;
+    match body {
         None => Ok(CommercialProfile::default()),
-        Some(r) => {
-            let body: String = r.try_get("body")?;
-            serde_json::from_str(&body).map_err(EngineError::internal)
-        }
+        Some(body) => crate::base::stored::json("workspace_profiles.body", &body),
     }
 }
 

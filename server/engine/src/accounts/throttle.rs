@@ -13,7 +13,6 @@
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
 use luna_protocol::error::{ErrorBody, ErrorCode};
-use sqlx::Row;
 
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Store;
@@ -136,7 +135,7 @@ async fn bump(
     now: i64,
     limit: i64,
 ) -> EngineResult<(i64, i64)> {
-    let row = sqlx::query(
+    let row: (i64, i64) = sqlx::query_as(
         "insert into login_throttle (ip, email, window_start, attempts) values ($1, $2, $3, 1)
          on conflict (ip, email) do update set
            attempts = case
@@ -155,7 +154,7 @@ async fn bump(
     .bind(limit)
     .fetch_one(store.pool())
     .await?;
-    Ok((row.try_get("attempts")?, row.try_get("window_start")?))
+    Ok(row)
 }
 
 /// Gives one slot back.
@@ -214,13 +213,10 @@ mod tests {
     }
 
     async fn counters(store: &Store) -> Vec<(String, String, i64)> {
-        sqlx::query("select ip, email, attempts from login_throttle order by ip, email")
+        sqlx::query_as("select ip, email, attempts from login_throttle order by ip, email")
             .fetch_all(store.pool())
             .await
             .unwrap()
-            .iter()
-            .map(|r| (r.get("ip"), r.get("email"), r.get("attempts")))
-            .collect()
     }
 
     #[tokio::test(flavor = "multi_thread", worker_threads = 4)]

@@ -7,7 +7,6 @@
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::Row;
 
 use crate::base::store::Conn;
 
@@ -163,6 +162,7 @@ async fn store_proposal(
     Ok(id)
 }
 
+#[derive(sqlx::FromRow)]
 struct Loaded {
     collection_id: String,
     payload: String,
@@ -176,23 +176,15 @@ async fn load_proposal(
     kind: &str,
     id: &str,
 ) -> EngineResult<Loaded> {
-    let row = sqlx::query(
+    sqlx::query_as::<_, Loaded>(
         "select collection_id, payload, surface, result from crm_proposals where id = $1 and workspace_id = $2 and kind = $3",
     )
     .bind(id)
     .bind(workspace_id)
     .bind(kind)
     .fetch_optional(&mut *conn)
-    .await?;
-    let Some(r) = row else {
-        return Err(EngineError::not_found("esa propuesta"));
-    };
-    Ok(Loaded {
-        collection_id: r.try_get("collection_id")?,
-        payload: r.try_get("payload")?,
-        surface: r.try_get("surface")?,
-        result: r.try_get("result")?,
-    })
+    .await?
+    .ok_or_else(|| EngineError::not_found("esa propuesta"))
 }
 
 /// Whether `id` is a stored proposal of `kind` in the workspace (a card looks its

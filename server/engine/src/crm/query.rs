@@ -8,7 +8,6 @@ use luna_protocol::tool::{Envelope, ResultRow, ResultStatus};
 use schemars::JsonSchema;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
-use sqlx::Row;
 
 use crate::base::catalog::text::fold;
 use crate::base::clock::now_ms;
@@ -232,8 +231,7 @@ impl Crm {
         let mut counts: Vec<(String, i64)> = c.stages.iter().map(|s| (s.clone(), 0)).collect();
         let mut total = 0;
         for r in rows {
-            let stage: String = r.try_get("stage")?;
-            let n: i64 = r.try_get("n")?;
+            let (stage, n): (String, i64) = sqlx::FromRow::from_row(&r)?;
             total += n;
             match counts.iter_mut().find(|(s, _)| *s == stage) {
                 Some(slot) => slot.1 += n,

@@ -4,7 +4,6 @@
 
 use serde::{Deserialize, Serialize};
 use serde_json::{json, Map, Value};
-use sqlx::Row;
 
 use crate::base::store::Conn;
 
@@ -18,9 +17,7 @@ use crate::base::store::{Scope, Store};
 
 use super::collections;
 use super::errors::{invalid, record_not_found, version_conflict};
-use super::model::{
-    internal, record_id, Actor, Collection, Record, RecordState, PEOPLE_FIELD, RECORD_COLS,
-};
+use super::model::{record_id, Actor, Collection, Record, RecordState, PEOPLE_FIELD, RECORD_COLS};
 use super::undo;
 
 mod follow_up;
@@ -66,7 +63,7 @@ pub struct BulkOutcome {
     pub undo_token: Option<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, sqlx::FromRow)]
 pub struct Activity {
     pub id: String,
     pub record_id: String,

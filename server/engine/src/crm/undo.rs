@@ -7,7 +7,6 @@
 use luna_protocol::error::ErrorCode;
 use serde::Serialize;
 use serde_json::{json, Value};
-use sqlx::Row;
 
 use crate::base::store::Conn;
 
@@ -67,12 +66,22 @@ pub struct UndoOutcome {
     pub cancelled_activities: Vec<String>,
 }
 
+/// One step of a token, as `crm_undo` stores it (in `seq` order).
+#[derive(sqlx::FromRow)]
+struct UndoStep {
+    kind: String,
+    target_id: String,
+    version_after: Option<i64>,
+    snapshot: Option<String>,
+    used_at: Option<i64>,
+}
+
 pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<UndoOutcome> {
     let mut tx = store
         .begin_write_in(Scope::Workspace(&actor.workspace_id))
         .await?;
-    let steps = sqlx::query(
-        "select seq, kind, target_id, version_after, snapshot, used_at from crm_undo
+    let steps: Vec<UndoStep> = sqlx::query_as(
+        "select kind, target_id, version_after, snapshot, used_at from crm_undo
          where token = $1 and workspace_id = $2 order by seq",
     )
     .bind(token)
@@ -82,12 +91,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
     if steps.is_empty() {
         return Err(EngineError::not_found("ese cambio para deshacer"));
     }
-    if steps.iter().any(|s| {
-        s.try_get::<Option<i64>, _>("used_at")
-            .ok()
-            .flatten()
-            .is_some()
-    }) {
+    if steps.iter().any(|s| s.used_at.is_some()) {
         return Err(EngineError::typed(
             ErrorCode::Conflict,
             "Ese cambio ya se deshizo.",
@@ -101,9 +105,8 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
     };
     let now = now_ms();
     for s in &steps {
-        let kind: String = s.try_get("kind")?;
-        let target: String = s.try_get("target_id")?;
-        if kind == "activity" {
+        let target = s.target_id.clone();
+        if s.kind == "activity" {
             let done = sqlx::query(
                 "update crm_activities set status = 'cancelled' where id = $1 and workspace_id = $2 and status = 'open'",
             )
@@ -135,8 +138,7 @@ pub async fn undo(store: &Store, actor: &Actor, token: &str) -> EngineResult<Und
             out.cancelled_activities.push(target);
             continue;
         }
-        let version_after: Option<i64> = s.try_get("version_after")?;
-        let snapshot: Option<String> = s.try_get("snapshot")?;
+        let (version_after, snapshot) = (s.version_after, s.snapshot.clone());
         let Some(current) = records::load_any(&mut tx, &actor.workspace_id, &target).await? else {
             return Err(undo_conflict());
         };

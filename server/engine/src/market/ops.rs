@@ -8,7 +8,6 @@ use luna_protocol::error::{ErrorBody, ErrorCode};
 use sqlx::any::AnyArguments;
 
 use crate::base::store::{Backend, Db, DbRow};
-use sqlx::Row;
 
 use super::filters::{invalid, where_for, Resolved, Val, Where};
 use super::rows::{self, AWARD_COLS, OPP_COLS, PERMIT_COLS, RISK_COLS, SUPPLIER_COLS};

@@ -5,8 +5,6 @@
 
 use std::collections::HashMap;
 
-use sqlx::Row;
-
 use crate::base::error::EngineResult;
 use crate::base::store::{numbered, Store};
 
@@ -32,19 +30,29 @@ pub async fn of(store: &Store, kind: Of, ids: &[i64]) -> EngineResult<HashMap<i6
             "select t.id, r.publisher, r.source_path, t.ocid, t.release_id, t.release_date \
              from {table} t join mk_import_runs r on r.id = t.import_run where t.id in ({placeholders})"
         ));
-        let mut q = sqlx::query(&sql);
+        type Row = (
+            i64,
+            Option<String>,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let mut q = sqlx::query_as::<_, Row>(&sql);
         for id in chunk {
             q = q.bind(*id);
         }
-        for row in q.fetch_all(store.pool()).await? {
+        for (id, publisher, file, ocid, release_id, release_date) in
+            q.fetch_all(store.pool()).await?
+        {
             out.insert(
-                row.try_get::<i64, _>(0)?,
+                id,
                 Provenance {
-                    publisher: row.try_get(1)?,
-                    file: row.try_get(2)?,
-                    ocid: row.try_get(3)?,
-                    release_id: row.try_get(4)?,
-                    release_date: row.try_get(5)?,
+                    publisher,
+                    file,
+                    ocid,
+                    release_id,
+                    release_date,
                 },
             );
         }

@@ -12,7 +12,6 @@
 use std::str::FromStr;
 
 use luna_protocol::error::ErrorCode;
-use sqlx::Row;
 
 use super::Deps;
 use crate::accounts::Caller;
@@ -109,15 +108,25 @@ pub fn normalize_email(raw: &str) -> EngineResult<String> {
     Ok(e)
 }
 
+/// `email_suppressions` as stored; [`Suppression`] is it decoded.
+#[derive(sqlx::FromRow)]
+struct StoredSuppression {
+    email: String,
+    reason: String,
+    detail: Option<String>,
+    created_by: Option<String>,
+    created_at: i64,
+}
+
 fn from_row(r: &crate::base::store::DbRow) -> EngineResult<Suppression> {
-    let reason: String = r.try_get("reason")?;
+    let r = <StoredSuppression as sqlx::FromRow<_>>::from_row(r)?;
     Ok(Suppression {
-        email: r.try_get("email")?,
-        reason: Reason::parse(&reason)
-            .ok_or_else(|| EngineError::internal(format!("bad reason {reason}")))?,
-        detail: r.try_get("detail")?,
-        created_by: r.try_get("created_by")?,
-        created_at: r.try_get("created_at")?,
+        reason: Reason::parse(&r.reason)
+            .ok_or_else(|| EngineError::internal(format!("bad reason {}", r.reason)))?,
+        email: r.email,
+        detail: r.detail,
+        created_by: r.created_by,
+        created_at: r.created_at,
     })
 }
 

@@ -13,7 +13,6 @@ use base64::Engine as _;
 use hmac::{Hmac, Mac};
 use luna_protocol::error::ErrorCode;
 use sha2::Sha256;
-use sqlx::Row;
 
 use super::suppressions::{self, Reason};
 use super::Deps;
@@ -95,6 +94,7 @@ fn invalid_link() -> EngineError {
 }
 
 /// Who a valid token names.
+#[derive(sqlx::FromRow)]
 struct Named {
     workspace_id: String,
     email: String,
@@ -118,7 +118,7 @@ async fn resolve(engine: &impl Deps, token: &str) -> EngineResult<Named> {
     };
     let row = {
         let mut conn = engine.store().pool().acquire().await?;
-        sqlx::query(
+        sqlx::query_as::<_, Named>(
             "select s.workspace_id, s.email, q.sender from sequence_sends s
                join sequences q on q.id = s.sequence_id where s.id = $1",
         )
@@ -126,13 +126,8 @@ async fn resolve(engine: &impl Deps, token: &str) -> EngineResult<Named> {
         .fetch_optional(&mut *conn)
         .await?
     };
-    let Some(row) = row else {
+    let Some(named) = row else {
         return Err(invalid_link());
-    };
-    let named = Named {
-        workspace_id: row.try_get("workspace_id")?,
-        email: row.try_get("email")?,
-        sender: row.try_get("sender")?,
     };
     let key = key(engine).await?;
     mac(

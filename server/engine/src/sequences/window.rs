@@ -7,7 +7,6 @@
 
 use chrono::{Datelike, Duration, LocalResult, NaiveDate, TimeZone, Timelike, Utc};
 use chrono_tz::Tz;
-use sqlx::Row;
 
 use luna_protocol::error::ErrorCode;
 
@@ -222,26 +221,22 @@ fn invalid(message: impl Into<String>, hint: impl Into<String>) -> EngineError {
 
 /// The workspace's window; `default` when it has not set one.
 pub async fn load(conn: &mut Conn, workspace_id: &str, default: Window) -> EngineResult<Window> {
-    let row = sqlx::query(
+    let row: Option<(i64, i64, i64, i64, String)> = sqlx::query_as(
         "select days, start_hour, end_hour, daily_cap, time_zone from workspace_send_window
           where workspace_id = $1",
     )
     .bind(workspace_id)
     .fetch_optional(conn)
     .await?;
-    let Some(r) = row else {
+    let Some((days, start_hour, end_hour, daily_cap, zone)) = row else {
         return Ok(default);
     };
-    let num = |c: &str| -> EngineResult<u32> {
-        let v: i64 = r.try_get(c)?;
-        u32::try_from(v).map_err(EngineError::internal)
-    };
-    let zone: String = r.try_get("time_zone")?;
+    let num = |v: i64| u32::try_from(v).map_err(EngineError::internal);
     Ok(Window {
-        days: u8::try_from(num("days")?).map_err(EngineError::internal)?,
-        start_hour: num("start_hour")?,
-        end_hour: num("end_hour")?,
-        daily_cap: num("daily_cap")?,
+        days: u8::try_from(days).map_err(EngineError::internal)?,
+        start_hour: num(start_hour)?,
+        end_hour: num(end_hour)?,
+        daily_cap: num(daily_cap)?,
         time_zone: zones::parse(&zone).unwrap_or(zones::DEFAULT_ZONE),
     })
 }
@@ -321,7 +316,16 @@ pub async fn reschedule(
     w: &Window,
     now: i64,
 ) -> EngineResult<u64> {
-    let rows = sqlx::query(
+    #[derive(sqlx::FromRow)]
+    struct Pending {
+        id: String,
+        step: i64,
+        next_attempt_at: i64,
+        activated_at: i64,
+        steps: String,
+        time_zone: Option<String>,
+    }
+    let rows: Vec<Pending> = sqlx::query_as(
         "select s.id, s.step, s.next_attempt_at, q.activated_at, q.steps, a.time_zone
            from sequence_sends s
            join sequences q on q.id = s.sequence_id and q.version = s.version
@@ -335,23 +339,19 @@ pub async fn reschedule(
     .await?;
     let mut moved = 0;
     for r in rows {
-        let steps: Vec<super::Step> = serde_json::from_str(&r.try_get::<String, _>("steps")?)
-            .map_err(EngineError::internal)?;
-        let step: i64 = r.try_get("step")?;
-        let Some(delay) = usize::try_from(step).ok().and_then(|i| steps.get(i)) else {
+        let steps: Vec<super::Step> = crate::base::stored::json("sequences.steps", &r.steps)?;
+        let Some(delay) = usize::try_from(r.step).ok().and_then(|i| steps.get(i)) else {
             continue;
         };
-        let activated: i64 = r.try_get("activated_at")?;
-        let day = activated + i64::from(delay.delay_days) * 86_400_000;
+        let day = r.activated_at + i64::from(delay.delay_days) * 86_400_000;
         let tz = r
-            .try_get::<Option<String>, _>("time_zone")?
+            .time_zone
             .as_deref()
             .and_then(zones::parse)
             .unwrap_or(w.time_zone);
         let at = w.send_time(day.max(now), tz);
-        let current: i64 = r.try_get("next_attempt_at")?;
-        if at != current {
-            super::rows::defer(&mut *conn, &r.try_get::<String, _>("id")?, at).await?;
+        if at != r.next_attempt_at {
+            super::rows::defer(&mut *conn, &r.id, at).await?;
             moved += 1;
         }
     }

@@ -7,7 +7,6 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 
 use luna_protocol::event::SessionEvent;
-use sqlx::Row;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
@@ -120,7 +119,7 @@ pub async fn resume_all(
         Takeover::All => i64::MAX,
         Takeover::Expired => now,
     };
-    let rows = sqlx::query(
+    let ids: Vec<String> = sqlx::query_scalar(
         "select id from research_runs
           where status = 'running' and coalesce(lease_until, 0) < $1 order by started_at",
     )
@@ -128,8 +127,7 @@ pub async fn resume_all(
     .fetch_all(engine.store.pool())
     .await?;
     let mut handles = Vec::new();
-    for row in rows {
-        let id: String = row.try_get("id")?;
+    for id in ids {
         // Taken over by one instance only: the lease moves in the same guarded update.
         let resumes: Option<i64> = sqlx::query_scalar(
             "update research_runs set resumes = resumes + 1, updated_at = $1, runner = $2,

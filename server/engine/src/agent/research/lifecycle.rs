@@ -5,7 +5,6 @@ use super::*;
 
 use luna_protocol::error::ErrorCode;
 use luna_protocol::event::SessionEvent;
-use sqlx::Row;
 
 use crate::accounts::Caller;
 use crate::agent::contract::narration;
@@ -294,15 +293,12 @@ pub(super) async fn pending_steering(
     engine: &Engine,
     run_id: &str,
 ) -> EngineResult<Vec<(i64, String)>> {
-    let rows = sqlx::query(
+    Ok(sqlx::query_as(
         "select id, text from research_steering where run_id = $1 and applied_phase is null order by id",
     )
     .bind(run_id)
     .fetch_all(engine.store.pool())
-    .await?;
-    rows.iter()
-        .map(|r| Ok((r.try_get("id")?, r.try_get("text")?)))
-        .collect()
+    .await?)
 }
 
 async fn running_in(conn: &mut crate::base::store::Conn, workspace_id: &str) -> EngineResult<i64> {

@@ -13,9 +13,9 @@
 use luna_protocol::board::{Board, SequenceStatus};
 use luna_protocol::session::{CommercialProfile, Stage};
 use luna_protocol::tool::ToolOutcome;
-use sqlx::{AnyPool, Row};
+use sqlx::AnyPool;
 
-use crate::base::error::{EngineError, EngineResult};
+use crate::base::error::EngineResult;
 
 use crate::agent::contract::gateway::Exchange;
 use crate::agent::contract::intent::{FactField, FactLedger, FactStatus};
@@ -136,19 +136,17 @@ pub fn apply_profile(ledger: &mut FactLedger, p: &CommercialProfile) {
 
 /// The ledger the session's latest turn ended with (empty for a first turn).
 pub async fn previous_ledger(pool: &AnyPool, session_id: &str) -> EngineResult<FactLedger> {
-    let row = sqlx::query(
+    let facts: Option<String> = sqlx::query_scalar(
         "select facts from turn_trajectories where session_id = $1
           order by created_at desc limit 1",
     )
     .bind(session_id)
     .fetch_optional(pool)
     .await?;
-    let Some(row) = row else {
-        return Ok(FactLedger::default());
-    };
-    let facts: String = row.try_get("facts")?;
-    serde_json::from_str(&facts)
-        .map_err(|e| EngineError::Internal(format!("trajectory facts: {e}")))
+    match facts {
+        None => Ok(FactLedger::default()),
+        Some(facts) => crate::base::stored::json("turn_trajectories.facts", &facts),
+    }
 }
 
 #[cfg(test)]

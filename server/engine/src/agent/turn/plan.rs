@@ -12,8 +12,6 @@
 
 use luna_protocol::decision::DecisionKind;
 
-use sqlx::Row;
-
 use crate::agent::director::grammar::Request;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
@@ -94,22 +92,20 @@ pub async fn leave(
 
 /// The session's pending plan, if any.
 pub async fn pending(engine: &Engine, session_id: &str) -> EngineResult<Option<Plan>> {
-    let row = sqlx::query(
+    let row: Option<(String, String, String, i64)> = sqlx::query_as(
         "select message, awaiting, done, chain from session_plans where session_id = $1",
     )
     .bind(session_id)
     .fetch_optional(engine.store.pool())
     .await?;
-    let Some(row) = row else {
+    let Some((message, awaiting, done, chain)) = row else {
         return Ok(None);
     };
-    let done: String = row.try_get("done")?;
     Ok(Some(Plan {
-        message: row.try_get("message")?,
-        awaiting: row.try_get("awaiting")?,
-        done: serde_json::from_str(&done)
-            .map_err(|e| EngineError::Internal(format!("plan: {e}")))?,
-        chain: row.try_get("chain")?,
+        message,
+        awaiting,
+        done: crate::base::stored::json("session_plans.done", &done)?,
+        chain,
     }))
 }
 
@@ -130,15 +126,13 @@ pub async fn take(engine: &Engine, session_id: &str) -> EngineResult<Next> {
     let Some(plan) = pending(engine, session_id).await? else {
         return Ok(Next::Wait);
     };
-    let row = sqlx::query("select kind, status from decisions where id = $1 and session_id = $2")
-        .bind(&plan.awaiting)
-        .bind(session_id)
-        .fetch_optional(engine.store.pool())
-        .await?;
-    let (kind, status): (String, String) = match row {
-        Some(r) => (r.try_get("kind")?, r.try_get("status")?),
-        None => ("".into(), "expired".into()),
-    };
+    let row: Option<(String, String)> =
+        sqlx::query_as("select kind, status from decisions where id = $1 and session_id = $2")
+            .bind(&plan.awaiting)
+            .bind(session_id)
+            .fetch_optional(engine.store.pool())
+            .await?;
+    let (kind, status) = row.unwrap_or_else(|| ("".into(), "expired".into()));
     // A card resolved while its turn still runs: that turn's task resumes the plan
     // when it ends (`service::start`), after its row leaves 'running'.
     let running: i64 = sqlx::query_scalar(

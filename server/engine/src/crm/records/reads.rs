@@ -36,7 +36,7 @@ pub async fn history(
 ) -> EngineResult<(Record, Vec<HistoryEntry>, Vec<Activity>)> {
     let mut conn = store.pool().acquire().await?;
     let record = load(&mut conn, workspace_id, record_ref).await?;
-    let rows = sqlx::query(
+    let rows: Vec<StoredHistory> = sqlx::query_as(
         "select h.version, h.action, h.actor_id, u.display_name, h.surface, h.changes, h.created_at
          from crm_history h left join users u on u.id = h.actor_id
          where h.record_id = $1 and h.workspace_id = $2 order by h.id desc limit $3",
@@ -46,20 +46,21 @@ pub async fn history(
     .bind(i64::from(limit))
     .fetch_all(&mut *conn)
     .await?;
-    let mut entries = Vec::new();
-    for r in rows {
-        let changes: String = r.try_get("changes")?;
-        entries.push(HistoryEntry {
-            version: r.try_get("version")?,
-            action: r.try_get("action")?,
-            actor_id: r.try_get("actor_id")?,
-            actor_name: r.try_get("display_name")?,
-            surface: r.try_get("surface")?,
-            changes: serde_json::from_str(&changes).map_err(internal)?,
-            at: r.try_get("created_at")?,
-        });
-    }
-    let acts = sqlx::query(
+    let entries = rows
+        .into_iter()
+        .map(|r| {
+            Ok(HistoryEntry {
+                changes: crate::base::stored::json("crm_history.changes", &r.changes)?,
+                version: r.version,
+                action: r.action,
+                actor_id: r.actor_id,
+                actor_name: r.display_name,
+                surface: r.surface,
+                at: r.created_at,
+            })
+        })
+        .collect::<EngineResult<Vec<_>>>()?;
+    let activities: Vec<Activity> = sqlx::query_as(
         "select id, record_id, due_at, reason, status from crm_activities
          where record_id = $1 and workspace_id = $2 and status = 'open' order by due_at limit 20",
     )
@@ -67,17 +68,19 @@ pub async fn history(
     .bind(workspace_id)
     .fetch_all(&mut *conn)
     .await?;
-    let mut activities = Vec::new();
-    for a in acts {
-        activities.push(Activity {
-            id: a.try_get("id")?,
-            record_id: a.try_get("record_id")?,
-            due_at: a.try_get("due_at")?,
-            reason: a.try_get("reason")?,
-            status: a.try_get("status")?,
-        });
-    }
     Ok((record, entries, activities))
+}
+
+/// `crm_history` joined with its actor's name, as stored.
+#[derive(sqlx::FromRow)]
+struct StoredHistory {
+    version: i64,
+    action: String,
+    actor_id: String,
+    display_name: Option<String>,
+    surface: String,
+    changes: String,
+    created_at: i64,
 }
 
 /// Live records of the workspace that carry one of `entity_ids`, with the name of
@@ -108,8 +111,15 @@ pub async fn by_entity(
         q = q.bind(e);
     }
     let rows = q.fetch_all(store.pool()).await?;
+    #[derive(sqlx::FromRow)]
+    struct InCollection {
+        collection_name: String,
+    }
     rows.iter()
-        .map(|r| Ok((Record::from_row(r)?, r.try_get("collection_name")?)))
+        .map(|r| {
+            let named = <InCollection as sqlx::FromRow<_>>::from_row(r)?;
+            Ok((Record::from_row(r)?, named.collection_name))
+        })
         .collect()
 }
 

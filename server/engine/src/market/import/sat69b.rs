@@ -21,7 +21,6 @@ mod parse;
 use std::collections::{BTreeMap, HashMap};
 
 use luna_protocol::error::ErrorCode;
-use sqlx::Row;
 use tokio::sync::mpsc;
 
 pub use parse::{first_notice, list_date, parse_dates};
@@ -123,20 +122,19 @@ async fn stored(conn: &mut Conn, keys: &[&str]) -> EngineResult<Stored> {
             "select risk_key, mark_kind, date, notice, note from mk_risks where risk_key in ({})",
             crate::base::store::marks(chunk.len())
         ));
-        let mut q = sqlx::query(&sql);
+        type Row = (
+            String,
+            String,
+            Option<String>,
+            Option<String>,
+            Option<String>,
+        );
+        let mut q = sqlx::query_as::<_, Row>(&sql);
         for k in chunk {
             q = q.bind(*k);
         }
-        for row in q.fetch_all(&mut *conn).await? {
-            out.insert(
-                row.try_get(0)?,
-                (
-                    row.try_get(1)?,
-                    row.try_get(2)?,
-                    row.try_get(3)?,
-                    row.try_get(4)?,
-                ),
-            );
+        for (key, kind, date, notice, note) in q.fetch_all(&mut *conn).await? {
+            out.insert(key, (kind, date, notice, note));
         }
     }
     Ok(out)

@@ -12,7 +12,7 @@ impl Market {
         let row = bind(sqlx::query(&sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
-        let n: i64 = row.try_get(0)?;
+        let (n,): (i64,) = sqlx::FromRow::from_row(&row)?;
         Ok(n.max(0) as u64)
     }
 
@@ -161,22 +161,23 @@ impl Market {
         let has_more = rows.len() > limit as usize;
         let mut groups = Vec::new();
         for row in rows.iter().take(limit as usize) {
-            let n: i64 = row.try_get("n")?;
-            let amount: f64 = row.try_get("amt")?;
-            let suppliers: i64 = row.try_get("sup")?;
+            let Group {
+                n,
+                amt: amount,
+                sup: suppliers,
+            } = sqlx::FromRow::from_row(row)?;
+            // The key's type depends on the grouping; it and the label come first.
             let (key, r, label) = match args.group_by {
                 GroupBy::Supplier => {
-                    let id: String = row.try_get("k")?;
-                    let name: String = row.try_get("l")?;
+                    let (id, name): (String, String) = sqlx::FromRow::from_row(row)?;
                     (id.clone(), rows::company_ref(&id), name)
                 }
                 GroupBy::Buyer => {
-                    let b: String = row.try_get("k")?;
-                    let name: String = row.try_get("l")?;
+                    let (b, name): (String, String) = sqlx::FromRow::from_row(row)?;
                     (b.clone(), format!("record:buyer:{b}"), name)
                 }
                 GroupBy::State => {
-                    let code: Option<i64> = row.try_get("k")?;
+                    let (code,): (Option<i64>,) = sqlx::FromRow::from_row(row)?;
                     let state = code
                         .and_then(|c| u8::try_from(c).ok())
                         .and_then(State::from_code);
@@ -194,7 +195,7 @@ impl Market {
                     }
                 }
                 GroupBy::Year => {
-                    let y: Option<i64> = row.try_get("k")?;
+                    let (y,): (Option<i64>,) = sqlx::FromRow::from_row(row)?;
                     let y = y.unwrap_or(0);
                     (
                         y.to_string(),
@@ -223,14 +224,22 @@ impl Market {
         let t = bind(sqlx::query(&totals_sql), &w.binds)
             .fetch_one(self.store.pool())
             .await?;
-        let total_awards: i64 = t.try_get(0)?;
+        let (total_awards, total_amount_mxn): (i64, f64) = sqlx::FromRow::from_row(&t)?;
         Ok(AggregateResult {
             group_by: args.group_by,
             shown: groups.len(),
             groups,
             has_more,
             total_awards: total_awards.max(0) as u64,
-            total_amount_mxn: t.try_get(1)?,
+            total_amount_mxn,
         })
     }
+}
+
+/// A group's figures in `market_aggregate` (its key and label are read by position).
+#[derive(sqlx::FromRow)]
+struct Group {
+    n: i64,
+    amt: f64,
+    sup: i64,
 }

@@ -36,7 +36,7 @@ impl Market {
             .as_ref()
             .map(|s| s.id.clone())
             .unwrap_or(key.clone());
-        let by_year_rows = sqlx::query(
+        let by_year_rows: Vec<(Option<i64>, i64, f64)> = sqlx::query_as(
             "select a.year, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) \
              from mk_awards a where a.supplier_id = $1 group by a.year order by a.year",
         )
@@ -44,13 +44,11 @@ impl Market {
         .fetch_all(self.store.pool())
         .await?;
         let mut by_year = Vec::new();
-        for row in &by_year_rows {
-            let year: Option<i64> = row.try_get(0)?;
-            let n: i64 = row.try_get(1)?;
+        for (year, n, amount_mxn) in by_year_rows {
             by_year.push(YearStat {
                 year: year.unwrap_or(0),
                 awards: n.max(0) as u64,
-                amount_mxn: row.try_get(2)?,
+                amount_mxn,
             });
         }
         let awards = self.awards_of(&supplier_id, 20).await?;
@@ -115,9 +113,7 @@ impl Market {
             let row = bind(sqlx::query(&sql), &w.binds)
                 .fetch_one(self.store.pool())
                 .await?;
-            let n: i64 = row.try_get(0)?;
-            let amount: f64 = row.try_get(1)?;
-            let suppliers: i64 = row.try_get(2)?;
+            let (n, amount, suppliers): (i64, f64, i64) = sqlx::FromRow::from_row(&row)?;
             let sql = format!(
                 "select a.buyer, count(*), coalesce(sum(case when a.currency = 'MXN' then a.amount end), 0.0) as amt from mk_awards a where {} group by a.buyer order by amt desc limit 3",
                 w.sql()
@@ -128,11 +124,11 @@ impl Market {
                 .await?;
             let mut top_buyers = Vec::new();
             for b in &buyers {
-                let c: i64 = b.try_get(1)?;
+                let (buyer, c, amount_mxn): (String, i64, f64) = sqlx::FromRow::from_row(b)?;
                 top_buyers.push(BuyerShare {
-                    buyer: b.try_get(0)?,
+                    buyer,
                     awards: c.max(0) as u64,
-                    amount_mxn: b.try_get(2)?,
+                    amount_mxn,
                 });
             }
             out.push(SegmentStats {
@@ -178,7 +174,7 @@ impl Market {
                 q = q.bind(k.as_str());
             }
             for row in q.fetch_all(self.store.pool()).await? {
-                let k: String = row.try_get(0)?;
+                let (k,): (String,) = sqlx::FromRow::from_row(&row)?;
                 known.insert(k);
             }
         }
