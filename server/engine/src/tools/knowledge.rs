@@ -255,7 +255,10 @@ pub fn register(reg: &mut Registry) {
             .surfaces(&[Surface::Luna, Surface::Ui])
             .budget(2_000)
             .citations(&["ref"])
-            .cues(&["nota", "anot", "apunt", "recuerd", "sepa", "cerebro", "equipo", "team"])
+            .cues(&[
+                "nota", "anot", "apunt", "recuerd", "record", "acuerd", "olvid", "asentad",
+                "fyi", "tenlo", "tenganlo", "sepa", "cerebro", "equipo", "team",
+            ])
             .handler(note),
     );
     reg.add(

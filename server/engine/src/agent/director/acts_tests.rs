@@ -8,6 +8,36 @@ fn acts(m: &str) -> Acts {
 }
 
 #[test]
+fn a_memo_phrase_opens_a_note_and_who_it_is_for_is_left_out() {
+    for (m, text) in [
+        (
+            "para que no se les olvide: el IMSS cierra compras en noviembre",
+            "el IMSS cierra compras en noviembre",
+        ),
+        (
+            "fyi team, la SEP ya no acepta facturas en papel",
+            "la SEP ya no acepta facturas en papel",
+        ),
+        (
+            "que quede registrado que PEMEX pide visita técnica",
+            "PEMEX pide visita técnica",
+        ),
+        (
+            "ténganlo en cuenta todos: SEDENA licita en enero",
+            "SEDENA licita en enero",
+        ),
+        ("pal record, la CFE paga a 90 días", "la CFE paga a 90 días"),
+    ] {
+        assert_eq!(acts(m).note.as_deref(), Some(text), "{m}");
+    }
+    // «tener en cuenta» inside a request is no note.
+    assert_eq!(
+        acts("busca constructoras en Puebla, ten en cuenta el tamaño").note,
+        None
+    );
+}
+
+#[test]
 fn notes_are_read_from_any_verb_that_introduces_them() {
     for (m, text) in [
         (

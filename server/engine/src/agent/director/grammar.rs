@@ -345,6 +345,53 @@ fn has_any(text: &str, needles: &[&str]) -> bool {
     needles.iter().any(|n| text.contains(n))
 }
 
+/// A risk screen, however it is asked: a word for the marks themselves («riesgo»,
+/// «69-B», «boletinada», «factureras», «empresa fantasma», «quemada»), or trouble
+/// («problemas», «broncas», «pedos», «líos») with the tax authority («SAT»,
+/// «Hacienda»).
+fn risk_screen(text: &str, words: &[&str]) -> bool {
+    let marks = has_any(
+        text,
+        &[
+            "riesgo",
+            "69-b",
+            "69 b",
+            "lista negra",
+            "factureras",
+            "sancion",
+            "boletinad",
+            "fantasma",
+            "operaciones simuladas",
+            "quemad",
+            "efos",
+        ],
+    );
+    let trouble = words.iter().any(|w| {
+        [
+            "problema",
+            "bronca",
+            "pedo",
+            "lio",
+            "broncas",
+            "pedos",
+            "lios",
+            "problemas",
+            "issue",
+        ]
+        .contains(w)
+    });
+    // «pásalas por el filtro del SAT», «revísalas con Hacienda».
+    let checked = words.iter().any(|w| {
+        ["filtr", "revis", "chec", "valid"]
+            .iter()
+            .any(|v| w.starts_with(v))
+    });
+    let tax = words
+        .iter()
+        .any(|w| ["sat", "hacienda", "shcp"].contains(w));
+    marks || ((trouble || checked) && tax)
+}
+
 /// Reads one message.
 pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let text = fold(message);
@@ -400,7 +447,9 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     );
     Request {
         // «guarda las primeras 5 en Propuesta» is a save into a stage, not a move.
-        stage_move: super::moves::read(&text, &words).filter(|_| !acts.save),
+        // «pásalas por el filtro del SAT» checks them; it moves nothing.
+        stage_move: super::moves::read(&text, &words)
+            .filter(|_| !acts.save && !risk_screen(&text, &words)),
         compare,
         states: places.states.iter().map(named).collect(),
         region: places.region.clone(),
@@ -416,15 +465,10 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         quantity: number_before(
             &words,
             &[
-                "fabricante",
-                "proveedor",
-                "empresa",
-                "compania",
-                "distribuidor",
-                "productor",
-                "prospecto",
-                "cliente",
-            ],
+                super::kinds::COMPANY_NOUNS,
+                &["productor", "prospecto", "cliente"],
+            ]
+            .concat(),
         )
         .or_else(|| number_before_giro(vocab, &tokens)),
         giro,
@@ -439,6 +483,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "licitacion",
                 "vendido a",
                 "contratos con",
+                "con contratos",
+                "historial de contratos",
+                "con adjudicaciones",
+                "ganado contratos",
+                "ganaron contratos",
                 "tenido contratos",
                 "tengan contratos",
                 "tienen contratos",
@@ -478,17 +527,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 .iter()
                 .any(|w| format!(" {text} ").contains(&format!(" {w} "))),
         adds_places: adds(&text) && !removes(&text) && !acts.save && !places.states.is_empty(),
-        risk_screen: has_any(
-            &text,
-            &[
-                "riesgo",
-                "69-b",
-                "69 b",
-                "lista negra",
-                "factureras",
-                "sancion",
-            ],
-        ),
+        risk_screen: risk_screen(&text, &words),
         connector: acts.connector.clone(),
         research: acts.research,
         send_now: has_any(

@@ -139,3 +139,22 @@ fn questions_notes_buyers_and_connectors() {
     );
     assert!(r.research && r.has_criterion());
 }
+
+#[test]
+fn companies_with_contracts_a_risk_check_in_slang_and_a_count_of_firms() {
+    let p = |m: &str| parse(m, &CatalogVocabulary);
+    assert!(p("consultoras en Puebla con adjudicaciones").sold_to_government);
+    assert_eq!(p("pásame 15 despachos de limpieza").quantity, Some(15));
+    for m in [
+        "¿alguna trae broncas con el SAT?",
+        "revísalas con Hacienda antes de llamarles",
+        "que ninguna sea empresa fantasma",
+    ] {
+        assert!(p(m).risk_screen, "{m}");
+    }
+    // Checking without the tax authority, or the SAT named alone, is no screen.
+    assert!(!p("revisa las de Jalisco").risk_screen);
+    assert!(!p("¿qué le compra el SAT a empresas de TI?").risk_screen);
+    // A check is not a stage move.
+    assert_eq!(p("pásalas todas por el filtro del SAT").stage_move, None);
+}

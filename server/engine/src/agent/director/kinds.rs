@@ -84,7 +84,8 @@ impl Ask {
     }
 }
 
-const COMPANY_NOUNS: &[&str] = &[
+/// Words for companies (stems); a number right before one is a quantity.
+pub(super) const COMPANY_NOUNS: &[&str] = &[
     "proveedor",
     "empresa",
     "fabricante",
@@ -94,6 +95,7 @@ const COMPANY_NOUNS: &[&str] = &[
     "despacho",
     "negocio",
     "supplier",
+    "vendor",
     "compan",
 ];
 const TENDER_WORDS: &[&str] = &[
@@ -215,6 +217,17 @@ fn phrase(folded: &str, p: &str) -> bool {
     format!(" {folded} ").contains(&format!(" {p} "))
 }
 
+/// «¿hay algo abierto para meter propuesta?»: something open to bid on is a tender,
+/// even when no word for tenders is said.
+fn open_to_bid(folded: &str, words: &[&str]) -> bool {
+    let open = starts(words, &["abiert", "vigente"]) || has(words, &["viva", "vivas", "open"]);
+    let bid = starts(
+        words,
+        &["propuesta", "cotiz", "particip", "concurs", "postul"],
+    ) || phrase(folded, "meter propuesta");
+    open && bid
+}
+
 /// Reads the message (`today`: the current year and month, for «este año»…).
 pub fn read(message: &str, today: (i32, u32)) -> Ask {
     let folded = fold(message);
@@ -235,7 +248,7 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
             counted
         } else if names_companies {
             RecordKind::Suppliers
-        } else if starts(&words, TENDER_WORDS) {
+        } else if starts(&words, TENDER_WORDS) || open_to_bid(&folded, &words) {
             RecordKind::Opportunities
         } else if starts(&words, AWARD_WORDS) {
             RecordKind::Awards
@@ -253,7 +266,18 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
             || phrase(&folded, "en curso")
             || phrase(&folded, "en este momento")
             || phrase(&folded, "ahora mismo")
-            || has(&words, &["ahorita", "open", "licitando"]));
+            || has(
+                &words,
+                &[
+                    "ahorita",
+                    "open",
+                    "licitando",
+                    "viva",
+                    "vivas",
+                    "vivo",
+                    "vivos",
+                ],
+            ));
     ask.procedure =
         if phrase(&folded, "licitaciones publicas") || phrase(&folded, "licitacion publica") {
             Some("open")
@@ -278,10 +302,17 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
 /// What a count counts: the noun right after «cuántos», «número (total) de», «how
 /// many» («¿cuántos contratos le dio la SEDENA a empresas de uniformes?» counts
 /// Adjudicaciones, whatever else is named).
+/// The kind a question asks for: the noun right after «¿cuántos…?», «¿qué…?»,
+/// «¿cuáles…?» («¿qué contratos le dio el ISSSTE a empresas de…?» asks for
+/// contracts, whatever companies it names later).
 fn counted_kind(words: &[&str]) -> Option<RecordKind> {
-    let at = words
-        .iter()
-        .position(|w| ["cuantos", "cuantas", "numero", "many", "cantidad"].contains(w))?;
+    let at = words.iter().position(|w| {
+        [
+            "cuantos", "cuantas", "numero", "many", "cantidad", "que", "q", "cuales", "which",
+            "what",
+        ]
+        .contains(w)
+    })?;
     words[at + 1..]
         .iter()
         .filter(|w| !["de", "total", "el", "la", "los", "las", "hay"].contains(w))
@@ -307,7 +338,12 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
             && ["con", "x", "por", "tras", "a", "over", "by"].contains(&w[1])
             && w[2] == w[0]
     });
-    if year_by_year || phrase(folded, "por ano") || phrase(folded, "cada ano") {
+    // «la tendencia», «cómo ha evolucionado», «¿sube o baja?»: over the years.
+    let trend = starts(words, &["tendencia", "evoluci", "trend"])
+        || phrase(folded, "sube o baja")
+        || phrase(folded, "crece o baja")
+        || phrase(folded, "ha crecido");
+    if year_by_year || trend || phrase(folded, "por ano") || phrase(folded, "cada ano") {
         return Some("year");
     }
     // «más» as a comparison, not an amount bound («de más de 10 millones»).
@@ -351,7 +387,20 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     let who_wins = has(words, &["quien", "quienes", "who"])
         && starts(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
         && starts(words, RANKED_BY);
+    // «¿quién es el rey de…?», «quién manda ahí», «los 5 más pesados», «los de
+    // arriba»: who leads, in the ways people say it.
+    let leads = (has(words, &["quien", "quienes", "who"])
+        && starts(words, &["rey", "reina", "manda", "domin", "lider", "gallo"]))
+        || words.windows(2).any(|p| {
+            MORE_WORDS.contains(&p[0])
+                && ["pesad", "fuert", "chingon"]
+                    .iter()
+                    .any(|a| p[1].starts_with(a))
+        })
+        || phrase(folded, "de arriba")
+        || phrase(folded, "de hasta arriba");
     let named = superlative_of_who
+        || leads
         || biggest_who
         || ordered_by
         || who_wins
@@ -361,7 +410,11 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     }
     if starts(words, &["dependencia", "comprador", "institucion", "buyer"]) {
         Some("buyer")
-    } else if starts(words, &["estado", "entidad", "state"]) {
+    } else if starts(words, &["estado", "entidad", "state"])
+        || has(words, &["edos"])
+        || phrase(folded, "que edo")
+        || phrase(folded, "q edo")
+    {
         Some("state")
     } else {
         Some("supplier")

@@ -200,3 +200,43 @@ fn amounts_windows_sizes_and_tops() {
     assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
     assert_eq!(read("the first 6 please", TODAY).top, Some(6));
 }
+
+#[test]
+fn what_a_question_asks_for_and_what_is_open_to_bid() {
+    // The noun a question asks about decides the kind, whatever companies follow.
+    let a = read(
+        "¿qué adjudicaciones le hizo el IMSS a empresas de aseo este año?",
+        TODAY,
+    );
+    assert_eq!(a.kind, RecordKind::Awards);
+    // Something open to bid on is a tender, with no word for tenders said.
+    let t = read("¿queda algo vigente donde pueda cotizar uniformes?", TODAY);
+    assert_eq!((t.kind, t.active), (RecordKind::Opportunities, true));
+    assert!(read("convocatorias todavía vivas de obra", TODAY).active);
+    // Open without a bid is no tender: an open question about companies.
+    assert_eq!(
+        read("empresas abiertas a trabajar con gobierno", TODAY).kind,
+        RecordKind::Suppliers
+    );
+}
+
+#[test]
+fn who_leads_and_how_it_moved_over_the_years_are_rankings() {
+    for m in [
+        "¿quién es la reina de la limpieza en el ISSSTE?",
+        "los 3 más pesados de seguridad",
+        "dame los de hasta arriba en transporte",
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some("supplier"), "{m}");
+    }
+    for m in [
+        "¿cómo ha evolucionado lo que compra la SEP en cómputo?",
+        "el PEMEX de seguridad, ¿crece o baja?",
+    ] {
+        assert_eq!(read(m, TODAY).rank, Some("year"), "{m}");
+    }
+    assert_eq!(
+        read("¿en qué edos vende más uniformes la SEDENA?", TODAY).rank,
+        Some("state")
+    );
+}

@@ -166,6 +166,11 @@ mod tests {
     fn giros_in_other_forms_and_with_typos() {
         assert_eq!(giro("empresas de empaques en jalisco"), Some("empaque"));
         assert_eq!(giro("constructora en NL"), Some("construccion"));
+        // Two edits at the start make another word: «tendencia» is no «intendencia».
+        assert_eq!(
+            giro("la tendencia de lo que gasta en software"),
+            Some("servicios_ti")
+        );
         assert_eq!(giro("proveedores de limpiesa"), Some("limpieza"));
         assert_eq!(giro("uniforme escolar"), Some("uniformes"));
         assert_eq!(giro("insumo médico"), Some("insumos_medicos"));

@@ -5,7 +5,7 @@
 //! before («…, déjalo como nota»). Read through [`super::words`] like every cue, so
 //! forms and typos follow. To add a way of asking: add its words to a list below.
 
-use super::words::{any, first_end, tokens, Token};
+use super::words::{any, first_end, tokens, tokens as tokens_of, Token};
 
 /// Phrases that introduce a note for the team; the note is what follows.
 const NOTE_MARKERS: &[&str] = &[
@@ -40,6 +40,18 @@ const NOTE_MARKERS: &[&str] = &[
     "guarda en cerebro",
     "guarda en el cerebro",
     "note that",
+    "no se nos olvide",
+    "no se olvide",
+    "no se les olvide",
+    "quede asentado",
+    "quede registrado",
+    "para el record",
+    "pal record",
+    "tenlo en cuenta",
+    "tenganlo en cuenta",
+    "ten en cuenta",
+    "=fyi",
+    "heads up",
     "nota",
 ];
 
@@ -113,7 +125,8 @@ pub(super) fn read(message: &str, tokens: &[Token]) -> Option<String> {
     let before = &tokens[..start];
     let filler = |t: &Token| {
         [
-            "ojo", "oye", "luna", "porfa", "por", "favor", "y", "una", "un", "esta", "la",
+            "ojo", "oye", "luna", "porfa", "por", "favor", "y", "una", "un", "esta", "la", "pa",
+            "para", "q", "que",
         ]
         .contains(&t.word.as_str())
     };
@@ -127,14 +140,32 @@ pub(super) fn read(message: &str, tokens: &[Token]) -> Option<String> {
         return trailing_note(message);
     }
     let mut skip = end;
-    while tokens
-        .get(skip)
-        .is_some_and(|t| ["que", "q", "de", "esto", "lo", "siguiente"].contains(&t.word.as_str()))
-    {
+    while tokens.get(skip).is_some_and(|t| {
+        [
+            "que",
+            "q",
+            "de",
+            "esto",
+            "lo",
+            "siguiente",
+            "equipo",
+            "team",
+            "todos",
+        ]
+        .contains(&t.word.as_str())
+    }) {
         skip += 1;
     }
     let rest = original_from(message, skip)?;
-    let rest = rest.trim_start_matches([':', ',', ';', '-', ' ']).trim();
+    let mut rest = rest.trim_start_matches([':', ',', ';', '-', ' ']).trim();
+    // Who it is for may sit between the marker and the colon: «tenlo en cuenta pa
+    // todo el equipo: …».
+    if let Some((head, tail)) = rest.split_once(':') {
+        let addressed = tokens_of(head);
+        if addressed.len() <= 5 && any(&addressed, &["equipo", "team", "todos", "raza", "gente"]) {
+            rest = tail.trim();
+        }
+    }
     (rest.split_whitespace().count() >= 2).then(|| rest.to_owned())
 }
 

@@ -123,6 +123,70 @@ const CITY_ALIASES: &[(&str, State)] = {
     ]
 };
 
+/// State demonyms, folded, in their masculine singular (or only) form: «constructoras
+/// poblanas», «proveedores regios». Plural and feminine forms follow ([`demonym`]).
+/// City demonyms that stand for their state (tapatío, regiomontano, jarocho, chilango)
+/// are included.
+const DEMONYMS: &[(&str, State)] = {
+    use State::*;
+    &[
+        ("hidrocalido", Aguascalientes),
+        ("aguascalentense", Aguascalientes),
+        ("bajacaliforniano", BajaCalifornia),
+        ("cachanilla", BajaCalifornia),
+        ("sudcaliforniano", BajaCaliforniaSur),
+        ("campechano", Campeche),
+        ("chiapaneco", Chiapas),
+        ("chihuahuense", Chihuahua),
+        ("coahuilense", Coahuila),
+        ("colimense", Colima),
+        ("capitalino", CiudadDeMexico),
+        ("chilango", CiudadDeMexico),
+        ("defeno", CiudadDeMexico),
+        ("duranguense", Durango),
+        ("guanajuatense", Guanajuato),
+        ("guerrerense", Guerrero),
+        ("hidalguense", Hidalgo),
+        ("jalisciense", Jalisco),
+        ("tapatio", Jalisco),
+        ("mexiquense", Mexico),
+        ("michoacano", Michoacan),
+        ("morelense", Morelos),
+        ("nayarita", Nayarit),
+        ("neoleones", NuevoLeon),
+        ("neoleonesa", NuevoLeon),
+        ("regiomontano", NuevoLeon),
+        ("regio", NuevoLeon),
+        ("oaxaqueno", Oaxaca),
+        ("poblano", Puebla),
+        ("queretano", Queretaro),
+        ("quintanarroense", QuintanaRoo),
+        ("potosino", SanLuisPotosi),
+        ("sinaloense", Sinaloa),
+        ("sonorense", Sonora),
+        ("tabasqueno", Tabasco),
+        ("tamaulipeco", Tamaulipas),
+        ("tlaxcalteca", Tlaxcala),
+        ("veracruzano", Veracruz),
+        ("jarocho", Veracruz),
+        ("yucateco", Yucatan),
+        ("zacatecano", Zacatecas),
+    ]
+};
+
+/// The state a demonym names, in any number and gender: the word itself, without a
+/// plural «s»/«es», and with a final «a» read as «o» («poblanas» → «poblano»).
+fn demonym(word: &str) -> Option<State> {
+    let named = |w: &str| DEMONYMS.iter().find(|(d, _)| *d == w).map(|(_, s)| *s);
+    let bare = [Some(word), word.strip_suffix('s'), word.strip_suffix("es")];
+    bare.into_iter().flatten().find_map(|w| {
+        named(w).or_else(|| {
+            w.strip_suffix('a')
+                .and_then(|stem| named(&format!("{stem}o")))
+        })
+    })
+}
+
 /// Municipality names that are also ordinary words in a sales chat.
 const COMMON_WORDS: &[&str] = &[
     "centro",
@@ -392,7 +456,9 @@ fn scan(tokens: &[Token]) -> Places {
                 matched = len;
                 break;
             }
-            if let Some(s) = state(&phrase, len) {
+            if let Some(s) =
+                state(&phrase, len).or_else(|| (len == 1).then(|| demonym(&phrase)).flatten())
+            {
                 push(&mut out, s);
                 matched = len;
                 break;
@@ -443,6 +509,24 @@ mod tests {
             .iter()
             .map(|s| s.name())
             .collect()
+    }
+
+    #[test]
+    fn a_demonym_names_its_state_in_any_number_and_gender() {
+        assert_eq!(states("unas constructoras poblanas"), ["Puebla"]);
+        assert_eq!(
+            states("imprentas regias o tapatías"),
+            ["Nuevo León", "Jalisco"]
+        );
+        assert_eq!(
+            states("proveedores sonorenses y sinaloenses"),
+            ["Sonora", "Sinaloa"]
+        );
+        assert_eq!(states("empresas neoleonesas"), ["Nuevo León"]);
+        assert_eq!(states("un despacho mexiquense"), ["Estado de México"]);
+        assert_eq!(states("algo en el edo de mex"), ["Estado de México"]);
+        // The country is no state.
+        assert_eq!(states("empresas mexicanas de limpieza"), Vec::<&str>::new());
     }
 
     #[test]

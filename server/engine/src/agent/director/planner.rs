@@ -233,7 +233,20 @@ impl LocalDirector {
                 return step;
             }
         }
-        // A stage move needs a saved list: say so instead of asking what was meant.
+        // A stage move needs a saved list. «Todas a Prospección» with a selection and
+        // nothing saved yet is a save into that stage; otherwise say what is missing
+        // instead of asking what was meant.
+        if let Some(mv) = req.stage_move.as_ref().filter(|m| {
+            m.all
+                && !req.risk_screen
+                && !req.has_criterion()
+                && input.turn.board.saved_collection.is_none()
+                && !input.turn.board.selection.is_empty()
+        }) {
+            if let Some(step) = self.save_selection_into(input, Some(&mv.stage)) {
+                return step;
+            }
+        }
         if req.stage_move.is_some()
             && !req.has_criterion()
             && input.turn.board.saved_collection.is_none()
@@ -448,7 +461,9 @@ impl LocalDirector {
             return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
         }
         if req.save && saves.is_empty() && selection.is_some() && visible("crm_save_companies") {
-            if let Some(save) = collection.and_then(|c| stage::save_call(c, &input.turn.message)) {
+            if let Some(save) =
+                collection.and_then(|c| stage::save_call(c, &input.turn.message, None))
+            {
                 return ModelStep::Tools(vec![save]);
             }
         }

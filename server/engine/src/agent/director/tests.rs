@@ -486,6 +486,43 @@ async fn a_save_names_its_stage() {
     }
 }
 
+/// «todas a Propuesta» with a selection and nothing saved yet proposes saving them
+/// into that stage; a stage the list does not have saves nothing.
+#[tokio::test]
+async fn moving_an_unsaved_selection_saves_it_into_that_stage() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    let turn = |id: &'static str, m: &'static str| {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            run_turn(&engine, &LocalDirector, &caller, &session, id, m)
+                .await
+                .unwrap()
+        }
+    };
+    turn("t1", "busca 4 proveedores de limpieza en Jalisco").await;
+    let out = turn("t2", "órale, muévelas todas a propuesta").await;
+    let save = out
+        .transcript
+        .iter()
+        .find(|e| e.tool.name == "crm_save_companies")
+        .unwrap_or_else(|| panic!("no save: {:?} {}", out.intent, out.narration.text));
+    assert_eq!(save.tool.args["stage"], "Propuesta");
+    assert!(matches!(out.intent, TurnIntent::ProponerDecision { .. }));
+    let none = turn("t3", "muévelas todas a la etapa marte").await;
+    assert!(none
+        .transcript
+        .iter()
+        .all(|e| e.tool.name != "crm_save_companies"));
+}
+
 /// A new search while a card waits for the person becomes the selection, and the
 /// card keeps waiting.
 #[tokio::test]

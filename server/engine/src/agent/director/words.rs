@@ -78,14 +78,18 @@ pub fn allowed_edits(len: usize) -> usize {
 }
 
 /// Whether `written` is `known` with a typo: a Damerau–Levenshtein distance within
-/// what the shorter word's length allows (0 edits = equal).
+/// what the shorter word's length allows (0 edits = equal), and the same first letter
+/// (people rarely mistype it, and two edits at the start turn one word into another:
+/// «tendencia» is not «intendencia»).
 pub fn near(written: &str, known: &str) -> bool {
     if written == known {
         return true;
     }
     let len = written.chars().count().min(known.chars().count());
     let allowed = allowed_edits(len);
-    allowed > 0 && strsim::damerau_levenshtein(written, known) <= allowed
+    allowed > 0
+        && written.chars().next() == known.chars().next()
+        && strsim::damerau_levenshtein(written, known) <= allowed
 }
 
 /// Shortest stem that names a word: Snowball cuts «comida» and «como» alike to «com»,

@@ -160,8 +160,17 @@ fn variants() -> &'static HashMap<String, State> {
                 }
             }
         }
-        map.insert("edo mex".into(), State::Mexico);
-        map.insert("estado de mexico".into(), State::Mexico);
+        // «Estado» (or «edo») with México is the state, never the country.
+        for alias in [
+            "edo mex",
+            "edo de mex",
+            "edo mexico",
+            "edo de mexico",
+            "estado de mex",
+            "estado de mexico",
+        ] {
+            map.insert(alias.into(), State::Mexico);
+        }
         map.remove("mexico");
         map.remove("mex");
         map
@@ -186,7 +195,7 @@ impl State {
         if let Some(s) = variants().get(folded) {
             return Some(*s);
         }
-        if matches!(folded, "mexico" | "mex" | "edo de mexico") {
+        if matches!(folded, "mexico" | "mex") {
             return (ctx == StateContext::StateField).then_some(State::Mexico);
         }
         let stripped = folded

@@ -263,7 +263,10 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 60)
             .stage(Stage::ConListaGuardada, 170)
             .stage(Stage::DecisionPendiente, 80)
-            .cues(&["riesg", "negra", "69", "factureras", "sancion", "efos", "screen"])
+            .cues(&[
+                "riesg", "negra", "69", "factureras", "sancion", "efos", "screen", "boletin", "fantasma",
+                "hacienda", "quemad", "simulad",
+            ])
             .handler(screen),
     );
 }

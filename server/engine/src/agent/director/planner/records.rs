@@ -110,11 +110,14 @@ impl LocalDirector {
             // «top 7», «los 3 proveedores que más…»: the size asked, else five.
             let asked = ask.top.or(req.quantity).map(|n| n.clamp(1, RANK_MAX));
             let limit = asked.unwrap_or(RANK_LIMIT);
+            let mut args = json!({"filters": filters, "group_by": group_by, "limit": limit});
+            // «sumando NL y Coahuila»: any of the states named.
+            if req.states.len() >= 2 {
+                let names: Vec<&str> = req.states.iter().map(|(n, _)| n.as_str()).collect();
+                args["states"] = json!(names);
+            }
             return Some(match calls_of(t, "market_aggregate").first() {
-                None => ModelStep::Tools(vec![call(
-                    "market_aggregate",
-                    json!({"filters": filters, "group_by": group_by, "limit": limit}),
-                )]),
+                None => ModelStep::Tools(vec![call("market_aggregate", args)]),
                 Some(ex) => {
                     let rows = ok_rows(ex);
                     if rows.is_empty() {

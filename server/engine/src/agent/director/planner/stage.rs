@@ -41,7 +41,16 @@ fn save_stage(message: &str, stages: &[&str]) -> Option<String> {
     let verb = words
         .iter()
         .rposition(|w| SAVE_VERBS.iter().any(|v| w.starts_with(v)))?;
-    let tail: Vec<String> = words[verb + 1..].iter().map(|w| stem(w)).collect();
+    named_stage(&words[verb + 1..].join(" "), stages)
+}
+
+/// The collection stage whose words all appear (by stem) in `said`.
+fn named_stage(said: &str, stages: &[&str]) -> Option<String> {
+    let tail: Vec<String> = fold(said)
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .map(stem)
+        .collect();
     stages
         .iter()
         .find(|s| {
@@ -57,7 +66,8 @@ fn save_stage(message: &str, stages: &[&str]) -> Option<String> {
 
 /// `crm_save_companies` of the selection into `collection` (a `crm_collections` row),
 /// in the stage the message names, if any.
-pub(super) fn save_call(collection: &Value, message: &str) -> Option<ToolCall> {
+/// `into`: a stage the person named without a verb of saving («todas a Prospección»).
+pub(super) fn save_call(collection: &Value, message: &str, into: Option<&str>) -> Option<ToolCall> {
     let id = collection.get("ref").and_then(Value::as_str)?;
     let stages: Vec<&str> = collection
         .get("stages")
@@ -65,7 +75,12 @@ pub(super) fn save_call(collection: &Value, message: &str) -> Option<ToolCall> {
         .map(|a| a.iter().filter_map(Value::as_str).collect())
         .unwrap_or_default();
     let mut args = json!({"collection_id": id, "source": "selection", "conflict_policy": "skip"});
-    if let Some(stage) = save_stage(message, &stages) {
+    let stage = match into {
+        // A stage named without a verb of saving must be one of the list's.
+        Some(said) => Some(named_stage(said, &stages)?),
+        None => save_stage(message, &stages),
+    };
+    if let Some(stage) = stage {
         args["stage"] = json!(stage);
     }
     Some(call("crm_save_companies", args))
@@ -252,6 +267,15 @@ impl LocalDirector {
     /// «guárdalos» with a selection already on the board: look up the collection, then
     /// preview the save (a level-1 card; nothing is written before the tap).
     pub(super) fn save_selection(&self, input: &ModelInput) -> Option<ModelStep> {
+        self.save_selection_into(input, None)
+    }
+
+    /// The same, into the stage `into` names (see [`save_call`]).
+    pub(super) fn save_selection_into(
+        &self,
+        input: &ModelInput,
+        into: Option<&str>,
+    ) -> Option<ModelStep> {
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
         if !visible("crm_collections") || !visible("crm_save_companies") {
@@ -269,6 +293,7 @@ impl LocalDirector {
             return Some(ModelStep::Tools(vec![save_call(
                 collection,
                 &input.turn.message,
+                into,
             )?]));
         };
         let pid = ok_rows(save)
