@@ -415,9 +415,21 @@ pub fn recall(
     // A back reference refines only when the message names no giro of its own: «los 5
     // mejores proveedores de limpieza» is a new request.
     let back = points_back(&folded) && !names_giro;
-    // «dame 25», «muéstrame 30 porfa»: a short ask for a number of the same.
-    let give = folded.split(' ').count() <= 4
-        && folded.split(' ').next().is_some_and(|w| {
+    // «dame 25», «muéstrame 30 porfa», «sale, pásame 12»: a short ask for a number of
+    // the same, after an interjection or not.
+    let asked: Vec<&str> = folded
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .skip_while(|w| {
+            [
+                "sale", "va", "ok", "okay", "orale", "andale", "bueno", "pues", "y", "entonces",
+                "oye", "ahora", "perfecto", "listo",
+            ]
+            .contains(w)
+        })
+        .collect();
+    let give = asked.len() <= 4
+        && asked.first().is_some_and(|w| {
             [
                 "dame",
                 "pasame",

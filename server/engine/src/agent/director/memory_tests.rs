@@ -47,7 +47,13 @@ fn a_removal_that_names_what_stays_keeps_only_that() {
 
 #[test]
 fn a_bare_number_asks_for_that_many_of_the_same() {
-    for m in ["dame 25 mejor", "muestrame 25 porfa", "mejor que sean 25"] {
+    for m in [
+        "dame 25 mejor",
+        "muestrame 25 porfa",
+        "mejor que sean 25",
+        "órale, enséñame 25",
+        "ok pues dame 25",
+    ] {
         let r = recall_of(&["seguridad en puebla"], m).expect(m);
         assert_eq!(r.quantity, Some(25), "{m}");
         assert_eq!(r.giro.map(|g| g.0).as_deref(), Some("seguridad"), "{m}");

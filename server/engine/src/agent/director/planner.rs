@@ -316,6 +316,24 @@ impl LocalDirector {
         if req.has_criterion() && has_selection && !req.search_cue && !req.asks_count {
             return ModelStep::Final(intent::unclear_answer(&req, true));
         }
+        // An action on «them» with nothing selected, when the session already knows what
+        // was looked for (the last search found nobody): say so, never ask what is known.
+        let on_companies = req.save
+            || req.contacts_top.is_some()
+            || req.sequence_steps.is_some()
+            || req.stage_move.is_some()
+            || req.risk_screen;
+        if !req.has_criterion()
+            && input.turn.board.selection.is_empty()
+            && input.turn.board.saved_collection.is_none()
+            && on_companies
+            && !input.turn.facts.is_missing(FactField::Giro)
+        {
+            return final_(
+                TurnIntent::Responder {},
+                "Todavía no hay empresas en la selección para eso: con esos criterios no encontré ninguna. Prueba con otro estado o un giro más amplio y seguimos.",
+            );
+        }
         if !req.has_criterion() && input.turn.board.selection.is_empty() {
             return final_(
                 TurnIntent::Encuadre {

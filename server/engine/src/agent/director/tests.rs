@@ -516,11 +516,79 @@ async fn moving_an_unsaved_selection_saves_it_into_that_stage() {
         .unwrap_or_else(|| panic!("no save: {:?} {}", out.intent, out.narration.text));
     assert_eq!(save.tool.args["stage"], "Propuesta");
     assert!(matches!(out.intent, TurnIntent::ProponerDecision { .. }));
+    // Named by the list's own name: into the list, its first stage.
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::collections::create(
+        engine.crm.store(),
+        &caller.workspace_id,
+        crate::crm::demo::prospeccion(),
+    )
+    .await
+    .unwrap();
+    for (id, m) in [
+        ("t1", "busca 4 proveedores de limpieza en Jalisco"),
+        ("t2", "pásalas todas a prospección"),
+    ] {
+        let out = run_turn(&engine, &LocalDirector, &caller, &session, id, m)
+            .await
+            .unwrap();
+        if id == "t2" {
+            let save = out
+                .transcript
+                .iter()
+                .find(|e| e.tool.name == "crm_save_companies")
+                .unwrap_or_else(|| panic!("no save: {}", out.narration.text));
+            assert!(save.tool.args.get("stage").is_none());
+        }
+    }
     let none = turn("t3", "muévelas todas a la etapa marte").await;
     assert!(none
         .transcript
         .iter()
         .all(|e| e.tool.name != "crm_save_companies"));
+}
+
+/// After a search that found nobody, «guárdalas» or «sus correos» says there is no
+/// one to act on; it never asks again for the giro the person already gave.
+#[tokio::test]
+async fn an_action_on_an_empty_result_says_so_instead_of_asking_the_known() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    let first = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "proveedores de uniformes en Oaxaca",
+    )
+    .await
+    .unwrap();
+    assert!(
+        first.narration.text.starts_with("No encontré"),
+        "the demo market has none: {}",
+        first.narration.text
+    );
+    for (id, m) in [
+        ("t2", "ándale, guárdalas"),
+        ("t3", "sácame los correos de las primeras 2"),
+    ] {
+        let out = run_turn(&engine, &LocalDirector, &caller, &session, id, m)
+            .await
+            .unwrap();
+        assert!(
+            matches!(out.intent, TurnIntent::Responder {}),
+            "{m}: {:?}",
+            out.intent
+        );
+        assert!(!out.repaired, "{m}: asked what was known");
+        assert!(
+            out.narration.text.contains("no encontré ninguna"),
+            "{m}: {}",
+            out.narration.text
+        );
+    }
 }
 
 /// A new search while a card waits for the person becomes the selection, and the

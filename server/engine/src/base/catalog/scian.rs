@@ -205,6 +205,9 @@ impl Giro {
             Giro::Transporte => &[
                 "transporte",
                 "fletes",
+                "fleteros",
+                "transportistas",
+                "paqueteria",
                 "mudanzas",
                 "logistica",
                 "carga",

@@ -76,8 +76,16 @@ pub(super) fn save_call(collection: &Value, message: &str, into: Option<&str>) -
         .unwrap_or_default();
     let mut args = json!({"collection_id": id, "source": "selection", "conflict_policy": "skip"});
     let stage = match into {
-        // A stage named without a verb of saving must be one of the list's.
-        Some(said) => Some(named_stage(said, &stages)?),
+        // What was named without a verb of saving must be one of the list's stages,
+        // or the list itself («todas a Prospección»: into it, first stage).
+        Some(said) => match named_stage(said, &stages) {
+            Some(stage) => Some(stage),
+            None => {
+                let name = collection.get("ref_label").and_then(Value::as_str)?;
+                named_stage(said, &[name])?;
+                None
+            }
+        },
         None => save_stage(message, &stages),
     };
     if let Some(stage) = stage {
