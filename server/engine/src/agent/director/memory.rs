@@ -439,7 +439,7 @@ pub fn recall(
                 "give",
                 "show",
             ]
-            .contains(&w)
+            .contains(w)
         })
         && bare_number(&folded).is_some();
     let cue = has_cue(&folded) || back || give;
