@@ -558,6 +558,17 @@ fn top(words: &[&str]) -> Option<u32> {
                 return Some(v);
             }
         }
+        // «los 3 que más facturan», «las 4 q más venden».
+        if ["los", "las", "the"].contains(w)
+            && words
+                .get(i + 2)
+                .is_some_and(|q| ["que", "q", "who", "that"].contains(q))
+            && words.get(i + 3).is_some_and(|m| MORE_WORDS.contains(m))
+        {
+            if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
+                return Some(v);
+            }
+        }
         // «los 5 mejores», «los 10 primeros», «los mejores 5», «las primeras 8».
         let ranked = ["mejor", "primer", "first", "best"]
             .iter()

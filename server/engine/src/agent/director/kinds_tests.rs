@@ -239,4 +239,5 @@ fn who_leads_and_how_it_moved_over_the_years_are_rankings() {
         read("¿en qué edos vende más uniformes la SEDENA?", TODAY).rank,
         Some("state")
     );
+    assert_eq!(read("¿y las 4 que más venden obra?", TODAY).top, Some(4));
 }

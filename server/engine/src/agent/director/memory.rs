@@ -176,6 +176,30 @@ pub fn points_back(folded: &str) -> bool {
     folded.split(' ').any(|w| BACK_REFERENCES.contains(&w))
 }
 
+/// Words a reply may open with before what it asks («sale,», «va, y», «órale»).
+const INTERJECTIONS: &[&str] = &[
+    "sale", "va", "ok", "okay", "orale", "andale", "bueno", "pues", "y", "entonces", "oye",
+    "ahora", "perfecto", "listo",
+];
+
+/// The folded message's words after the interjections it opens with.
+fn after_interjections(folded: &str) -> Vec<&str> {
+    folded
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .skip_while(|w| INTERJECTIONS.contains(w))
+        .collect()
+}
+
+/// «y…», «va, y…», «sale, ahora…»: a reply that goes on from what was said.
+fn goes_on(folded: &str) -> bool {
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    let skipped = words.len() - after_interjections(folded).len();
+    words[..skipped]
+        .iter()
+        .any(|w| ["y", "ahora", "entonces"].contains(w))
+}
+
 /// True when the folded message carries a refinement cue as whole words.
 fn has_cue(folded: &str) -> bool {
     let padded = format!(" {folded} ");
@@ -271,17 +295,42 @@ fn asks_something_else(req: &Request, folded: &str) -> bool {
             .any(|w| OTHER_KINDS.iter().any(|k| w.starts_with(k)))
 }
 
+/// Whether every place the message names comes after «con», «contra» or «vs»: it is
+/// set against something else, the session's («ponlo lado a lado con Veracruz y
+/// Chiapas»), not against each other («compara Jalisco con Veracruz»).
+fn set_against_session(message: &str, states: &[(String, String)]) -> bool {
+    let folded = fold(message);
+    let with = [
+        " con ",
+        " contra ",
+        " vs ",
+        " versus ",
+        " against ",
+        " with ",
+    ]
+    .iter()
+    .filter_map(|w| format!(" {folded} ").find(w))
+    .min();
+    let first_named = states
+        .iter()
+        .filter_map(|(name, _)| format!(" {folded} ").find(&fold(name)))
+        .min();
+    matches!((with, first_named), (Some(w), Some(n)) if w < n)
+}
+
 /// «¿y cómo se compara con Veracruz?»: a comparison that names one segment weighs it
-/// against the session's request. The session's value of that dimension (state, buyer
-/// or giro) becomes the first segment, and what the message does not name comes from
-/// the ledger.
-pub fn against_session(req: &Request, facts: &FactLedger) -> Request {
+/// against the session's request; so does one that names several, all after «con»
+/// («ponlo lado a lado con Veracruz y Chiapas»). The session's value of that
+/// dimension (state, buyer or giro) becomes the first segment, and what the message
+/// does not name comes from the ledger.
+pub fn against_session(req: &Request, facts: &FactLedger, message: &str) -> Request {
     let mut out = req.clone();
     let segments = [out.states.len(), out.buyers.len(), out.giros.len()];
-    if segments.iter().any(|n| *n >= 2) {
+    let with_session = set_against_session(message, &out.states);
+    if segments.iter().any(|n| *n >= 2) && !(out.states.len() >= 2 && with_session) {
         return out;
     }
-    if out.states.len() == 1 {
+    if !out.states.is_empty() && (out.states.len() == 1 || with_session) {
         if let Some(v) = value(facts, FactField::Estado) {
             let earlier: Vec<(String, String)> = v
                 .split(", ")
@@ -348,7 +397,9 @@ pub fn complete(req: &Request, facts: &FactLedger, message: &str) -> Request {
         return out;
     }
     // An action on the board («el contacto de los primeros 3») acts on the selection.
-    if req.has_action() || !points_back(&folded) {
+    // A question that points back («¿y de eso quién vende más?») or goes on from the
+    // conversation («va, y ¿quiénes facturan más?») is about the session's market.
+    if req.has_action() || !(points_back(&folded) || goes_on(&folded)) {
         return req.clone();
     }
     let mut out = req.clone();
@@ -417,17 +468,7 @@ pub fn recall(
     let back = points_back(&folded) && !names_giro;
     // «dame 25», «muéstrame 30 porfa», «sale, pásame 12»: a short ask for a number of
     // the same, after an interjection or not.
-    let asked: Vec<&str> = folded
-        .split(' ')
-        .filter(|w| !w.is_empty())
-        .skip_while(|w| {
-            [
-                "sale", "va", "ok", "okay", "orale", "andale", "bueno", "pues", "y", "entonces",
-                "oye", "ahora", "perfecto", "listo",
-            ]
-            .contains(w)
-        })
-        .collect();
+    let asked = after_interjections(&folded);
     let give = asked.len() <= 4
         && asked.first().is_some_and(|w| {
             [

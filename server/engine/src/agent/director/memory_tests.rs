@@ -125,3 +125,36 @@ fn a_new_request_and_a_first_message_recall_nothing() {
     assert_eq!(r.state.map(|s| s.0).as_deref(), Some("Jalisco"));
     assert_ne!(r.giro.map(|g| g.0).as_deref(), Some("empaque"));
 }
+
+#[test]
+fn places_set_against_the_session_join_its_own() {
+    let facts = session(&["imprentas en Zacatecas"]);
+    let with = |m: &str| {
+        against_session(&parse(m, &CatalogVocabulary), &facts, m)
+            .states
+            .into_iter()
+            .map(|s| s.0)
+            .collect::<Vec<_>>()
+    };
+    assert_eq!(
+        with("compáralo contra Durango y Sinaloa"),
+        ["Zacatecas", "Durango", "Sinaloa"]
+    );
+    // Places compared with each other leave the session's out.
+    assert_eq!(with("compara Durango con Sinaloa"), ["Durango", "Sinaloa"]);
+}
+
+#[test]
+fn a_records_question_that_goes_on_is_about_the_sessions_market() {
+    let facts = session(&["agencias de eventos en Yucatán"]);
+    let giro_of = |m: &str| {
+        complete(&parse(m, &CatalogVocabulary), &facts, m)
+            .giro
+            .map(|g| g.0)
+    };
+    assert_eq!(
+        giro_of("órale, y ¿quiénes venden más?").as_deref(),
+        Some("eventos")
+    );
+    assert_eq!(giro_of("¿quiénes venden más?"), None);
+}

@@ -214,7 +214,7 @@ impl LocalDirector {
             return self.screen(input, &refs);
         }
         if req.compare {
-            let req = super::memory::against_session(&req, &input.turn.facts);
+            let req = super::memory::against_session(&req, &input.turn.facts, &input.turn.message);
             return self.compare(input, &req);
         }
         if req.research {
