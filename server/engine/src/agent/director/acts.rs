@@ -223,7 +223,7 @@ const SEQUENCE_CUES: &[&str] = &[
     "flujo de correo",
 ];
 const WRITE_VERBS: &[&str] = &[
-    "escrib*", "redact*", "prepar*", "arma*", "hazme", "haz", "write", "draft",
+    "escrib*", "redact*", "prepar*", "arma*", "haz*", "write", "draft",
 ];
 const EMAIL_WORDS: &[&str] = &[
     "correo*", "mail*", "email*", "mensaje*", "step*", "paso*", "toque*",
@@ -272,11 +272,14 @@ fn steps(tokens: &[Token]) -> u32 {
 }
 
 fn sequence(tokens: &[Token]) -> Option<u32> {
+    let emails = tokens
+        .iter()
+        .any(|t| ["correos", "mails", "emails", "pasos", "steps"].contains(&t.word.as_str()));
     let asked = any(tokens, SEQUENCE_CUES)
+        // «un follow up de 2 mails»: follow-up emails are a sequence.
+        || (emails && any(tokens, &["=follow =up", "=followup", "seguimiento"]))
         || (any(tokens, WRITE_VERBS)
-            && tokens.iter().any(|t| {
-                ["correos", "mails", "emails", "pasos", "steps"].contains(&t.word.as_str())
-            })
+            && emails
             && !any(tokens, &["correo de", "correos de", "mails de", "contacto"]));
     asked.then(|| steps(tokens))
 }
@@ -387,6 +390,12 @@ fn keep_verb(tokens: &[Token]) -> bool {
 }
 
 const SAVE_CUES: &[&str] = &[
+    // «todas pa dentro del CRM», «mételas pa adentro».
+    "=pa =dentro",
+    "=pa =adentro",
+    "=para =dentro",
+    "=para =adentro",
+    "dentro del crm",
     "al crm",
     "en el crm",
     "a mi crm",

@@ -277,3 +277,19 @@ fn notes_closed_by_a_keep_clause_or_told_to_the_team_and_bare_crm_saves() {
     );
     assert!(acts("need a research on uniform suppliers for SEDENA").research);
 }
+
+#[test]
+fn follow_up_emails_are_a_sequence_and_in_there_is_a_save() {
+    assert_eq!(
+        acts("mándales un followup de 3 correos a las de Propuesta").sequence_steps,
+        Some(3)
+    );
+    assert_eq!(
+        acts("hazles 2 mails de seguimiento").sequence_steps,
+        Some(2)
+    );
+    // A follow-up alone is no sequence.
+    assert_eq!(acts("dales follow up mañana").sequence_steps, None);
+    assert!(acts("mételas todas para adentro").save);
+    assert!(!acts("¿qué hay dentro de la lista?").save);
+}

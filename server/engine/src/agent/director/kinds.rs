@@ -235,7 +235,8 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     // «que ya hayan tenido contratos», «con contratos»: contracts as what companies
     // have, so the answer is still companies.
     let has_contracts = [
-        "tenido", "tengan", "tienen", "tenga", "tiene", "con", "have", "with",
+        "tenido", "tengan", "tienen", "tenga", "tiene", "con", "have", "with", "ganado", "ganaron",
+        "ganen", "gano", "won",
     ]
     .iter()
     .any(|v| {

@@ -240,4 +240,9 @@ fn who_leads_and_how_it_moved_over_the_years_are_rankings() {
         Some("state")
     );
     assert_eq!(read("¿y las 4 que más venden obra?", TODAY).top, Some(4));
+    // Companies that won contracts are still companies.
+    assert_eq!(
+        read("nomás las que ganaron contratos desde 2021", TODAY).kind,
+        RecordKind::Suppliers
+    );
 }
