@@ -10,7 +10,7 @@ use crate::agent::contract::gateway::{
     Exchange, ModelGateway, ModelInput, ModelStep, Route, StepFuture, ToolCall,
 };
 use crate::agent::contract::intent::{
-    CierreVariante, DecisionDraft, FactField, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
+    CierreVariante, DecisionDraft, FactField, FactStatus, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
 };
 
 use super::criteria::{count_args, describe, market_args, why_for};
@@ -316,8 +316,9 @@ impl LocalDirector {
         if req.has_criterion() && has_selection && !req.search_cue && !req.asks_count {
             return ModelStep::Final(intent::unclear_answer(&req, true));
         }
-        // An action on «them» with nothing selected, when the session already knows what
-        // was looked for (the last search found nobody): say so, never ask what is known.
+        // An action on «them» with nothing selected, when the person already said what
+        // to look for in this session (so the search found nobody): say so, never ask
+        // what is known. A giro known only from the profile was never searched.
         let on_companies = req.save
             || req.contacts_top.is_some()
             || req.sequence_steps.is_some()
@@ -327,7 +328,10 @@ impl LocalDirector {
             && input.turn.board.selection.is_empty()
             && input.turn.board.saved_collection.is_none()
             && on_companies
-            && !input.turn.facts.is_missing(FactField::Giro)
+            && matches!(
+                input.turn.facts.status(FactField::Giro),
+                FactStatus::Dicho { .. } | FactStatus::Inferido { .. }
+            )
         {
             return final_(
                 TurnIntent::Responder {},
