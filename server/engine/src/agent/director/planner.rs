@@ -10,7 +10,8 @@ use crate::agent::contract::gateway::{
     Exchange, ModelGateway, ModelInput, ModelStep, Route, StepFuture, ToolCall,
 };
 use crate::agent::contract::intent::{
-    CierreVariante, DecisionDraft, FactField, FactStatus, Falta, FaltaTipo, Pregunta, TurnIntent, TurnOutput,
+    CierreVariante, DecisionDraft, FactField, FactStatus, Falta, FaltaTipo, Pregunta, TurnIntent,
+    TurnOutput,
 };
 
 use super::criteria::{count_args, describe, market_args, why_for};
