@@ -74,6 +74,13 @@ fn usage(tokens: &[Token]) -> Option<UsageFocus> {
     let credits = any(tokens, CREDIT_WORDS);
     let spent = any(tokens, SPENT_WORDS);
     let searches_left = any(tokens, SEARCH_WORDS) && any(tokens, LEFT_WORDS);
+    // «¿cuántos contactos puedo revelar todavía?»: what is left to reveal, not a reveal.
+    let reveals_left = any(tokens, &["cuantos", "cuantas", "how many"])
+        && any(tokens, &["contacto", "contacts"])
+        && any(
+            tokens,
+            &["puedo", "podemos", "quedan", "queda", "todavia", "can"],
+        );
     let plan = any(
         tokens,
         &[
@@ -87,18 +94,25 @@ fn usage(tokens: &[Token]) -> Option<UsageFocus> {
             "limite del plan",
         ],
     );
-    if !(credits || plan || searches_left || (spent && any(tokens, &["cuanto", "how much"]))) {
+    if !(credits
+        || plan
+        || searches_left
+        || reveals_left
+        || (spent && any(tokens, &["cuanto", "how much"])))
+    {
         return None;
     }
-    Some(if any(tokens, &["contacto", "contacts"]) && credits {
-        UsageFocus::Contacts
-    } else if searches_left {
-        UsageFocus::Searches
-    } else if spent {
-        UsageFocus::Spent
-    } else {
-        UsageFocus::Credits
-    })
+    Some(
+        if any(tokens, &["contacto", "contacts"]) && (credits || reveals_left) {
+            UsageFocus::Contacts
+        } else if searches_left {
+            UsageFocus::Searches
+        } else if spent {
+            UsageFocus::Spent
+        } else {
+            UsageFocus::Credits
+        },
+    )
 }
 
 const RESEARCH_CUES: &[&str] = &[
@@ -417,6 +431,11 @@ fn stage(tokens: &[Token]) -> Option<String> {
             "etapa",
             "que estan en",
             "que esten en",
+            // «a las que tengo en Contactado», «las q traigo en Propuesta».
+            "que tengo en",
+            "q tengo en",
+            "que traigo en",
+            "q traigo en",
             "en la columna",
         ],
     )?;
@@ -517,6 +536,7 @@ const EDIT_CUES: &[&str] = &[
 pub fn read(message: &str, tokens: &[Token]) -> Acts {
     let sequence_steps = sequence(tokens);
     let note = super::notes::read(message, tokens);
+    let usage = usage(tokens);
     // A merge names itself («fusiona», «merge»), or an approving verb names what
     // the team knows as where the note goes («intégrala a lo que ya sabemos»).
     let merge = any(tokens, &["fusiona*", "merge*", "mergea*"])
@@ -527,6 +547,8 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                 "aplica*",
                 "sube*",
                 "aprueba*",
+                "promuev*",
+                "promove*",
                 "pasa*",
                 "incorpora*",
             ],
@@ -541,15 +563,18 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
             ],
         ));
     Acts {
-        usage: usage(tokens),
+        usage,
         research: any(tokens, RESEARCH_CUES),
         connector: connector(tokens),
         // A note about contacting («hay que marcarles, déjalo como nota») is a note.
-        contacts: note.is_none() && contacts(tokens, sequence_steps.is_some()),
+        // «¿cuántos contactos puedo revelar?» asks what is left, it reveals nothing.
+        contacts: note.is_none() && usage.is_none() && contacts(tokens, sequence_steps.is_some()),
         sequence_steps,
         // A note is kept as a note («guarda una nota: …»), never as a save.
         save: note.is_none()
             && (keep_verb(tokens)
+                // «regístralas»: the selection, by its pronoun, kept.
+                || any(tokens, &["registral*", "=registrarlas", "=registrarlos"])
                 || any(tokens, SAVE_CUES)
                 || (any(tokens, &["agrega*", "sube*", "mete*", "pon*"])
                     && any(

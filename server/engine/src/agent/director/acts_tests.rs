@@ -293,3 +293,25 @@ fn follow_up_emails_are_a_sequence_and_in_there_is_a_save() {
     assert!(acts("mételas todas para adentro").save);
     assert!(!acts("¿qué hay dentro de la lista?").save);
 }
+
+#[test]
+fn registering_promoting_reveals_left_and_a_stage_by_what_i_have_there() {
+    assert!(acts("sí, regístralos").save);
+    assert!(acts("promuévela a lo que sabe el equipo").merge);
+    assert_eq!(
+        acts("¿cuántos contactos podemos revelar aún?").usage,
+        Some(UsageFocus::Contacts)
+    );
+    assert!(!acts("¿cuántos contactos podemos revelar aún?").contacts);
+    // The stage is read from what follows (the list's stage names are matched later).
+    assert!(acts("a los que traigo en propuesta mándales 3 correos")
+        .stage
+        .is_some_and(|s| s.starts_with("propuesta")));
+    // Told to the team at the end: a note.
+    assert_eq!(
+        acts("la SEP paga en 30 días, que lo sepan todos en el equipo")
+            .note
+            .as_deref(),
+        Some("la SEP paga en 30 días")
+    );
+}

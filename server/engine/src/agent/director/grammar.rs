@@ -151,6 +151,20 @@ pub struct Request {
 /// taken out of the session's criteria.
 fn removes(text: &str) -> bool {
     let padded = format!(" {text} ");
+    // «sin Michoacán», «pero sin Colima», «menos Sonora»: a short reply that only
+    // takes places out.
+    let words: Vec<&str> = text
+        .split(' ')
+        .filter(|w| !w.is_empty())
+        .skip_while(|w| ["pero", "y", "ahora", "ya", "mejor"].contains(w))
+        .collect();
+    if words.len() <= 4
+        && words
+            .first()
+            .is_some_and(|w| ["sin", "menos", "excepto", "without"].contains(w))
+    {
+        return true;
+    }
     [
         " quita ",
         " quitale ",
@@ -336,6 +350,12 @@ fn weighs_segments(text: &str, segments: usize) -> bool {
         " rinde mas",
         " mas rentable",
         " pays more",
+        // Who buys or sells more, between the alternatives named.
+        " compra mas",
+        " compran mas",
+        " vende mas",
+        " venden mas",
+        " gasta mas",
     ];
     let padded = format!(" {text} ");
     segments >= 2 && has_any(&padded, COMPARATIVES) && has_any(&padded, &[" o ", " or ", " u "])
@@ -388,7 +408,7 @@ fn risk_screen(text: &str, words: &[&str]) -> bool {
     });
     let tax = words
         .iter()
-        .any(|w| ["sat", "hacienda", "shcp"].contains(w));
+        .any(|w| ["sat", "hacienda", "shcp", "fiscal", "fiscales", "impuestos"].contains(w));
     marks || ((trouble || checked) && tax)
 }
 
@@ -507,6 +527,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                     "cuantos",
                     "cuantas",
                     "cuanto hay",
+                    "que tantos",
+                    "que tantas",
+                    "q tantos",
+                    "q tantas",
+                    "el total de",
                     "numero de",
                     "numero total",
                     "cantidad de",

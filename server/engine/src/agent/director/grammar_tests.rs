@@ -158,3 +158,15 @@ fn companies_with_contracts_a_risk_check_in_slang_and_a_count_of_firms() {
     // A check is not a stage move.
     assert_eq!(p("pásalas todas por el filtro del SAT").stage_move, None);
 }
+
+#[test]
+fn totals_removals_and_who_buys_more_between_alternatives() {
+    let p = |m: &str| parse(m, &CatalogVocabulary);
+    assert!(p("¿qué tantas imprentas hay en Colima?").asks_count);
+    assert!(p("dame el total de constructoras por estado").asks_count);
+    assert!(p("pero sin Colima").removes_places);
+    assert!(p("menos Sonora").removes_places);
+    assert!(!p("empresas sin adeudos en Sonora").removes_places);
+    assert!(p("¿quién vende más uniformes, la SEDENA o la SEMAR?").compare);
+    assert!(p("¿alguna con problemas fiscales?").risk_screen);
+}

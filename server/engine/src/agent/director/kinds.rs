@@ -109,7 +109,15 @@ const TENDER_WORDS: &[&str] = &[
     "licitando",
     "licita",
 ];
-const AWARD_WORDS: &[&str] = &["adjudicacion", "contrato", "compro", "adjudico", "compras"];
+const AWARD_WORDS: &[&str] = &[
+    "adjudicacion",
+    "contrato",
+    "compro",
+    "adjudico",
+    "compras",
+    "award",
+    "contract",
+];
 /// Verbs of selling, buying or winning, as whole words (not «adjudicaciones»).
 const SELL_VERBS: &[&str] = &[
     "vende",
@@ -220,7 +228,8 @@ fn phrase(folded: &str, p: &str) -> bool {
 /// «¿hay algo abierto para meter propuesta?»: something open to bid on is a tender,
 /// even when no word for tenders is said.
 fn open_to_bid(folded: &str, words: &[&str]) -> bool {
-    let open = starts(words, &["abiert", "vigente"]) || has(words, &["viva", "vivas", "open"]);
+    let open = starts(words, &["abiert", "vigente"])
+        || has(words, &["viva", "vivas", "open", "todavia", "aun", "still"]);
     let bid = starts(
         words,
         &["propuesta", "cotiz", "particip", "concurs", "postul"],
@@ -316,7 +325,12 @@ fn counted_kind(words: &[&str]) -> Option<RecordKind> {
     })?;
     words[at + 1..]
         .iter()
-        .filter(|w| !["de", "total", "el", "la", "los", "las", "hay"].contains(w))
+        .filter(|w| {
+            ![
+                "de", "total", "el", "la", "los", "las", "hay", "tantos", "tantas",
+            ]
+            .contains(w)
+        })
         .take(1)
         .find_map(|w| {
             let is = |list: &[&str]| list.iter().any(|s| w.starts_with(s));
@@ -388,8 +402,9 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     let who_wins = has(words, &["quien", "quienes", "who"])
         && starts(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
         && starts(words, RANKED_BY);
-    // «¿quién es el rey de…?», «quién manda ahí», «los 5 más pesados», «los de
-    // arriba»: who leads, in the ways people say it.
+    // «¿quién es el rey de…?», «quién manda ahí», «los 5 más pesados», «los meros
+    // meros»: who leads, in the ways people say it. («las dos de arriba» is the top
+    // of the selection, not a ranking.)
     let leads = (has(words, &["quien", "quienes", "who"])
         && starts(words, &["rey", "reina", "manda", "domin", "lider", "gallo"]))
         || words.windows(2).any(|p| {
@@ -398,8 +413,7 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
                     .iter()
                     .any(|a| p[1].starts_with(a))
         })
-        || phrase(folded, "de arriba")
-        || phrase(folded, "de hasta arriba");
+        || phrase(folded, "meros meros");
     let named = superlative_of_who
         || leads
         || biggest_who

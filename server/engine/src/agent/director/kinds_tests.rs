@@ -225,7 +225,7 @@ fn who_leads_and_how_it_moved_over_the_years_are_rankings() {
     for m in [
         "¿quién es la reina de la limpieza en el ISSSTE?",
         "los 3 más pesados de seguridad",
-        "dame los de hasta arriba en transporte",
+        "¿quiénes son los meros meros del transporte?",
     ] {
         assert_eq!(read(m, TODAY).rank, Some("supplier"), "{m}");
     }
@@ -245,4 +245,18 @@ fn who_leads_and_how_it_moved_over_the_years_are_rankings() {
         read("nomás las que ganaron contratos desde 2021", TODAY).kind,
         RecordKind::Suppliers
     );
+}
+
+#[test]
+fn english_awards_how_many_in_slang_and_what_can_still_be_bid_on() {
+    assert_eq!(
+        read("transport awards from the IMSS", TODAY).kind,
+        RecordKind::Awards
+    );
+    assert_eq!(
+        read("¿qué tantos contratos de obra hubo en 2023?", TODAY).kind,
+        RecordKind::Awards
+    );
+    let t = read("concursos de limpieza donde aún se pueda participar", TODAY);
+    assert_eq!((t.kind, t.active), (RecordKind::Opportunities, true));
 }

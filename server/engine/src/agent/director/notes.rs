@@ -97,13 +97,16 @@ fn trailing_note(message: &str) -> Option<String> {
         .rfind(['.', ',', ';'])?;
     let (head, tail) = message.split_at(cut);
     let tail = tokens(tail);
-    let closes = tail.len() <= 5
-        && (any(&tail, &["=anotalo", "=apuntalo", "=anotala", "=apuntala"])
-            || (any(&tail, &["=nota", "=notas", "=note"])
-                && any(
-                    &tail,
-                    &["dej*", "guard*", "pon*", "sube*", "agreg*", "save", "keep"],
-                )));
+    // «…, que lo sepa todo el equipo»: told to the team.
+    let told = tail.len() <= 7 && any(&tail, TEAM_WORDS) && any(&tail, &["sep*", "enter*"]);
+    let closes = told
+        || (tail.len() <= 5
+            && (any(&tail, &["=anotalo", "=apuntalo", "=anotala", "=apuntala"])
+                || (any(&tail, &["=nota", "=notas", "=note"])
+                    && any(
+                        &tail,
+                        &["dej*", "guard*", "pon*", "sube*", "agreg*", "save", "keep"],
+                    ))));
     let head = head
         .trim()
         .trim_start_matches(|c: char| !c.is_alphanumeric())

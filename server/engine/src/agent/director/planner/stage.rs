@@ -27,7 +27,9 @@ fn earlier_moved(input: &ModelInput, priorities: usize) -> usize {
 
 /// Verbs of saving whose object may name a stage («guárdalas en Propuesta»,
 /// «súbelas al pipeline como Nuevo»).
-const SAVE_VERBS: &[&str] = &["guard", "agreg", "sube", "subel", "mete", "save", "pon"];
+const SAVE_VERBS: &[&str] = &[
+    "guard", "agreg", "sube", "subel", "mete", "save", "pon", "registr",
+];
 
 /// The stage of `stages` a save message names after its verb, matched by stems
 /// («guárdalas directo en Contactado» → «Contactado»). None when it names none: the
