@@ -591,6 +591,49 @@ async fn an_action_on_an_empty_result_says_so_instead_of_asking_the_known() {
     }
 }
 
+/// Asking again for contacts already revealed proposes no card (and no charge): Luna
+/// says they are already on each company's file.
+#[tokio::test]
+async fn contacts_already_revealed_are_not_offered_again() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::demo::seed_workspace(&engine.store, &caller.workspace_id)
+        .await
+        .unwrap();
+    crate::crm::directory::ensure_demo(engine.crm.store())
+        .await
+        .unwrap();
+    for (id, m) in [
+        (
+            "t1",
+            "Quiero 10 fabricantes de empaque en Jalisco. Guárdamelos.",
+        ),
+        ("t2", "consígueme el correo de los 3 mejores"),
+    ] {
+        run_turn(&engine, &LocalDirector, &caller, &session, id, m)
+            .await
+            .unwrap();
+        accept_pending(&engine, &caller, &session).await;
+    }
+    let again = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t3",
+        "consígueme el correo de los 3 mejores",
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(again.intent, TurnIntent::Responder {}),
+        "{:?} {}",
+        again.intent,
+        again.narration.text
+    );
+    assert!(again.narration.text.contains("ya los revelaste"));
+}
+
 /// A new search while a card waits for the person becomes the selection, and the
 /// card keeps waiting.
 #[tokio::test]

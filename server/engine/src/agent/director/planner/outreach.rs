@@ -112,6 +112,22 @@ impl LocalDirector {
             }
             return ModelStep::Tools(vec![call("people_quote", json!({"handles": handles}))]);
         }
+        // Every one of them was revealed before: nothing to reveal, so no card.
+        let nothing_new = quotes.last().is_some_and(|q| {
+            ok_rows(q).first().is_some_and(|r| {
+                r.get("to_reveal").and_then(Value::as_u64) == Some(0)
+                    && r.get("already_revealed")
+                        .and_then(Value::as_u64)
+                        .unwrap_or(0)
+                        > 0
+            })
+        });
+        if nothing_new {
+            return final_(
+                TurnIntent::Responder {},
+                "Esos contactos ya los revelaste: los tienes en la ficha de cada empresa, sin costo nuevo.",
+            );
+        }
         match quotes.last().and_then(|q| {
             ok_rows(q)
                 .first()
