@@ -2,7 +2,8 @@
 // tapping cards, as the two people who use it most:
 // a salesperson at a desk (split view, evidence drawer, save card, priced contacts,
 // a sequence authorized step by step) and the same person on a phone (390×844,
-// through the Chat · Tablero · Decisiones tabs, with no horizontal scrolling).
+// through the Chat · Tablero · Decisiones tabs, with no horizontal scrolling), where
+// the contacts revealed at the desk are not offered (nor charged) again.
 // Screenshots of every stage are kept in artifacts/ (CI keeps them).
 import { expect, Locator, Page, test } from '@playwright/test';
 import * as fs from 'fs';
@@ -171,15 +172,16 @@ test('mobile 390×844: the same scene through the Chat, Tablero and Decisiones t
   await noHorizontalScroll(page);
   await shot(page, 'mobile-3-saved');
 
-  // The contacts card follows on its own (the request asked for them).
+  // The contacts come next on their own, but the scene above (same workspace) revealed
+  // these ten already: no card that would cost nothing; Luna says so in the chat and
+  // goes straight on to the sequence card.
   await tab(/Decisiones/).click();
-  await expect(card).toHaveAttribute('data-kind', 'revelar_contactos', { timeout: 45_000 });
-  await noHorizontalScroll(page);
-  await shot(page, 'mobile-4-contacts-card');
-  await card.getByRole('button', { name: 'Revelar' }).click();
-
-  // Then the sequence card.
   await expect(card).toHaveAttribute('data-kind', 'revisar_secuencia', { timeout: 45_000 });
+  await tab(/Chat/).click();
+  await expect(page.getByTestId('luna-message').last()).toContainText('Esos contactos ya los revelaste');
+  await noHorizontalScroll(page);
+  await shot(page, 'mobile-4-contacts-on-file');
+  await tab(/Decisiones/).click();
   await authorizeFirstStep(card);
   await expect(card).toHaveCount(0);
   await tab(/Tablero/).click();

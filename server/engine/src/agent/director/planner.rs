@@ -281,7 +281,8 @@ impl LocalDirector {
                 return self.move_stage(input, mv);
             }
             if let Some(top) = req.contacts_top {
-                return self.contacts(input, top);
+                let then = req.sequence_steps.map(|n| (n, req.stage_named.as_deref()));
+                return self.contacts_or_next(input, top, then);
             }
             if let (Some(n), Some(_)) = (req.sequence_steps, &input.turn.board.saved_collection) {
                 return self.sequence(input, n, req.stage_named.as_deref());

@@ -63,6 +63,19 @@ async fn settle(
     );
 }
 
+/// The kind of the next card the session offers once no turn runs and the card the
+/// person just resolved is gone (`None` if none comes).
+async fn next_card(engine: &Engine, caller: &Caller, session: &str) -> Option<DecisionKind> {
+    for _ in 0..400 {
+        let v = view(engine, caller, session).await;
+        if v.active_turn.is_none() && !v.board.pending.is_empty() {
+            return v.board.pending.first().map(|c| c.kind);
+        }
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+    None
+}
+
 fn count(v: &SessionView, person: bool) -> usize {
     v.chat
         .messages
@@ -186,4 +199,74 @@ async fn declining_a_card_ends_the_plan_with_a_note_and_starts_nothing() {
         .await
         .unwrap();
     assert_eq!(turns, 1, "no turn continued the plan");
+}
+
+/// The scene asked again in the same workspace: the ten contacts were revealed the
+/// first time, so no card for them (it would cost nothing and buy nothing); Luna says
+/// they are on file and goes straight on to the sequence card.
+#[tokio::test]
+async fn contacts_revealed_before_are_skipped_and_the_plan_goes_on_to_the_sequence() {
+    let (w, first) = setup().await;
+    crate::crm::directory::ensure_demo(w.engine.crm.store())
+        .await
+        .unwrap();
+    for session in [first, w.engine.sessions.create(&w.caller).await.unwrap().id] {
+        submit(
+            &w.engine,
+            Arc::new(LocalDirector),
+            &w.caller,
+            &session,
+            SCENE,
+            "k-1",
+        )
+        .await
+        .unwrap();
+        let v = settle(
+            &w.engine,
+            &w.caller,
+            &session,
+            Some(DecisionKind::GuardarEnCrm),
+        )
+        .await;
+        accept(&w.engine, &w.caller, &session, &v).await;
+        let v = next_card(&w.engine, &w.caller, &session).await;
+        if v == Some(DecisionKind::RevelarContactos) {
+            // The first run: the person reveals them.
+            let v = view(&w.engine, &w.caller, &session).await;
+            accept(&w.engine, &w.caller, &session, &v).await;
+            settle(
+                &w.engine,
+                &w.caller,
+                &session,
+                Some(DecisionKind::RevisarSecuencia),
+            )
+            .await;
+            continue;
+        }
+        assert_eq!(
+            v,
+            Some(DecisionKind::RevisarSecuencia),
+            "the second run goes from the save card to the sequence card"
+        );
+        let v = view(&w.engine, &w.caller, &session).await;
+        let last = v.chat.messages.iter().rev().find_map(|m| match m {
+            ChatMessage::Luna { text, .. } => Some(text.clone()),
+            _ => None,
+        });
+        assert!(
+            last.as_deref()
+                .is_some_and(|t| t.starts_with("Esos contactos ya los revelaste")),
+            "{last:?}"
+        );
+        let reveal_cards: i64 = sqlx::query_scalar(
+            "select count(*) from decisions where session_id = $1 and kind = 'revelar_contactos'",
+        )
+        .bind(&session)
+        .fetch_one(w.engine.store.pool())
+        .await
+        .unwrap();
+        assert_eq!(reveal_cards, 0, "no card offered the contacts again");
+        return;
+    }
+    panic!("the second run never happened");
 }

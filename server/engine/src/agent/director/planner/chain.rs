@@ -29,7 +29,11 @@ impl LocalDirector {
             .contacts_top
             .filter(|_| !plan.done(DecisionKind::RevelarContactos))
         {
-            return self.contacts(input, top);
+            let then = req
+                .sequence_steps
+                .filter(|_| !plan.done(DecisionKind::RevisarSecuencia))
+                .map(|n| (n, req.stage_named.as_deref()));
+            return self.contacts_or_next(input, top, then);
         }
         if let Some(n) = req
             .sequence_steps

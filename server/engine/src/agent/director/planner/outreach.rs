@@ -43,6 +43,10 @@ const SEQUENCE_TEMPLATES: [(u32, &str, &str); crate::sequences::model::MAX_STEPS
     ),
 ];
 
+/// What Luna says when the contacts asked for were all revealed before.
+const ALREADY_REVEALED: &str =
+    "Esos contactos ya los revelaste: los tienes en la ficha de cada empresa, sin costo nuevo.";
+
 /// Most companies whose contacts one turn quotes (the auto lock is 10 per turn too).
 const MAX_CONTACT_COMPANIES: usize = 10;
 
@@ -50,12 +54,13 @@ impl LocalDirector {
     /// «consígueme el correo de los 10 mejores» over the board's selection: find the
     /// people of the priority companies, quote the most senior one of each, and leave
     /// the `revelar_contactos` card (nothing is charged before the person accepts, or
-    /// the auto budget covers it).
-    pub(super) fn contacts(&self, input: &ModelInput, top: u32) -> ModelStep {
+    /// the auto budget covers it). `None` when every contact asked for was revealed
+    /// before: nothing to reveal, so no card (see `contacts_or_next`).
+    pub(super) fn contacts(&self, input: &ModelInput, top: u32) -> Option<ModelStep> {
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
         if !visible("people_search") || !visible("people_quote") {
-            return final_(
+            return Some(final_(
                 TurnIntent::Limite {
                     falta: Falta {
                         tipo: FaltaTipo::Operacion,
@@ -63,7 +68,7 @@ impl LocalDirector {
                     },
                 },
                 "Todavía no puedo conseguir correos de contacto desde este chat.",
-            );
+            ));
         }
         let board = &input.turn.board.selection;
         let n = (top as usize).clamp(1, MAX_CONTACT_COMPANIES);
@@ -81,12 +86,12 @@ impl LocalDirector {
         targets.truncate(n);
         let searches = calls_of(t, "people_search");
         if searches.is_empty() {
-            return ModelStep::Tools(
+            return Some(ModelStep::Tools(
                 targets
                     .iter()
                     .map(|r| call("people_search", json!({"company_ref": r})))
                     .collect(),
-            );
+            ));
         }
         let quotes = calls_of(t, "people_quote");
         if quotes.is_empty() {
@@ -102,15 +107,18 @@ impl LocalDirector {
                 })
                 .collect();
             if handles.is_empty() {
-                return final_(
+                return Some(final_(
                     TurnIntent::Cierre {
                         variante: CierreVariante::SinCobertura,
                         salidas: vec![],
                     },
                     "No encontré contactos para esas empresas en el directorio de personas.",
-                );
+                ));
             }
-            return ModelStep::Tools(vec![call("people_quote", json!({"handles": handles}))]);
+            return Some(ModelStep::Tools(vec![call(
+                "people_quote",
+                json!({"handles": handles}),
+            )]));
         }
         // Every one of them was revealed before: nothing to reveal, so no card.
         let nothing_new = quotes.last().is_some_and(|q| {
@@ -123,12 +131,9 @@ impl LocalDirector {
             })
         });
         if nothing_new {
-            return final_(
-                TurnIntent::Responder {},
-                "Esos contactos ya los revelaste: los tienes en la ficha de cada empresa, sin costo nuevo.",
-            );
+            return None;
         }
-        match quotes.last().and_then(|q| {
+        Some(match quotes.last().and_then(|q| {
             ok_rows(q)
                 .first()
                 .and_then(|r| r.get("quote_id"))
@@ -148,6 +153,31 @@ impl LocalDirector {
                 TurnIntent::Responder {},
                 "No pude cotizar los contactos en este momento; intenta de nuevo en un momento.",
             ),
+        })
+    }
+
+    /// The contacts part of a request; when every contact asked for was revealed
+    /// before, the part after it — the sequence the same request asked for (`then`:
+    /// steps and stage), over the saved list — runs at once, its answer saying the
+    /// contacts were already on file; with no such part Luna just says so.
+    pub(super) fn contacts_or_next(
+        &self,
+        input: &ModelInput,
+        top: u32,
+        then: Option<(u32, Option<&str>)>,
+    ) -> ModelStep {
+        if let Some(step) = self.contacts(input, top) {
+            return step;
+        }
+        match then.filter(|_| input.turn.board.saved_collection.is_some()) {
+            Some((n, stage)) => match self.sequence(input, n, stage) {
+                ModelStep::Final(mut out) => {
+                    out.narracion = format!("{ALREADY_REVEALED} {}", out.narracion);
+                    ModelStep::Final(out)
+                }
+                step => step,
+            },
+            None => final_(TurnIntent::Responder {}, ALREADY_REVEALED),
         }
     }
 
@@ -246,7 +276,10 @@ impl LocalDirector {
                 );
             }
             // The next step the person needs: the contacts of the list, on their card.
-            return match self.contacts(input, MAX_CONTACT_COMPANIES as u32) {
+            return match self
+                .contacts(input, MAX_CONTACT_COMPANIES as u32)
+                .unwrap_or_else(|| final_(TurnIntent::Responder {}, ALREADY_REVEALED))
+            {
                 ModelStep::Final(mut out) => {
                     out.narracion = format!(
                         "{drafted} {} Cuando estén revelados, pídeme la secuencia otra vez y te la dejo para autorizar paso por paso.",
