@@ -23,8 +23,6 @@ test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ pa
   await expect(page.getByTestId('policy-contact-cap')).toHaveValue('12');
 });
 
-// These tests reveal contacts of another giro than the seed's scene (scene.spec), so
-// that the scene meets contacts nobody revealed yet: the e2e specs share one database.
 test('in Preguntar mode the member accepts the save card, then a priced reveal card', async ({ page }) => {
   await page.setViewportSize({ width: 1280, height: 900 });
   await login(page, MEMBER);
@@ -36,7 +34,7 @@ test('in Preguntar mode the member accepts the save card, then a priced reveal c
 
   await page
     .getByLabel('Mensaje para Luna')
-    .fill('Quiero 15 proveedores de insumos médicos en Jalisco que ya le hayan vendido a gobierno. Guárdamelos.');
+    .fill('Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos.');
   await page.getByRole('button', { name: 'Enviar' }).click();
   const card = page.getByTestId('decision-card');
   await expect(card).toHaveCount(1, { timeout: 30_000 });
@@ -47,7 +45,7 @@ test('in Preguntar mode the member accepts the save card, then a priced reveal c
   await card.getByRole('button', { name: 'Guardar' }).click();
   await expect(card).toHaveCount(0);
   await expect(page.getByTestId('decision-outcome').last()).toHaveText(' · Aceptada');
-  await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('15 empresas');
+  await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('40 empresas');
 
   await page.getByLabel('Mensaje para Luna').fill('consígueme el correo de los 5 mejores');
   await page.getByRole('button', { name: 'Enviar' }).click();
@@ -81,13 +79,13 @@ test('a member runs the scene in auto mode and sees the counter move', async ({ 
   const savedBefore = await saved.count();
   await page
     .getByLabel('Mensaje para Luna')
-    .fill('Quiero 15 proveedores de insumos médicos en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.');
+    .fill('Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos y consígueme el correo de los 10 mejores.');
   await page.getByRole('button', { name: 'Enviar' }).click();
   // Saving is level 1 and free: in auto it runs without a card and says so. (The
   // contacts follow at once, so the save's receipt need not be the last one.)
   await expect(saved).toHaveCount(savedBefore + 1, { timeout: 30_000 });
   await expect(saved.last()).toContainText('automático por la política que');
-  await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('15 empresas');
+  await expect(page.getByRole('region', { name: 'Lista guardada' })).toContainText('40 empresas');
 
   // The same message asked for the contacts: Luna goes on by herself, inside the budget.
   await expect(page.getByTestId('decision-result').last()).toContainText('Revelé 10 contactos', { timeout: 30_000 });

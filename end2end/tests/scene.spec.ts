@@ -10,6 +10,12 @@ import * as fs from 'fs';
 import * as path from 'path';
 import { MEMBER, hydrated, login, shot } from './helpers';
 
+// The scene runs on its own fresh Luna (.ci/e2e starts it), as a new team meets it:
+// no other spec has saved or revealed anything there.
+const SCENE_URL = process.env.LUNA_E2E_SCENE_URL;
+const DATA_DIR = SCENE_URL ? process.env.LUNA_E2E_SCENE_DATA_DIR : process.env.LUNA_E2E_DATA_DIR;
+if (SCENE_URL) test.use({ baseURL: SCENE_URL });
+
 const SCENE =
   'Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.';
 
@@ -54,8 +60,8 @@ async function noHorizontalScroll(page: Page) {
 
 /** The messages in the server's local outbox (.ci/e2e passes its data directory). */
 function outbox(): string[] {
-  const dir = path.join(process.env.LUNA_E2E_DATA_DIR ?? '', 'outbox');
-  if (!process.env.LUNA_E2E_DATA_DIR || !fs.existsSync(dir)) return [];
+  const dir = path.join(DATA_DIR ?? '', 'outbox');
+  if (!DATA_DIR || !fs.existsSync(dir)) return [];
   return fs.readdirSync(dir).filter((f) => f.endsWith('.eml')).map((f) => path.join(dir, f));
 }
 
@@ -69,7 +75,7 @@ async function onlyFirstStepAuthorized(page: Page, before: string[]) {
     // out, in the recipient's local time) or already sent.
     expect(text).toMatch(/ · (1 enviados · 0 pendientes|0 enviados · 1 pendientes · próximo envío: .+)$/);
   }
-  if (!process.env.LUNA_E2E_DATA_DIR) return;
+  if (!DATA_DIR) return;
   // The dispatcher sends the first step now (day 0): one message per recipient, no more.
   const fresh = () => outbox().filter((f) => !before.includes(f));
   await expect.poll(() => fresh().length, { timeout: 45_000 }).toBe(10);

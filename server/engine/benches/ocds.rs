@@ -49,7 +49,7 @@ async fn main() {
     let bytes = generate(&path.display().to_string(), n);
     let store = Store::open_temp().await.expect("store");
     let t = Instant::now();
-    // `LUNA_BENCH_BATCH` and `LUNA_BENCH_CACHE_KIB` try other batch and cache sizes.
+    // `LUNA_BENCH_BATCH` and `LUNA_BENCH_CACHE_KIB` try other batch and cache sizes;
     let mut opts = ocds::Options::default();
     let env = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<u64>().ok());
     if let Some(b) = env("LUNA_BENCH_BATCH") {
@@ -57,6 +57,11 @@ async fn main() {
     }
     if let Some(c) = env("LUNA_BENCH_CACHE_KIB") {
         opts.cache_kib = c as u32;
+    }
+    // `LUNA_BENCH_DEFER=0|1` forces the search indexes kept during the import or built
+    // at its end (by default the importer decides by the file's size).
+    if let Some(d) = env("LUNA_BENCH_DEFER") {
+        opts.defer_indexes = Some(d == 1);
     }
     let r = ocds::import_ocds_from(&store, ocds::Input::File(path.clone()), opts)
         .await

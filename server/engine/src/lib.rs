@@ -85,6 +85,11 @@ impl Engine {
     /// from it, so they stay valid across restarts.
     pub async fn open(database_url: &str, secret: &str) -> EngineResult<Engine> {
         let store = Store::open(database_url).await?;
+        // A bulk import killed midway left search indexes aside: they come back
+        // before anyone searches.
+        let mut conn = store.pool().acquire().await?;
+        market::import::ocds::deferred::restore(&mut conn, store.backend()).await?;
+        drop(conn);
         Ok(Engine::from_store_with_secret(store, secret))
     }
 

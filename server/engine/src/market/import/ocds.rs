@@ -24,6 +24,7 @@
 //! input), entity resolution (`market::entities`) links the suppliers the run wrote
 //! that have no RFC to the RFC'd supplier they are; the report counts the links.
 
+pub mod deferred;
 mod fields;
 mod history;
 mod read;
@@ -75,6 +76,9 @@ pub struct Options {
     pub cache_kib: u32,
     /// Called after every batch (and every batch's worth of releases skipped over).
     pub on_progress: Option<OnProgress>,
+    /// Build the search indexes once at the end (`deferred`): `None` decides by the
+    /// input's size against the data already stored.
+    pub defer_indexes: Option<bool>,
 }
 
 impl Default for Options {
@@ -83,6 +87,7 @@ impl Default for Options {
             batch: 500,
             cache_kib: 128 * 1024,
             on_progress: None,
+            defer_indexes: None,
         }
     }
 }
@@ -217,6 +222,18 @@ pub async fn import_ocds_from(
         // The connection goes back to the pool with its cache freed.
         conn.close_on_drop();
     }
+    // A bulk load builds the search indexes once, at the end (`deferred`).
+    let bulk = match opts.defer_indexes {
+        Some(forced) => forced && store.backend() == Backend::Sqlite,
+        None => deferred::worth_it(&mut conn, store.backend(), total_bytes).await?,
+    };
+    if bulk {
+        let n = deferred::defer(&mut conn).await?;
+        tracing::info!(
+            indexes = n,
+            "bulk import: search indexes set aside until the end"
+        );
+    }
     let batch_size = opts.batch.max(1);
     let mut ctx = Ctx {
         source: source_of("OCDS"),
@@ -297,6 +314,16 @@ pub async fn import_ocds_from(
         write_error = resolve_touched(&mut conn, &mut ctx, &mut report)
             .await
             .err();
+    }
+    // The search indexes come back whatever happened (a failure here leaves them
+    // listed for the next import or start: `deferred`).
+    match deferred::restore(&mut conn, store.backend()).await {
+        Ok(n) if n > 0 => report
+            .notes
+            .push("Los índices de búsqueda se construyeron al final (carga masiva).".into()),
+        Ok(_) => {}
+        Err(e) if write_error.is_none() => write_error = Some(e),
+        Err(e) => tracing::error!(error = %e, "could not rebuild the search indexes"),
     }
     // Hang up first, so a reader blocked on a full channel stops.
     drop(rx);
