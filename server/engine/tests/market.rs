@@ -474,6 +474,23 @@ async fn every_bad_input_is_a_typed_error() {
         code(m.search(&bad_date, None).await.unwrap_err()),
         ErrorCode::InvalidArgument
     );
+    let bad_month = search(MarketKind::Awards, json!({"date_from": "2024-13"}));
+    assert_eq!(
+        code(m.search(&bad_month, None).await.unwrap_err()),
+        ErrorCode::InvalidArgument
+    );
+    // A month is a period: «entre enero y junio del 2024», «este mes».
+    let months = search(
+        MarketKind::Awards,
+        json!({"date_from": "2024-01", "date_to": "2024-02"}),
+    );
+    let page = m.search(&months, None).await.unwrap();
+    assert!(page.shown > 0);
+    for r in &page.results {
+        let MarketRow::Award(a) = r else { panic!() };
+        let d = a.date.clone().unwrap_or_default();
+        assert!(("2024-01-01"..="2024-02-29").contains(&d.as_str()), "{d}");
+    }
     let bad_giro = search(MarketKind::Suppliers, json!({"giro": "astronautas"}));
     assert_eq!(
         code(m.search(&bad_giro, None).await.unwrap_err()),

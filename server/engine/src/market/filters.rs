@@ -67,14 +67,18 @@ pub struct MarketFilters {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     #[schemars(description = "Monto máximo en pesos (MXN).")]
     pub amount_max: Option<f64>,
-    /// `YYYY-MM-DD` (or `YYYY`), inclusive.
+    /// `YYYY-MM-DD` (or `YYYY-MM`, `YYYY`: from its first day), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(description = "Desde esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(
+        description = "Desde esta fecha, AAAA-MM-DD (o el mes AAAA-MM, o el año AAAA), inclusive."
+    )]
     #[schemars(length(max = crate::base::bounds::DATE_MAX))]
     pub date_from: Option<String>,
-    /// `YYYY-MM-DD` (or `YYYY`), inclusive.
+    /// `YYYY-MM-DD` (or `YYYY-MM`, `YYYY`: to its last day), inclusive.
     #[serde(default, skip_serializing_if = "Option::is_none")]
-    #[schemars(description = "Hasta esta fecha, AAAA-MM-DD (o AAAA), inclusive.")]
+    #[schemars(
+        description = "Hasta esta fecha, AAAA-MM-DD (o el mes AAAA-MM, o el año AAAA), inclusive."
+    )]
     #[schemars(length(max = crate::base::bounds::DATE_MAX))]
     pub date_to: Option<String>,
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -249,7 +253,7 @@ fn parse_date(value: &str, end: bool) -> EngineResult<String> {
     let bad = || {
         invalid(
             format!("«{v}» no es una fecha válida."),
-            "Usa el formato AAAA-MM-DD (por ejemplo 2023-01-31) o solo el año (2023).",
+            "Usa el formato AAAA-MM-DD (por ejemplo 2023-01-31), el mes (2023-01) o solo el año (2023).",
         )
     };
     if v.len() == 4 && v.chars().all(|c| c.is_ascii_digit()) {
@@ -258,6 +262,19 @@ fn parse_date(value: &str, end: bool) -> EngineResult<String> {
         } else {
             format!("{v}-01-01")
         });
+    }
+    // A month: its first day, or its last as the end of a period.
+    if v.len() == 7 {
+        let first =
+            chrono::NaiveDate::parse_from_str(&format!("{v}-01"), "%Y-%m-%d").map_err(|_| bad())?;
+        if !end {
+            return Ok(first.format("%Y-%m-%d").to_string());
+        }
+        let last = first
+            .checked_add_months(chrono::Months::new(1))
+            .and_then(|next| next.pred_opt())
+            .ok_or_else(bad)?;
+        return Ok(last.format("%Y-%m-%d").to_string());
     }
     chrono::NaiveDate::parse_from_str(v, "%Y-%m-%d").map_err(|_| bad())?;
     Ok(v.to_string())

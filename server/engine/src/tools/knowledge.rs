@@ -281,7 +281,8 @@ pub fn register(reg: &mut Registry) {
             .citations(&["ref"])
             .cues(&[
                 "edicion", "edita", "corrig", "corrij", "sugier", "suger", "desactualiz", "mal",
-                "icp", "objecion", "playbook", "pitch", "guion",
+                "icp", "objecion", "playbook", "pitch", "guion", "cambi", "propon", "ideal",
+                "actualiz",
             ])
             .handler(suggest_edit),
     );

@@ -51,6 +51,8 @@ pub struct Acts {
     pub knowledge_edit: bool,
     /// «fusiona esa nota»: a merge into Knowledge.
     pub merge: bool,
+    /// «¿qué tenemos documentado sobre…?»: a question about what the team knows.
+    pub knowledge_ask: bool,
 }
 
 const CREDIT_WORDS: &[&str] = &["credito", "credits", "credit", "saldo", "balance"];
@@ -392,15 +394,28 @@ fn contacts(tokens: &[Token], sequence: bool) -> bool {
 }
 
 /// «guárdame estas», «guárdalas», «guardar»: a form of «guardar» that asks to keep,
-/// not «guardados» (what is already kept) nor «guardias» (security guards).
+/// not «guardados» (what is already kept) nor «guardias» (security guards) — unless
+/// the participle is what is wanted, and where: «quiero nueve … guardadas en
+/// Prospección».
 fn keep_verb(tokens: &[Token]) -> bool {
-    tokens.iter().any(|t| {
-        t.word.starts_with("guarda")
-            && !t.word.starts_with("guardad")
-            && !t.word.starts_with("guardaesp")
-    }) || tokens
-        .iter()
-        .any(|t| ["guardes", "guarden", "save"].contains(&t.word.as_str()))
+    let kept_where_wanted = tokens.windows(2).any(|w| {
+        w[0].word.starts_with("guardad") && ["en", "a", "al"].contains(&w[1].word.as_str())
+    }) && any(
+        tokens,
+        &["=quiero", "=necesito", "=ocupo", "=dame", "=consigueme"],
+    ) && !any(
+        tokens,
+        &["=tengo", "=tenemos", "=tienes", "=estan", "=tienen"],
+    );
+    kept_where_wanted
+        || tokens.iter().any(|t| {
+            t.word.starts_with("guarda")
+                && !t.word.starts_with("guardad")
+                && !t.word.starts_with("guardaesp")
+        })
+        || tokens
+            .iter()
+            .any(|t| ["guardes", "guarden", "save"].contains(&t.word.as_str()))
 }
 
 const SAVE_CUES: &[&str] = &[
@@ -449,119 +464,55 @@ fn stage(tokens: &[Token]) -> Option<String> {
 }
 
 /// RFCs in the message: 3 (company) or 4 (person) letters, six digits of date, three
-/// of homoclave. Upper-cased; duplicates dropped.
+/// of homoclave; also written in parts («IPT-880412-AB3», «IPT 880412 AB3»).
+/// Upper-cased; duplicates dropped.
 pub fn rfcs(tokens: &[Token]) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for t in tokens {
-        let w = t.word.as_bytes();
+    let shape = |w: &[u8]| {
         let letters = w
             .iter()
             .take_while(|c| c.is_ascii_alphabetic() || **c == b'&')
             .count();
-        let shape = (letters == 3 || letters == 4)
+        (letters == 3 || letters == 4)
             && w.len() == letters + 9
             && w[letters..letters + 6].iter().all(u8::is_ascii_digit)
-            && w[letters + 6..].iter().all(u8::is_ascii_alphanumeric);
-        let rfc = t.word.to_uppercase();
-        if shape && !out.contains(&rfc) {
-            out.push(rfc);
+            && w[letters + 6..].iter().all(u8::is_ascii_alphanumeric)
+    };
+    let mut out: Vec<String> = Vec::new();
+    let mut i = 0;
+    while i < tokens.len() {
+        // The whole RFC in one word, or in parts that start with its letters and go on
+        // with its date («IPT-880412-AB3»): never a word glued to a whole RFC.
+        let letters_alone = |t: &Token| {
+            (3..=4).contains(&t.word.len()) && t.word.bytes().all(|c| c.is_ascii_alphabetic())
+        };
+        let date_next =
+            |t: &Token| t.word.len() >= 6 && t.word.bytes().take(6).all(|c| c.is_ascii_digit());
+        let found = (1..=3)
+            .filter(|n| i + n <= tokens.len())
+            .filter(|n| *n == 1 || (letters_alone(&tokens[i]) && date_next(&tokens[i + 1])))
+            .find_map(|n| {
+                let joined: String = tokens[i..i + n].iter().map(|t| t.word.as_str()).collect();
+                shape(joined.as_bytes()).then_some((n, joined.to_uppercase()))
+            });
+        match found {
+            Some((n, rfc)) => {
+                if !out.contains(&rfc) {
+                    out.push(rfc);
+                }
+                i += n;
+            }
+            None => i += 1,
         }
     }
     out
 }
-
-/// What the team knows, by the names its topics go by: an edit verb next to one of
-/// these is a correction of Knowledge, not a search («el ICP ya no aplica, quítale el
-/// Edomex», «en lo de objeciones falta una, agrégala»).
-const KNOWLEDGE_NOUNS: &[&str] = &[
-    "icp",
-    "cliente ideal",
-    "objecion*",
-    "precios de referencia",
-    "lista de precios",
-    "playbook",
-    "guion",
-    "pitch",
-    "cerebro",
-    "lo que sabe el equipo",
-    "lo que sabemos",
-    // A note named as the one meant: «actualiza esa nota», «cambia la nota».
-    "esa nota",
-    "esta nota",
-    "la nota",
-    "mi nota",
-];
-const EDIT_VERBS: &[&str] = &[
-    "edita*",
-    "corrige*",
-    "agrega*",
-    "quita*",
-    "cambia*",
-    "actualiza*",
-    "borra*",
-    "pon",
-    "ponle",
-    "falta",
-    "faltan",
-    "ya no aplica",
-    "ya no es",
-    "fix",
-    "update",
-    "add",
-    "remove",
-];
-
-const EDIT_CUES: &[&str] = &[
-    "corrige*",
-    "corregir",
-    "esta mal",
-    "estan mal",
-    "desactualizad*",
-    "ya no es",
-    "ya no vendemos",
-    "ya no usamos",
-    "ya usamos",
-    "actualiza el tema",
-    "actualiza la nota",
-    "cambia el tema",
-    "edita el tema",
-    "edita la nota",
-    "esta equivocad*",
-    "no es correcto",
-    "is wrong",
-    "outdated",
-];
 
 /// Reads the actions of one message.
 pub fn read(message: &str, tokens: &[Token]) -> Acts {
     let sequence_steps = sequence(tokens);
     let note = super::notes::read(message, tokens);
     let usage = usage(tokens);
-    // A merge names itself («fusiona», «merge»), or an approving verb names what
-    // the team knows as where the note goes («intégrala a lo que ya sabemos»).
-    let merge = any(tokens, &["fusiona*", "merge*", "mergea*"])
-        || (any(
-            tokens,
-            &[
-                "integra*",
-                "aplica*",
-                "sube*",
-                "aprueba*",
-                "promuev*",
-                "promove*",
-                "pasa*",
-                "incorpora*",
-            ],
-        ) && any(
-            tokens,
-            &[
-                "nota",
-                "cerebro",
-                "conocimiento",
-                "lo que sabemos",
-                "lo que sabe el equipo",
-            ],
-        ));
+    let merge = super::knowing::merge(tokens);
     Acts {
         usage,
         research: any(tokens, RESEARCH_CUES),
@@ -601,10 +552,8 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                     ))),
         stage: stage(tokens),
         rfcs: rfcs(tokens),
-        knowledge_edit: note.is_none()
-            && !merge
-            && (any(tokens, EDIT_CUES)
-                || (any(tokens, KNOWLEDGE_NOUNS) && any(tokens, EDIT_VERBS))),
+        knowledge_edit: note.is_none() && !merge && super::knowing::edit(tokens),
+        knowledge_ask: note.is_none() && !merge && super::knowing::asks(tokens),
         merge,
         note,
     }

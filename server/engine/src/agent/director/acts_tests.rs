@@ -212,6 +212,16 @@ fn rfcs_research_and_corrections() {
         acts("revisa estos: emb050315ab1, GOMA8001017Q3 y nada más").rfcs,
         ["EMB050315AB1", "GOMA8001017Q3"]
     );
+    // Written in parts, with hyphens or spaces.
+    assert_eq!(
+        acts("revisame si sale en el 69-b: rfc IPT-880412-AB3 o GOMA 800101 7Q3").rfcs,
+        ["IPT880412AB3", "GOMA8001017Q3"]
+    );
+    // A word before a whole RFC is not part of it.
+    assert_eq!(
+        acts("tec110930qw1 y eve170418zx9 tienen algo raro?").rfcs,
+        ["TEC110930QW1", "EVE170418ZX9"]
+    );
     assert!(acts("hazme un análisis a fondo del mercado de uniformes").research);
     assert!(acts("el tema del ICP está mal, corrígelo").knowledge_edit);
     assert!(acts("fusiona esa nota").merge);

@@ -132,6 +132,9 @@ pub struct Request {
     /// A correction of what the team knows.
     #[serde(default)]
     pub knowledge_edit: bool,
+    /// «¿qué tenemos documentado sobre…?»: a question about what the team knows that
+    /// names no market (no giro, no place).
+    pub knowledge_ask: bool,
     /// «fusiona esa nota»: a merge into Knowledge.
     #[serde(default)]
     pub merge: bool,
@@ -250,55 +253,26 @@ impl Request {
             || self.compare
             || self.stage_move.is_some()
             || self.knowledge_edit
+            || self.knowledge_ask
             || self.merge
             || !self.rfcs.is_empty()
     }
 }
 
-const NUMBER_WORDS: &[(&str, u32)] = &[
-    ("un", 1),
-    ("una", 1),
-    ("uno", 1),
-    ("dos", 2),
-    ("tres", 3),
-    ("cuatro", 4),
-    ("cinco", 5),
-    ("seis", 6),
-    ("siete", 7),
-    ("ocho", 8),
-    ("nueve", 9),
-    ("diez", 10),
-    ("once", 11),
-    ("doce", 12),
-    ("quince", 15),
-    ("veinte", 20),
-    ("veinticinco", 25),
-    ("treinta", 30),
-    ("cuarenta", 40),
-    ("cincuenta", 50),
-    ("sesenta", 60),
-    ("setenta", 70),
-    ("ochenta", 80),
-    ("noventa", 90),
-    ("cien", 100),
-];
-
-pub(super) fn number(word: &str) -> Option<u32> {
-    word.parse::<u32>().ok().or_else(|| {
-        NUMBER_WORDS
-            .iter()
-            .find(|(w, _)| *w == word)
-            .map(|(_, n)| *n)
-    })
-}
+pub(super) use super::words::number;
 
 /// A number right before a word that names a giro on its own: «5 constructoras»,
-/// «20 farmacéuticas» count companies of that giro.
+/// «20 farmacéuticas», «media docena de fleteras» count companies of that giro.
 fn number_before_giro(vocab: &dyn Vocabulary, tokens: &[Token]) -> Option<u32> {
-    tokens.windows(2).find_map(|pair| {
-        let n = number(&pair[0].word).filter(|n| (1..=500).contains(n))?;
+    tokens.iter().enumerate().find_map(|(i, t)| {
+        let n = number(&t.word).filter(|n| (1..=500).contains(n))?;
+        // «media docena de fleteras» (→ «6 docena de fleteras»): past the unit.
+        let next = tokens[i + 1..]
+            .iter()
+            .position(|w| !["docena", "docenas", "par", "pares", "de"].contains(&w.word.as_str()))
+            .map(|skip| i + 1 + skip)?;
         vocab
-            .find_giro_in("", &pair[1..], &[])
+            .find_giro_in("", &tokens[next..=next], &[])
             .is_some()
             .then_some(n)
     })
@@ -417,6 +391,9 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let text = fold(message);
     let words: Vec<&str> = text.split(' ').collect();
     let tokens = words::tokens(message);
+    // The same words with shorthand written out and quantities said in words as
+    // numbers («una docena» → «12 docena»), for counts.
+    let counted: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
     let places = vocab.find_places(&text, &tokens);
     let giro = vocab.find_giro_in(&text, &tokens, &places.spans);
     let query = if giro.is_none() {
@@ -425,6 +402,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         None
     };
     let named = |s: &State| (s.name().to_owned(), s.name().to_owned());
+    let names_no_market = giro.is_none() && places.states.is_empty();
 
     let acts = super::acts::read(message, &tokens);
     let asks_usage = acts.usage.is_some();
@@ -432,11 +410,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     // the first companies of the selection (the planner caps how many).
     let contacts_top = acts.contacts.then(|| {
         number_before(
-            &words,
+            &counted,
             &["mejor", "primer", "prioritari", "top", "best", "first"],
         )
-        .or_else(|| number_after(&words, &["top", "first", "primer"]))
-        .or_else(|| number_before(&words, &["correo", "contacto", "email", "mail"]))
+        .or_else(|| number_after(&counted, &["top", "first", "primer"]))
+        .or_else(|| number_before(&counted, &["correo", "contacto", "email", "mail"]))
         .unwrap_or(10)
     });
     let sequence_steps = acts.sequence_steps;
@@ -483,7 +461,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         small_talk: intent::small_talk(&tokens),
         search_cue: intent::search_cue(&tokens),
         quantity: number_before(
-            &words,
+            &counted,
             &[
                 super::kinds::COMPANY_NOUNS,
                 &["productor", "prospecto", "cliente"],
@@ -513,6 +491,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "tienen contratos",
                 "sell to government",
                 "sold to government",
+                "government",
+                "public sector",
             ],
         ),
         buyers,
@@ -544,6 +524,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         rfcs: acts.rfcs.clone(),
         stage_named: acts.stage.clone(),
         knowledge_edit: acts.knowledge_edit,
+        knowledge_ask: acts.knowledge_ask && names_no_market,
         merge: acts.merge,
         removes_places: removes(&text) && !places.states.is_empty(),
         keeps_last_place: removes(&text)

@@ -9,7 +9,7 @@
 //! - **Rankings.** «¿quién le vende más…?», «¿qué dependencias compran más…?», «¿en
 //!   qué estados se adjudica más…?», «año con año» group Adjudicaciones by supplier,
 //!   buyer, state or year (`market_aggregate`).
-//! - **Constraints.** Amounts («de más de 10 millones», «10 mdp para arriba», «entre 1
+//! - **Constraints** (read in `bounds`). Amounts («de más de 10 millones», «10 mdp para arriba», «entre 1
 //!   y 3 millones», «medio millón o menos»), time windows («en 2024», «desde 2023»,
 //!   «este año», «el año pasado», «este mes»), company size («medianas», «micro»),
 //!   open tenders («abiertas», «vigentes», «puedo entrar»), the procedure («licitación
@@ -18,6 +18,8 @@
 //! To add a word: put it in the list of its kind below; everything reads whole folded
 //! words or word stems, so forms and accents follow.
 
+use super::bounds::{amounts, number, spell_out, window};
+use super::words::phrase;
 use crate::base::catalog::text::fold;
 
 /// The kind of record a request asks for.
@@ -221,10 +223,6 @@ fn has(words: &[&str], list: &[&str]) -> bool {
     words.iter().any(|w| list.contains(w))
 }
 
-fn phrase(folded: &str, p: &str) -> bool {
-    format!(" {folded} ").contains(&format!(" {p} "))
-}
-
 /// «¿hay algo abierto para meter propuesta?»: something open to bid on is a tender,
 /// even when no word for tenders is said.
 fn open_to_bid(folded: &str, words: &[&str]) -> bool {
@@ -239,7 +237,7 @@ fn open_to_bid(folded: &str, words: &[&str]) -> bool {
 
 /// Reads the message (`today`: the current year and month, for «este año»…).
 pub fn read(message: &str, today: (i32, u32)) -> Ask {
-    let folded = fold(message);
+    let folded = fold(&spell_out(message));
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
     // «que ya hayan tenido contratos», «con contratos»: contracts as what companies
     // have, so the answer is still companies.
@@ -403,7 +401,8 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
         && starts(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
         && starts(words, RANKED_BY);
     // «¿quién es el rey de…?», «quién manda ahí», «los 5 más pesados», «los meros
-    // meros»: who leads, in the ways people say it. («las dos de arriba» is the top
+    // meros», «los pesos pesados», «los peces gordos»: who leads, in the ways people
+    // say it. («las dos de arriba» is the top
     // of the selection, not a ranking.)
     let leads = (has(words, &["quien", "quienes", "who"])
         && starts(words, &["rey", "reina", "manda", "domin", "lider", "gallo"]))
@@ -413,7 +412,10 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
                     .iter()
                     .any(|a| p[1].starts_with(a))
         })
-        || phrase(folded, "meros meros");
+        || phrase(folded, "meros meros")
+        || phrase(folded, "pesos pesados")
+        || phrase(folded, "peces gordos")
+        || phrase(folded, "heavy hitters");
     let named = superlative_of_who
         || leads
         || biggest_who
@@ -434,115 +436,6 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     } else {
         Some("supplier")
     }
-}
-
-/// A number word: digits («10», «1.5», «1,5») or «medio» / «un» / «una».
-fn number(w: &str) -> Option<f64> {
-    match w {
-        "medio" => Some(0.5),
-        "un" | "una" => Some(1.0),
-        _ => w.replace(',', ".").parse::<f64>().ok(),
-    }
-}
-
-/// The multiplier a money word gives, if it is one.
-fn money(w: &str) -> Option<f64> {
-    // «melones»: millions, in Mexican slang.
-    if w.starts_with("millon")
-        || w.starts_with("melon")
-        || ["mdp", "mdd", "m", "mill", "million", "millions"].contains(&w)
-    {
-        Some(1_000_000.0)
-    } else if w == "mil" {
-        Some(1_000.0)
-    } else if w.starts_with("peso") {
-        Some(1.0)
-    } else {
-        None
-    }
-}
-
-/// Amount bounds: a number followed by a money word, bounded by the words around it.
-fn amounts(words: &[&str]) -> (Option<f64>, Option<f64>) {
-    let mut found: Vec<(usize, f64)> = Vec::new();
-    let mut i = 0;
-    while i < words.len() {
-        if let Some(n) = number(words[i]) {
-            // «10 millones», «10 mdp», «1 y 3 millones» (the multiplier of the second).
-            let next = words.get(i + 1).copied().unwrap_or("");
-            let mult = money(next).or_else(|| {
-                (next == "y" || next == "a")
-                    .then(|| {
-                        words
-                            .get(i + 2)
-                            .and_then(|w| number(w))
-                            .and(words.get(i + 3).and_then(|w| money(w)))
-                    })
-                    .flatten()
-            });
-            if let Some(m) = mult {
-                found.push((i, n * m));
-            }
-        }
-        i += 1;
-    }
-    let Some(&(at, first)) = found.first() else {
-        return (None, None);
-    };
-    let before = |k: usize| -> String { words[at.saturating_sub(k)..at].join(" ") };
-    let after: String = words[(at + 2).min(words.len())..(at + 5).min(words.len())].join(" ");
-    if let Some(&(_, second)) = found.get(1).filter(|_| before(1) == "entre") {
-        return (Some(first.min(second)), Some(first.max(second)));
-    }
-    let b = before(3);
-    let is_max = [
-        "menos de",
-        "hasta",
-        "maximo",
-        "menor a",
-        "menores a",
-        "menor de",
-        "no mas de",
-    ]
-    .iter()
-    .any(|p| b.ends_with(p))
-        || after.starts_with("o menos")
-        || after.starts_with("para abajo");
-    if is_max {
-        (None, Some(first))
-    } else {
-        (Some(first), None)
-    }
-}
-
-fn year(w: &str) -> Option<i32> {
-    w.parse::<i32>().ok().filter(|y| (2000..=2100).contains(y))
-}
-
-/// A time window: years named, «este año», «el año pasado», «este mes».
-fn window(folded: &str, words: &[&str], today: (i32, u32)) -> (Option<String>, Option<String>) {
-    let (y, m) = today;
-    if phrase(folded, "este ano") || phrase(folded, "en lo que va del ano") {
-        return (Some(y.to_string()), None);
-    }
-    if phrase(folded, "el ano pasado") || phrase(folded, "ano pasado") {
-        let last = (y - 1).to_string();
-        return (Some(last.clone()), Some(last));
-    }
-    if phrase(folded, "este mes") {
-        return (Some(format!("{y:04}-{m:02}")), None);
-    }
-    for (i, w) in words.iter().enumerate() {
-        let Some(found) = year(w) else { continue };
-        let prev = if i > 0 { words[i - 1] } else { "" };
-        let prev2 = if i > 1 { words[i - 2] } else { "" };
-        return match (prev2, prev) {
-            (_, "desde") | ("partir", "de") | (_, "since") => (Some(found.to_string()), None),
-            (_, "hasta") | (_, "antes") => (None, Some(found.to_string())),
-            _ => (Some(found.to_string()), Some(found.to_string())),
-        };
-    }
-    (None, None)
 }
 
 fn size(words: &[&str]) -> Option<&'static str> {
@@ -581,6 +474,16 @@ fn top(words: &[&str]) -> Option<u32> {
             && words.get(i + 3).is_some_and(|m| MORE_WORDS.contains(m))
         {
             if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
+                return Some(v);
+            }
+        }
+        // «los 3 pesos pesados», «los 5 peces gordos».
+        if ["pesos", "peces"].contains(w)
+            && words
+                .get(i + 1)
+                .is_some_and(|n| ["pesados", "gordos"].contains(n))
+        {
+            if let Some(v) = i.checked_sub(1).and_then(|p| n(words[p])) {
                 return Some(v);
             }
         }

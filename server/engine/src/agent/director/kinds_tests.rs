@@ -172,6 +172,14 @@ fn amounts_windows_sizes_and_tops() {
     let a = read("adjudicaciones de medio millón o menos", TODAY);
     assert_eq!((a.amount_min, a.amount_max), (None, Some(500_000.0)));
     assert_eq!(read("40 fabricantes de empaque", TODAY).amount_min, None);
+    // Signs and glued money words.
+    assert_eq!(
+        read("licitaciones vigentes en nuevo leon > 5M", TODAY).amount_min,
+        Some(5_000_000.0)
+    );
+    let a = read("contratos <800k", TODAY);
+    assert_eq!((a.amount_min, a.amount_max), (None, Some(800_000.0)));
+    assert_eq!(read("obras de 10mdp", TODAY).amount_min, Some(10_000_000.0));
 
     let w = read("lo que compró PEMEX el año pasado", TODAY);
     assert_eq!(
@@ -184,6 +192,24 @@ fn amounts_windows_sizes_and_tops() {
     assert_eq!(
         read("este mes", TODAY).date_from.as_deref(),
         Some("2026-12")
+    );
+    // Months, with or without their year.
+    let w = read("q le compro la sep entre enero y junio del 2024", TODAY);
+    assert_eq!(
+        (w.date_from.as_deref(), w.date_to.as_deref()),
+        (Some("2024-01"), Some("2024-06"))
+    );
+    let w = read("adjudicaciones desde febrero de 2023", TODAY);
+    assert_eq!((w.date_from.as_deref(), w.date_to), (Some("2023-02"), None));
+    let w = read("contratos de marzo", TODAY);
+    assert_eq!(
+        (w.date_from.as_deref(), w.date_to.as_deref()),
+        (Some("2026-03"), Some("2026-03"))
+    );
+    // «la SEP 2024» is the buyer and a year, not September.
+    assert_eq!(
+        read("compras de la sep 2024", TODAY).date_from.as_deref(),
+        Some("2024")
     );
 
     assert_eq!(
@@ -199,6 +225,11 @@ fn amounts_windows_sizes_and_tops() {
     assert_eq!(read("enséñame las 7 primeras", TODAY).top, Some(7));
     assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
     assert_eq!(read("the first 6 please", TODAY).top, Some(6));
+    let heavy = read(
+        "los 3 pesos pesados de la seguridad privada en nuevo leon",
+        TODAY,
+    );
+    assert_eq!((heavy.top, heavy.rank), (Some(3), Some("supplier")));
 }
 
 #[test]

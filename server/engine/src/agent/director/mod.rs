@@ -2,10 +2,12 @@
 //! Spanish commercial request with a documented grammar (`grammar`) and plans tool calls.
 
 pub mod acts;
+mod bounds;
 pub mod criteria;
 pub mod grammar;
 pub mod intent;
 pub mod kinds;
+mod knowing;
 pub mod lexicon;
 pub mod memory;
 pub mod moves;

@@ -39,6 +39,11 @@ pub const MAX_STATES: usize = 5;
 ///   (Nuevo León's short border is left out to stay within five).
 /// - occidente: Jalisco, Colima, Nayarit, Michoacán. golfo: Veracruz, Tamaulipas,
 ///   Tabasco. valle de México: Ciudad de México, Estado de México.
+/// - comarca (región) lagunera, la Laguna: Coahuila, Durango (Torreón, Gómez Palacio,
+///   Lerdo). noreste: Nuevo León, Tamaulipas, Coahuila. noroeste: the Baja
+///   Californias, Sonora, Sinaloa. Huasteca: San Luis Potosí, Veracruz, Hidalgo,
+///   Tamaulipas. Riviera Maya: Quintana Roo. centro del país: Ciudad de México, Estado
+///   de México, Puebla, Querétaro, Hidalgo.
 const REGIONS: &[(&str, &[State])] = {
     use State::*;
     &[
@@ -92,6 +97,20 @@ const REGIONS: &[(&str, &[State])] = {
         ("occidente", &[Jalisco, Colima, Nayarit, Michoacan]),
         ("golfo", &[Veracruz, Tamaulipas, Tabasco]),
         ("valle de mexico", &[CiudadDeMexico, Mexico]),
+        ("comarca lagunera", &[Coahuila, Durango]),
+        ("region lagunera", &[Coahuila, Durango]),
+        ("la laguna", &[Coahuila, Durango]),
+        ("noreste", &[NuevoLeon, Tamaulipas, Coahuila]),
+        (
+            "noroeste",
+            &[BajaCalifornia, BajaCaliforniaSur, Sonora, Sinaloa],
+        ),
+        ("huasteca", &[SanLuisPotosi, Veracruz, Hidalgo, Tamaulipas]),
+        ("riviera maya", &[QuintanaRoo]),
+        (
+            "centro del pais",
+            &[CiudadDeMexico, Mexico, Puebla, Queretaro, Hidalgo],
+        ),
     ]
 };
 
@@ -407,6 +426,72 @@ fn state_with_typo(phrase: &str) -> Option<State> {
         .find(|s| near(phrase, &fold(s.name())))
 }
 
+/// Cities people name most (state capitals, big metros, the aliases above): only these
+/// are matched with a typo («guadalajra», «monterey»), never the 2,400 municipalities,
+/// too many of which are one edit from a common word.
+const BIG_CITIES: &[&str] = &[
+    "tijuana",
+    "mexicali",
+    "ensenada",
+    "hermosillo",
+    "culiacan",
+    "mazatlan",
+    "chihuahua",
+    "saltillo",
+    "torreon",
+    "monterrey",
+    "apodaca",
+    "escobedo",
+    "reynosa",
+    "matamoros",
+    "tampico",
+    "durango",
+    "zacatecas",
+    "aguascalientes",
+    "guadalajara",
+    "zapopan",
+    "tlaquepaque",
+    "tonala",
+    "morelia",
+    "queretaro",
+    "irapuato",
+    "celaya",
+    "guanajuato",
+    "toluca",
+    "naucalpan",
+    "ecatepec",
+    "tlalnepantla",
+    "nezahualcoyotl",
+    "cuernavaca",
+    "pachuca",
+    "puebla",
+    "tlaxcala",
+    "veracruz",
+    "xalapa",
+    "coatzacoalcos",
+    "villahermosa",
+    "oaxaca",
+    "acapulco",
+    "chilpancingo",
+    "tuxtla",
+    "campeche",
+    "merida",
+    "cancun",
+    "chetumal",
+    "colima",
+    "manzanillo",
+    "tepic",
+];
+
+/// A big city written with a typo (seven letters or more: «pueblo» is not Puebla), as
+/// the catalogue spells it.
+fn big_city_with_typo(word: &str) -> Option<&'static str> {
+    if word.len() < 7 {
+        return None;
+    }
+    BIG_CITIES.iter().copied().find(|c| near(word, c))
+}
+
 /// Words that correct what was just said: «en Monterrey… no, mejor en Coahuila».
 const CORRECTIONS: &[&str] = &[
     "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather",
@@ -474,6 +559,14 @@ fn scan(tokens: &[Token]) -> Places {
             if let Some(s) = state_with_typo(words[i]) {
                 push(&mut out, s);
                 matched = 1;
+            } else if let Some(city) = (i > 0 && CUES.contains(&words[i - 1]))
+                .then(|| big_city_with_typo(words[i]))
+                .flatten()
+            {
+                if let Some(states) = municipalities().get(city) {
+                    cities.push((city.to_owned(), states.clone()));
+                    matched = 1;
+                }
             }
         }
         if matched > 0 {
@@ -499,108 +592,5 @@ fn scan(tokens: &[Token]) -> Places {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::agent::director::words::tokens;
-
-    fn states(text: &str) -> Vec<&'static str> {
-        find(&tokens(text))
-            .states
-            .iter()
-            .map(|s| s.name())
-            .collect()
-    }
-
-    #[test]
-    fn a_demonym_names_its_state_in_any_number_and_gender() {
-        assert_eq!(states("unas constructoras poblanas"), ["Puebla"]);
-        assert_eq!(
-            states("imprentas regias o tapatías"),
-            ["Nuevo León", "Jalisco"]
-        );
-        assert_eq!(
-            states("proveedores sonorenses y sinaloenses"),
-            ["Sonora", "Sinaloa"]
-        );
-        assert_eq!(states("empresas neoleonesas"), ["Nuevo León"]);
-        assert_eq!(states("un despacho mexiquense"), ["Estado de México"]);
-        assert_eq!(states("algo en el edo de mex"), ["Estado de México"]);
-        // The country is no state.
-        assert_eq!(states("empresas mexicanas de limpieza"), Vec::<&str>::new());
-    }
-
-    #[test]
-    fn a_correction_keeps_the_places_after_it() {
-        assert_eq!(
-            states("en Guadalajara… perdón, digo en Zacatecas"),
-            ["Zacatecas"]
-        );
-        assert_eq!(states("Puebla o mejor Tlaxcala"), ["Tlaxcala"]);
-        // «mejor» with no place before it corrects nothing.
-        assert_eq!(states("mejor en Sonora y Sinaloa"), ["Sonora", "Sinaloa"]);
-    }
-
-    #[test]
-    fn a_city_resolves_to_its_state() {
-        assert_eq!(
-            states("proveedores de limpieza en Monterrey"),
-            ["Nuevo León"]
-        );
-        assert_eq!(states("empaque en Zapopan"), ["Jalisco"]);
-        assert_eq!(states("algo en Mérida porfa"), ["Yucatán"]);
-        assert_eq!(states("constructoras de Cancún"), ["Quintana Roo"]);
-        assert_eq!(states("en naucalpan"), ["Estado de México"]);
-        // A common word is not a municipality: «madera» is not Madera, Chihuahua.
-        assert!(states("proveedores de madera").is_empty());
-    }
-
-    #[test]
-    fn an_ambiguous_city_is_reported_not_guessed() {
-        let p = find(&tokens("proveedores de limpieza en Guadalupe"));
-        assert!(p.states.is_empty());
-        let (city, candidates) = p.ambiguous.expect("ambiguous");
-        assert_eq!(city, "guadalupe");
-        assert!(candidates.contains(&State::NuevoLeon) && candidates.contains(&State::Zacatecas));
-        // Naming the state settles it.
-        let p = find(&tokens("en Guadalupe, Nuevo León"));
-        assert_eq!(p.states, vec![State::NuevoLeon]);
-        assert!(p.ambiguous.is_none());
-    }
-
-    #[test]
-    fn regions_are_sets_of_states() {
-        assert_eq!(
-            states("eventos en la península"),
-            ["Yucatán", "Quintana Roo", "Campeche"]
-        );
-        let sureste = states("transporte en el sureste");
-        assert!(["Yucatán", "Quintana Roo", "Campeche"]
-            .iter()
-            .all(|s| sureste.contains(s)));
-        let bajio = states("empaque en el Bajío");
-        assert!(bajio.contains(&"Guanajuato") && bajio.contains(&"Querétaro"));
-        let norte = states("constructoras del norte");
-        assert!(["Nuevo León", "Chihuahua", "Coahuila"]
-            .iter()
-            .all(|s| norte.contains(s)));
-        let frontera = states("fletes en la frontera");
-        assert!(["Baja California", "Chihuahua", "Tamaulipas"]
-            .iter()
-            .all(|s| frontera.contains(s)));
-    }
-
-    #[test]
-    fn two_states_and_typos_in_state_names() {
-        assert_eq!(
-            states("limpieza en Jalisco y Michoacán"),
-            ["Jalisco", "Michoacán"]
-        );
-        assert_eq!(states("limpieza en jalsico"), ["Jalisco"]);
-        assert_eq!(
-            states("empaque en NL o en qro"),
-            ["Nuevo León", "Querétaro"]
-        );
-        // Ordinary short words are not abbreviations.
-        assert!(states("son las que ver").is_empty());
-    }
-}
+#[path = "places_tests.rs"]
+mod tests;

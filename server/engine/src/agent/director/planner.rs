@@ -89,6 +89,12 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .unwrap_or(&[])
 }
 
+/// Whether a tool call was refused with a typed error (bad criteria, a limit): then
+/// Luna says she could not do it, never «no encontré».
+fn refused(exchange: &Exchange) -> bool {
+    exchange.result.get("error").is_some()
+}
+
 /// What the person said earlier in this conversation, latest first.
 fn said_before(input: &ModelInput) -> impl Iterator<Item = &str> {
     input
@@ -189,6 +195,9 @@ impl LocalDirector {
         }
         if req.knowledge_edit {
             return self.knowledge_edit(input);
+        }
+        if req.knowledge_ask {
+            return self.knowledge_answer(input);
         }
         if req.merge {
             return self.merge_note(input);

@@ -18,6 +18,31 @@ fn contains_phrase(words: &[&str], phrase: &str) -> bool {
     !target.is_empty() && words.windows(target.len()).any(|w| w == target.as_slice())
 }
 
+/// How people name the buyers besides their acronyms (folded): «el Seguro Social», «la
+/// Marina», «el Ejército», «Petróleos Mexicanos»…
+const BUYER_NAMES: &[(&str, &str)] = &[
+    ("seguro social", "IMSS"),
+    ("el seguro", "IMSS"),
+    ("la marina", "SEMAR"),
+    ("secretaria de marina", "SEMAR"),
+    ("armada de mexico", "SEMAR"),
+    ("ejercito", "SEDENA"),
+    ("defensa nacional", "SEDENA"),
+    ("la defensa", "SEDENA"),
+    ("petroleos mexicanos", "PEMEX"),
+    ("comision federal de electricidad", "CFE"),
+    ("secretaria de salud", "SSA"),
+    ("salud federal", "SSA"),
+    ("educacion publica", "SEP"),
+    ("secretaria de educacion", "SEP"),
+    ("comunicaciones y transportes", "SCT"),
+    ("sict", "SCT"),
+    ("comision nacional del agua", "CONAGUA"),
+    ("caminos y puentes", "CAPUFE"),
+    ("aeropuerto de la ciudad de mexico", "GACM"),
+    ("trabajadores del estado", "ISSSTE"),
+];
+
 impl Vocabulary for CatalogVocabulary {
     fn find_state(&self, text: &str) -> Option<(String, String)> {
         let words: Vec<&str> = text.split(' ').collect();
@@ -75,11 +100,30 @@ impl Vocabulary for CatalogVocabulary {
 
     fn find_buyers(&self, text: &str) -> Vec<String> {
         let words: Vec<&str> = text.split(' ').collect();
-        BUYERS
+        let mut found: Vec<(usize, &str)> = Vec::new(); // (where written, acronym)
+        let named = BUYERS
             .iter()
-            .filter(|(abbr, _)| contains_phrase(&words, &crate::base::catalog::text::fold(abbr)))
-            .map(|(abbr, _)| (*abbr).to_owned())
-            .collect()
+            .map(|(abbr, _)| (crate::base::catalog::text::fold(abbr), *abbr))
+            .chain(
+                BUYER_NAMES
+                    .iter()
+                    .map(|(name, abbr)| ((*name).to_owned(), *abbr)),
+            );
+        for (phrase, abbr) in named {
+            let target: Vec<&str> = phrase.split(' ').collect();
+            if let Some(at) = words
+                .windows(target.len())
+                .position(|w| w == target.as_slice())
+            {
+                match found.iter_mut().find(|(_, a)| *a == abbr) {
+                    Some(entry) => entry.0 = entry.0.min(at),
+                    None => found.push((at, abbr)),
+                }
+            }
+        }
+        // In the catalogue's order, whatever name was used.
+        found.sort_by_key(|(_, abbr)| BUYERS.iter().position(|(a, _)| a == abbr));
+        found.into_iter().map(|(_, abbr)| abbr.to_owned()).collect()
     }
 }
 

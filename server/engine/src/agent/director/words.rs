@@ -51,9 +51,15 @@ pub fn expand(word: &str) -> &str {
         .map_or(word, |(_, long)| long)
 }
 
-/// Folds `message` and cuts it into tokens (shorthand written out).
+/// Whether the folded text holds the folded phrase `p` as whole words.
+pub fn phrase(folded: &str, p: &str) -> bool {
+    format!(" {folded} ").contains(&format!(" {p} "))
+}
+
+/// Folds `message` and cuts it into tokens (shorthand written out, quantities said
+/// in words written as numbers).
 pub fn tokens(message: &str) -> Vec<Token> {
-    fold(message)
+    let mut out: Vec<Token> = fold(message)
         .split(' ')
         .filter(|w| !w.is_empty())
         .map(|w| {
@@ -63,7 +69,79 @@ pub fn tokens(message: &str) -> Vec<Token> {
                 stem: stem(w),
             }
         })
-        .collect()
+        .collect();
+    quantities(&mut out);
+    out
+}
+
+/// Quantities said with a unit word, written as the number on the word that carries it
+/// (one word for one word, so positions still match): «una docena» → «12 docena»,
+/// «media docena» → «6 docena», «dos docenas» → «24 docenas», «docena» alone → «12»,
+/// «un par de» → «2 par de».
+fn quantities(tokens: &mut [Token]) {
+    let set = |t: &mut Token, n: u32| {
+        t.word = n.to_string();
+        t.stem = t.word.clone();
+    };
+    for i in 0..tokens.len() {
+        let unit = match tokens[i].word.as_str() {
+            "docena" | "docenas" => 12,
+            "par" | "pares" => 2,
+            _ => continue,
+        };
+        let before = i.checked_sub(1).map(|p| tokens[p].word.clone());
+        if unit == 12 && before.as_deref() == Some("media") {
+            set(&mut tokens[i - 1], 6);
+        } else if let Some(n) = before.as_deref().and_then(number) {
+            set(&mut tokens[i - 1], n.saturating_mul(unit));
+        } else if unit == 12 {
+            set(&mut tokens[i], 12);
+        }
+    }
+}
+
+const NUMBER_WORDS: &[(&str, u32)] = &[
+    ("un", 1),
+    ("una", 1),
+    ("uno", 1),
+    ("dos", 2),
+    ("tres", 3),
+    ("cuatro", 4),
+    ("cinco", 5),
+    ("seis", 6),
+    ("siete", 7),
+    ("ocho", 8),
+    ("nueve", 9),
+    ("diez", 10),
+    ("once", 11),
+    ("doce", 12),
+    ("trece", 13),
+    ("catorce", 14),
+    ("quince", 15),
+    ("dieciseis", 16),
+    ("diecisiete", 17),
+    ("dieciocho", 18),
+    ("diecinueve", 19),
+    ("veinte", 20),
+    ("veinticinco", 25),
+    ("treinta", 30),
+    ("cuarenta", 40),
+    ("cincuenta", 50),
+    ("sesenta", 60),
+    ("setenta", 70),
+    ("ochenta", 80),
+    ("noventa", 90),
+    ("cien", 100),
+];
+
+/// A whole number in digits or in words («10», «diez»).
+pub fn number(word: &str) -> Option<u32> {
+    word.parse::<u32>().ok().or_else(|| {
+        NUMBER_WORDS
+            .iter()
+            .find(|(w, _)| *w == word)
+            .map(|(_, n)| *n)
+    })
 }
 
 /// Edits allowed between a written word and a catalogue word of `len` letters: none
@@ -164,5 +242,26 @@ mod tests {
         assert!(!near("obra", "ora"));
         // Too many edits for the length.
         assert!(!near("limpio", "limpieza"));
+    }
+
+    #[test]
+    fn quantities_said_with_a_unit_become_numbers_in_place() {
+        let words = |m: &str| -> Vec<String> { tokens(m).into_iter().map(|t| t.word).collect() };
+        assert_eq!(
+            words("una docena de despachos"),
+            ["12", "docena", "de", "despachos"]
+        );
+        assert_eq!(
+            words("media docena de fleteras"),
+            ["6", "docena", "de", "fleteras"]
+        );
+        assert_eq!(words("dos docenas"), ["24", "docenas"]);
+        assert_eq!(words("docena de imprentas"), ["12", "de", "imprentas"]);
+        assert_eq!(
+            words("un par de constructoras"),
+            ["2", "par", "de", "constructoras"]
+        );
+        // A pair of something is not a count of companies unless it says so.
+        assert_eq!(words("par de zapatos")[0], "par");
     }
 }

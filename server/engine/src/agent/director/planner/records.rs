@@ -6,7 +6,7 @@
 
 use serde_json::{json, Map, Value};
 
-use super::{call, calls_of, final_, ok_rows, LocalDirector};
+use super::{call, calls_of, final_, ok_rows, refused, LocalDirector};
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
 use crate::agent::contract::intent::TurnIntent;
 use crate::agent::director::grammar::Request;
@@ -118,6 +118,10 @@ impl LocalDirector {
             }
             return Some(match calls_of(t, "market_aggregate").first() {
                 None => ModelStep::Tools(vec![call("market_aggregate", args)]),
+                Some(ex) if refused(ex) => final_(
+                    TurnIntent::Responder {},
+                    "No pude consultar esas adjudicaciones: algún criterio no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo.",
+                ),
                 Some(ex) => {
                     let rows = ok_rows(ex);
                     if rows.is_empty() {
@@ -153,6 +157,10 @@ impl LocalDirector {
                     "market_count",
                     json!({"kind": ask.kind.key(), "filters": filters}),
                 )]),
+                Some(ex) if refused(ex) => final_(
+                    TurnIntent::Responder {},
+                    format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
+                ),
                 Some(ex) if ok_rows(ex).is_empty() => final_(
                     TurnIntent::Responder {},
                     format!("No pude contar {what} con esos criterios; prueba con otro giro, estado, comprador o periodo."),
@@ -174,6 +182,10 @@ impl LocalDirector {
                 }
                 ModelStep::Tools(vec![call("market_search", args)])
             }
+            Some(ex) if refused(ex) => final_(
+                TurnIntent::Responder {},
+                format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
+            ),
             Some(ex) if ok_rows(ex).is_empty() => final_(
                 TurnIntent::Responder {},
                 format!("No encontré {what} con esos criterios; prueba con otro giro, estado, comprador o periodo."),

@@ -159,6 +159,47 @@ fn note_meant(input: &ModelInput) -> String {
 }
 
 impl LocalDirector {
+    /// «¿qué tenemos documentado sobre qué contestar cuando…?»: the topics of Cerebro
+    /// that answer it, named with their freshness, to open in Cerebro.
+    pub(super) fn knowledge_answer(&self, input: &ModelInput) -> ModelStep {
+        if !input.tools.iter().any(|t| t.name == "context_retrieve") {
+            return limite(
+                "Consultar lo que sabe el equipo",
+                "Todavía no puedo consultar Cerebro desde aquí; búscalo en Cerebro.",
+            );
+        }
+        let Some(found) = calls_of(&input.transcript, "context_retrieve")
+            .last()
+            .copied()
+        else {
+            let task: String = input.turn.message.chars().take(400).collect();
+            return ModelStep::Tools(vec![call(
+                "context_retrieve",
+                json!({"task": task, "limit": 3}),
+            )]);
+        };
+        let c = &found.call;
+        let topics: Vec<&str> = ok_rows(found)
+            .iter()
+            .filter_map(|r| r.get("ref").and_then(Value::as_str))
+            .filter(|r| r.starts_with("topic:"))
+            .collect();
+        match topics.as_slice() {
+            [] => final_(
+                TurnIntent::Responder {},
+                "No encontré nada en Cerebro sobre eso. Si lo sabes, dímelo y lo dejo como nota para el equipo.",
+            ),
+            [one] => final_(
+                TurnIntent::Responder {},
+                format!("En Cerebro está en «[[{one}]]» ([[evidence:{c}.0.freshness]]); ábrelo para leerlo completo."),
+            ),
+            [first, second, ..] => final_(
+                TurnIntent::Responder {},
+                format!("En Cerebro lo más cercano es «[[{first}]]» ([[evidence:{c}.0.freshness]]) y también «[[{second}]]»; ábrelos para leerlos completos."),
+            ),
+        }
+    }
+
     /// «fusiona esa nota con lo que sabe el equipo»: the topic in review the person
     /// means, then the `fusionar_conocimiento` card (owners and admins resolve it).
     pub(super) fn merge_note(&self, input: &ModelInput) -> ModelStep {

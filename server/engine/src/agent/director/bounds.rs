@@ -1,0 +1,211 @@
+//! Stage 4c of the director's interpreter: the bounds a request puts on amounts and
+//! dates, as people write them. Amounts: «de más de 10 millones», «10 mdp para arriba»,
+//! «entre 1 y 3 millones», «medio millón o menos», «> 5M», «800k», «arriba de 5
+//! melones». Dates: «en 2024», «desde 2023», «este año», «el año pasado», «este mes»,
+//! and months («entre enero y junio del 2024», «desde febrero de 2023»).
+
+use super::words::phrase;
+
+/// What folding would lose or keep glued, written as words first: comparison signs
+/// («> 5M» → «mas de 5 M», «<2 millones» → «menos de 2 millones») and a number glued to
+/// its money word («5M», «800k», «10mdp» → «5 M», «800 k», «10 mdp»).
+pub(super) fn spell_out(message: &str) -> String {
+    let signs = message
+        .replace(">=", " al menos ")
+        .replace("<=", " hasta ")
+        .replace('>', " mas de ")
+        .replace('<', " menos de ");
+    let mut out = String::with_capacity(signs.len() + 8);
+    let mut after_digit = false;
+    let mut word_has_letter = false;
+    for ch in signs.chars() {
+        if ch.is_whitespace() {
+            word_has_letter = false;
+        }
+        // Only a number that starts its word: «IPT880412AB3» stays one word.
+        if after_digit && !word_has_letter && ch.is_alphabetic() {
+            out.push(' ');
+        }
+        if ch.is_alphabetic() {
+            word_has_letter = true;
+        }
+        after_digit = ch.is_ascii_digit();
+        out.push(ch);
+    }
+    out
+}
+
+/// A number word: digits («10», «1.5», «1,5») or «medio» / «un» / «una».
+pub(super) fn number(w: &str) -> Option<f64> {
+    match w {
+        "medio" => Some(0.5),
+        "un" | "una" => Some(1.0),
+        _ => w.replace(',', ".").parse::<f64>().ok(),
+    }
+}
+
+/// The multiplier a money word gives, if it is one.
+fn money(w: &str) -> Option<f64> {
+    // «melones»: millions, in Mexican slang.
+    if w.starts_with("millon")
+        || w.starts_with("melon")
+        || ["mdp", "mdd", "m", "mill", "million", "millions"].contains(&w)
+    {
+        Some(1_000_000.0)
+    } else if w == "mil" || w == "k" {
+        Some(1_000.0)
+    } else if w.starts_with("peso") {
+        Some(1.0)
+    } else {
+        None
+    }
+}
+
+/// Amount bounds: a number followed by a money word, bounded by the words around it.
+pub(super) fn amounts(words: &[&str]) -> (Option<f64>, Option<f64>) {
+    let mut found: Vec<(usize, f64)> = Vec::new();
+    let mut i = 0;
+    while i < words.len() {
+        if let Some(n) = number(words[i]) {
+            // «10 millones», «10 mdp», «1 y 3 millones» (the multiplier of the second).
+            let next = words.get(i + 1).copied().unwrap_or("");
+            let mult = money(next).or_else(|| {
+                (next == "y" || next == "a")
+                    .then(|| {
+                        words
+                            .get(i + 2)
+                            .and_then(|w| number(w))
+                            .and(words.get(i + 3).and_then(|w| money(w)))
+                    })
+                    .flatten()
+            });
+            if let Some(m) = mult {
+                found.push((i, n * m));
+            }
+        }
+        i += 1;
+    }
+    let Some(&(at, first)) = found.first() else {
+        return (None, None);
+    };
+    let before = |k: usize| -> String { words[at.saturating_sub(k)..at].join(" ") };
+    let after: String = words[(at + 2).min(words.len())..(at + 5).min(words.len())].join(" ");
+    if let Some(&(_, second)) = found.get(1).filter(|_| before(1) == "entre") {
+        return (Some(first.min(second)), Some(first.max(second)));
+    }
+    let b = before(3);
+    let is_max = [
+        "menos de",
+        "hasta",
+        "maximo",
+        "menor a",
+        "menores a",
+        "menor de",
+        "no mas de",
+    ]
+    .iter()
+    .any(|p| b.ends_with(p))
+        || after.starts_with("o menos")
+        || after.starts_with("para abajo");
+    if is_max {
+        (None, Some(first))
+    } else {
+        (Some(first), None)
+    }
+}
+
+fn year(w: &str) -> Option<i32> {
+    w.parse::<i32>().ok().filter(|y| (2000..=2100).contains(y))
+}
+
+/// A time window: years named, «este año», «el año pasado», «este mes».
+pub(super) fn window(
+    folded: &str,
+    words: &[&str],
+    today: (i32, u32),
+) -> (Option<String>, Option<String>) {
+    let (y, m) = today;
+    if phrase(folded, "este ano") || phrase(folded, "en lo que va del ano") {
+        return (Some(y.to_string()), None);
+    }
+    if phrase(folded, "el ano pasado") || phrase(folded, "ano pasado") {
+        let last = (y - 1).to_string();
+        return (Some(last.clone()), Some(last));
+    }
+    if phrase(folded, "este mes") {
+        return (Some(format!("{y:04}-{m:02}")), None);
+    }
+    if let Some(months) = months_window(words, y) {
+        return months;
+    }
+    for (i, w) in words.iter().enumerate() {
+        let Some(found) = year(w) else { continue };
+        let prev = if i > 0 { words[i - 1] } else { "" };
+        let prev2 = if i > 1 { words[i - 2] } else { "" };
+        return match (prev2, prev) {
+            (_, "desde") | ("partir", "de") | (_, "since") => (Some(found.to_string()), None),
+            (_, "hasta") | (_, "antes") => (None, Some(found.to_string())),
+            _ => (Some(found.to_string()), Some(found.to_string())),
+        };
+    }
+    (None, None)
+}
+
+const MONTHS: [&[&str]; 12] = [
+    &["enero", "ene", "january", "jan"],
+    &["febrero", "feb", "february"],
+    &["marzo", "mar", "march"],
+    &["abril", "abr", "april", "apr"],
+    &["mayo", "may"],
+    &["junio", "jun", "june"],
+    &["julio", "jul", "july"],
+    &["agosto", "ago", "august", "aug"],
+    &["septiembre", "setiembre", "sept", "september"],
+    &["octubre", "oct", "october"],
+    &["noviembre", "nov", "november"],
+    &["diciembre", "dic", "december", "dec"],
+];
+
+/// The month a word names (1–12); abbreviations only next to a year or another month.
+fn month(w: &str) -> Option<u32> {
+    MONTHS
+        .iter()
+        .position(|names| names[0] == w || names[1..].contains(&w))
+        .and_then(|m| u32::try_from(m + 1).ok())
+}
+
+/// A window of months: «entre enero y junio del 2024», «de marzo a mayo», «desde
+/// febrero de 2023», «en abril 2024». A month with no year is of the current year.
+/// Abbreviations («sep», «mar») count only next to a year or another month.
+fn months_window(words: &[&str], this_year: i32) -> Option<(Option<String>, Option<String>)> {
+    let full = |w: &str| MONTHS.iter().any(|names| names[0] == w);
+    let found: Vec<(usize, u32)> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| month(w).map(|m| (i, m)))
+        .collect();
+    let year_near = |i: usize| {
+        words[i + 1..(i + 4).min(words.len())]
+            .iter()
+            .find_map(|w| year(w))
+    };
+    let kept: Vec<(usize, u32)> = found
+        .iter()
+        .copied()
+        .filter(|(i, _)| full(words[*i]) || year_near(*i).is_some() || found.len() > 1)
+        .collect();
+    let (&(i1, m1), last) = (kept.first()?, kept.last()?);
+    let (i2, m2) = *last;
+    let y = year_near(i2).or_else(|| year_near(i1)).unwrap_or(this_year);
+    let at = |m: u32| format!("{y:04}-{m:02}");
+    let prev = if i1 > 0 { words[i1 - 1] } else { "" };
+    Some(if i2 > i1 {
+        (Some(at(m1.min(m2))), Some(at(m1.max(m2))))
+    } else {
+        match prev {
+            "desde" | "since" | "from" => (Some(at(m1)), None),
+            "hasta" | "until" | "antes" => (None, Some(at(m1))),
+            _ => (Some(at(m1)), Some(at(m1))),
+        }
+    })
+}
