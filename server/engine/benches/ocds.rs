@@ -7,6 +7,9 @@
 //! - `cargo bench -p luna-engine --bench ocds -- generate <file> <releases>` — only
 //!   writes the file (append `.gz` to the name for gzip), for timing the CLI under
 //!   `/usr/bin/time -v luna-server import-ocds <file>` (peak RSS).
+//! - `LUNA_BENCH_DB=<url>` imports into that database and keeps it (then `cargo bench
+//!   --bench market` with the same `LUNA_BENCH_DB` measures searches on the imported
+//!   data); `LUNA_BENCH_DEFER=0|1` forces how the search indexes are built.
 
 use std::time::Instant;
 
@@ -47,7 +50,12 @@ async fn main() {
         .unwrap_or(20_000);
     let path = std::env::temp_dir().join(format!("luna-bench-ocds-{}.json", std::process::id()));
     let bytes = generate(&path.display().to_string(), n);
-    let store = Store::open_temp().await.expect("store");
+    // `LUNA_BENCH_DB=sqlite:///tmp/x.db?mode=rwc` keeps the imported data there, for the
+    // market bench to measure searches on it (`LUNA_BENCH_DB` there too).
+    let store = match std::env::var("LUNA_BENCH_DB") {
+        Ok(url) => Store::open(&url).await.expect("open LUNA_BENCH_DB"),
+        Err(_) => Store::open_temp().await.expect("store"),
+    };
     let t = Instant::now();
     // `LUNA_BENCH_BATCH` and `LUNA_BENCH_CACHE_KIB` try other batch and cache sizes;
     let mut opts = ocds::Options::default();

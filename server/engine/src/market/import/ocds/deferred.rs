@@ -9,7 +9,7 @@
 //!
 //! Crash safety: a killed import leaves the definitions in the table, so nothing is
 //! lost; the next import (which then goes on deferred) or the next start of the
-//! server ([`crate::Engine::open`]) restores them. The importer's own lookups use the
+//! server (`Engine::open`) restores them. The importer's own lookups use the
 //! unique keys and the indexes not listed here (`mk_suppliers_rfc`, `…_name_key`,
 //! `…_rfc_claimed`, `mk_awards_supplier`), which always stay.
 
