@@ -51,7 +51,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConListaGuardada, 140)
             .stage(Stage::ConBorrador, 160)
             .stage(Stage::DecisionPendiente, 110)
-            .cues(&["credito", "credit", "saldo", "gast", "consum"])
+            .cues(&["credito", "credit", "saldo", "gast", "consum", "queda", "cuota", "plan"])
             .handler(usage),
     );
     reg.add(

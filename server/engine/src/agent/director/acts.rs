@@ -513,7 +513,7 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
     let note = super::notes::read(message, tokens);
     let usage = usage(tokens);
     let merge = super::knowing::merge(tokens);
-    Acts {
+    let mut acts = Acts {
         usage,
         research: any(tokens, RESEARCH_CUES),
         connector: connector(tokens),
@@ -527,7 +527,7 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                 // «regístralas»: the selection, by its pronoun, kept.
                 || any(tokens, &["registral*", "=registrarlas", "=registrarlos"])
                 || any(tokens, SAVE_CUES)
-                || (any(tokens, &["agrega*", "sube*", "mete*", "pon*"])
+                || (any(tokens, &["agrega*", "sube*", "mete*", "pon*", "avienta*", "aventa*", "echa*", "manda*"])
                     && any(
                         tokens,
                         &[
@@ -556,7 +556,13 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
         knowledge_ask: note.is_none() && !merge && super::knowing::asks(tokens),
         merge,
         note,
+    };
+    // «métela al pipeline, ya les escribí por LinkedIn»: a channel already used is
+    // context for the save, not a request to reach it.
+    if acts.save && any(tokens, &["=ya"]) {
+        acts.connector = None;
     }
+    acts
 }
 
 #[cfg(test)]

@@ -238,6 +238,19 @@ fn rfcs_research_and_corrections() {
         assert!(a.knowledge_edit && a.note.is_none(), "{m}: {a:?}");
     }
     assert!(!acts("quita los de CDMX y pon los de Jalisco").knowledge_edit);
+    assert!(
+        acts("el tema de precios de referencia sigue con la lista vieja, propon la correccion")
+            .knowledge_edit
+    );
+    // A question about what the team knows is neither an edit nor a search.
+    for m in [
+        "q tenemos documentado sobre q contestar cuando el cliente dice q ya tiene proveedor?",
+        "segun lo q tiene documentado el equipo, cual es nuestro cliente ideal?",
+    ] {
+        let a = acts(m);
+        assert!(a.knowledge_ask && !a.knowledge_edit, "{m}: {a:?}");
+    }
+    assert!(!acts("que tenemos de constructoras en Jalisco").knowledge_ask);
     let a = acts("cambia esa nota: ya no es el 5%, ahora es el 8%");
     assert!(a.knowledge_edit && a.note.is_none() && !a.merge, "{a:?}");
 }
@@ -323,5 +336,21 @@ fn registering_promoting_reveals_left_and_a_stage_by_what_i_have_there() {
             .note
             .as_deref(),
         Some("la SEP paga en 30 días")
+    );
+}
+
+#[test]
+fn saves_thrown_into_the_funnel_a_channel_already_used_and_making_a_note_official() {
+    assert!(acts("va, aventalas todas a mi embudo de ventas").save);
+    assert!(acts("échalas al crm").save);
+    // LinkedIn is how they were reached, not where to send: a save, no connector.
+    let a = acts("esas metelas al pipeline como contactadas, ya les escribi por linkedin");
+    assert!(a.save && a.connector.is_none(), "{a:?}");
+    // Asked through the channel, it is still a missing connector.
+    assert!(acts("mándales un linkedin a todas").connector.is_some());
+    assert!(acts("ok ahora hazlo oficial en el cerebro del equipo").merge);
+    assert_eq!(
+        acts("cuantas revelaciones de contacto me quedan en el plan?").usage,
+        Some(UsageFocus::Contacts)
     );
 }

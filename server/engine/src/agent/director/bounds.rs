@@ -7,20 +7,49 @@
 use super::words::phrase;
 
 /// What folding would lose or keep glued, written as words first: comparison signs
-/// («> 5M» → «mas de 5 M», «<2 millones» → «menos de 2 millones») and a number glued to
-/// its money word («5M», «800k», «10mdp» → «5 M», «800 k», «10 mdp»).
+/// («> 5M» → «mas de 5 M», «<2 millones» → «menos de 2 millones»), a number glued to
+/// its money word («5M», «800k», «10mdp» → «5 M», «800 k», «10 mdp»), a thousands
+/// comma dropped («750,000» → «750000»), a decimal point kept as `d` so folding does
+/// not cut the number in two («3.5 millones» → «3d5 millones»), and a peso sign as the
+/// word («$750,000» → «750000 pesos»).
 pub(super) fn spell_out(message: &str) -> String {
     let signs = message
         .replace(">=", " al menos ")
         .replace("<=", " hasta ")
         .replace('>', " mas de ")
         .replace('<', " menos de ");
+    let chars: Vec<char> = signs.chars().collect();
+    let digits_at = |i: usize| chars[i..].iter().take_while(|c| c.is_ascii_digit()).count();
     let mut out = String::with_capacity(signs.len() + 8);
-    let mut after_digit = false;
     let mut word_has_letter = false;
-    for ch in signs.chars() {
+    let mut peso = false;
+    let mut i = 0;
+    while i < chars.len() {
+        let ch = chars[i];
+        let after_digit = i > 0 && chars[i - 1].is_ascii_digit();
         if ch.is_whitespace() {
             word_has_letter = false;
+        }
+        if ch == '$' && chars.get(i + 1).is_some_and(char::is_ascii_digit) {
+            peso = true;
+            i += 1;
+            continue;
+        }
+        if (ch == ',' || ch == '.')
+            && after_digit
+            && chars.get(i + 1).is_some_and(char::is_ascii_digit)
+        {
+            let next = digits_at(i + 1);
+            // «750,000»: a group of three after a comma is thousands; else a decimal.
+            if !(ch == ',' && next == 3) {
+                out.push('d');
+            }
+            i += 1;
+            continue;
+        }
+        if peso && !ch.is_ascii_digit() {
+            out.push_str(" pesos");
+            peso = false;
         }
         // Only a number that starts its word: «IPT880412AB3» stays one word.
         if after_digit && !word_has_letter && ch.is_alphabetic() {
@@ -29,18 +58,22 @@ pub(super) fn spell_out(message: &str) -> String {
         if ch.is_alphabetic() {
             word_has_letter = true;
         }
-        after_digit = ch.is_ascii_digit();
         out.push(ch);
+        i += 1;
+    }
+    if peso {
+        out.push_str(" pesos");
     }
     out
 }
 
-/// A number word: digits («10», «1.5», «1,5») or «medio» / «un» / «una».
+/// A number word: digits («10», «3d5» for 3.5 as `spell_out` writes it) or «medio» /
+/// «un» / «una».
 pub(super) fn number(w: &str) -> Option<f64> {
     match w {
         "medio" => Some(0.5),
         "un" | "una" => Some(1.0),
-        _ => w.replace(',', ".").parse::<f64>().ok(),
+        _ => w.replace('d', ".").parse::<f64>().ok(),
     }
 }
 
@@ -106,7 +139,9 @@ pub(super) fn amounts(words: &[&str]) -> (Option<f64>, Option<f64>) {
     .iter()
     .any(|p| b.ends_with(p))
         || after.starts_with("o menos")
-        || after.starts_with("para abajo");
+        || after.starts_with("para abajo")
+        || after.starts_with("pa abajo")
+        || after.starts_with("or less");
     if is_max {
         (None, Some(first))
     } else {
@@ -137,6 +172,22 @@ pub(super) fn window(
     }
     if let Some(months) = months_window(words, y) {
         return months;
+    }
+    // «del 2021 al 2023», «entre 2021 y 2023», «2021 a 2023», «2021-2023»: a span.
+    let years: Vec<(usize, i32)> = words
+        .iter()
+        .enumerate()
+        .filter_map(|(i, w)| year(w).map(|y| (i, y)))
+        .collect();
+    if let [(i1, y1), (i2, y2), ..] = years.as_slice() {
+        let between = &words[i1 + 1..*i2];
+        if between.len() <= 1
+            && between
+                .iter()
+                .all(|w| ["a", "al", "y", "hasta", "to"].contains(w))
+        {
+            return (Some(y1.min(y2).to_string()), Some(y1.max(y2).to_string()));
+        }
     }
     for (i, w) in words.iter().enumerate() {
         let Some(found) = year(w) else { continue };

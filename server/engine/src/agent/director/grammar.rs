@@ -148,6 +148,10 @@ pub struct Request {
     /// the one that stays.
     #[serde(default)]
     pub keeps_last_place: bool,
+    /// «quita Coahuila y pon Tamaulipas»: in a removal, how many of the places named
+    /// (the last ones) come after a verb of adding and join instead.
+    #[serde(default)]
+    pub swapped_in: usize,
 }
 
 /// «quita los de CDMX», «sin los de Jalisco», «excepto Nuevo León»: what follows is
@@ -197,6 +201,18 @@ fn removes(text: &str) -> bool {
 
 /// «agrega Oaxaca también», «inclúyeme Puebla», «y además Tlaxcala»: the places
 /// named are added to the session's places.
+/// The places named after a verb of putting in, in a removal («quita Coahuila y pon
+/// Tamaulipas» → 1).
+fn swapped_in(tokens: &[Token]) -> usize {
+    const PUT: &[&str] = &[
+        "pon", "ponle", "agrega", "agregale", "mete", "metele", "cambialo", "add",
+    ];
+    tokens
+        .iter()
+        .rposition(|t| PUT.contains(&t.word.as_str()))
+        .map_or(0, |at| super::places::find(&tokens[at + 1..]).states.len())
+}
+
 fn adds(text: &str) -> bool {
     let padded = format!(" {text} ");
     [
@@ -533,6 +549,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 .iter()
                 .any(|w| format!(" {text} ").contains(&format!(" {w} "))),
         adds_places: adds(&text) && !removes(&text) && !acts.save && !places.states.is_empty(),
+        swapped_in: if removes(&text) {
+            swapped_in(&tokens)
+        } else {
+            0
+        },
         risk_screen: risk_screen(&text, &words),
         connector: acts.connector.clone(),
         research: acts.research,

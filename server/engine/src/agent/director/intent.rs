@@ -245,6 +245,24 @@ pub fn unclear_answer(req: &Request, has_selection: bool) -> TurnOutput {
     }
 }
 
+/// «prospectos en Saltillo»: a place and nothing else, with no giro known in the
+/// session or the profile: ask which giro, saying what was understood.
+pub fn giro_question(req: &Request) -> TurnOutput {
+    let got = understood(req);
+    let texto = "¿De qué giro? Por ejemplo: construcción, limpieza, empaque o servicios de TI.";
+    TurnOutput {
+        intent: TurnIntent::Encuadre {
+            criterio: got.clone(),
+            pregunta: Some(Pregunta {
+                texto: texto.into(),
+                campo: FactField::Giro,
+                opciones: None,
+            }),
+        },
+        narracion: format!("Entendí: {got}. {texto}"),
+    }
+}
+
 /// A city that exists in several states: ask which one.
 pub fn ambiguous_city_answer(
     req: &Request,

@@ -110,12 +110,19 @@ const TENDER_WORDS: &[&str] = &[
     // The verb: «¿qué está licitando el IMSS?».
     "licitando",
     "licita",
+    // «¿tiene algo publicado?».
+    "publicad",
 ];
 const AWARD_WORDS: &[&str] = &[
     "adjudicacion",
     "contrato",
     "compro",
     "adjudico",
+    // «lo que le ha adjudicado», «contratos otorgados», «lo que ha comprado».
+    "adjudicad",
+    "otorgad",
+    "otorgo",
+    "comprad",
     "compras",
     "award",
     "contract",
@@ -325,7 +332,8 @@ fn counted_kind(words: &[&str]) -> Option<RecordKind> {
         .iter()
         .filter(|w| {
             ![
-                "de", "total", "el", "la", "los", "las", "hay", "tantos", "tantas",
+                "de", "total", "el", "la", "los", "las", "hay", "tantos", "tantas", "le", "les",
+                "ha", "han",
             ]
             .contains(w)
         })
@@ -405,7 +413,8 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     // say it. («las dos de arriba» is the top
     // of the selection, not a ranking.)
     let leads = (has(words, &["quien", "quienes", "who"])
-        && starts(words, &["rey", "reina", "manda", "domin", "lider", "gallo"]))
+        && (has(words, &["rey", "reyes", "reina", "reinas"])
+            || starts(words, &["manda", "domin", "lider", "gallo"])))
         || words.windows(2).any(|p| {
             MORE_WORDS.contains(&p[0])
                 && ["pesad", "fuert", "chingon"]
@@ -445,7 +454,7 @@ fn size(words: &[&str]) -> Option<&'static str> {
         Some("pequena")
     } else if starts(words, &["median", "medium"]) {
         Some("mediana")
-    } else if starts(words, &["grande", "large", "big"]) {
+    } else if starts(words, &["grand", "large", "big"]) {
         Some("grande")
     } else {
         None
@@ -453,7 +462,12 @@ fn size(words: &[&str]) -> Option<&'static str> {
 }
 
 fn top(words: &[&str]) -> Option<u32> {
-    let n = |w: &str| w.parse::<u32>().ok().filter(|n| (1..=50).contains(n));
+    // Digits or a number word («los siete que más…»), never «un»/«una» (an article).
+    let n = |w: &str| {
+        super::words::number(w)
+            .filter(|n| (1..=50).contains(n))
+            .filter(|_| !["un", "una", "uno"].contains(&w))
+    };
     for (i, w) in words.iter().enumerate() {
         if *w == "top" {
             if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {

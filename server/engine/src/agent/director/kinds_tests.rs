@@ -180,6 +180,17 @@ fn amounts_windows_sizes_and_tops() {
     let a = read("contratos <800k", TODAY);
     assert_eq!((a.amount_min, a.amount_max), (None, Some(800_000.0)));
     assert_eq!(read("obras de 10mdp", TODAY).amount_min, Some(10_000_000.0));
+    // Decimals, thousands commas, the peso sign, «pa abajo».
+    assert_eq!(
+        read("contratos de la cfe x arriba de 3.5 millones", TODAY).amount_min,
+        Some(3_500_000.0)
+    );
+    assert_eq!(
+        read("licitaciones de $750,000 pa arriba", TODAY).amount_min,
+        Some(750_000.0)
+    );
+    let a = read("adjudicaciones de 250 mil pa abajo", TODAY);
+    assert_eq!((a.amount_min, a.amount_max), (None, Some(250_000.0)));
 
     let w = read("lo que compró PEMEX el año pasado", TODAY);
     assert_eq!(
@@ -206,6 +217,18 @@ fn amounts_windows_sizes_and_tops() {
         (w.date_from.as_deref(), w.date_to.as_deref()),
         (Some("2026-03"), Some("2026-03"))
     );
+    for m in [
+        "filtrame los del 2021 al 2023",
+        "entre 2021 y 2023",
+        "de 2021-2023",
+    ] {
+        let w = read(m, TODAY);
+        assert_eq!(
+            (w.date_from.as_deref(), w.date_to.as_deref()),
+            (Some("2021"), Some("2023")),
+            "{m}"
+        );
+    }
     // «la SEP 2024» is the buyer and a year, not September.
     assert_eq!(
         read("compras de la sep 2024", TODAY).date_from.as_deref(),
@@ -225,6 +248,15 @@ fn amounts_windows_sizes_and_tops() {
     assert_eq!(read("enséñame las 7 primeras", TODAY).top, Some(7));
     assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
     assert_eq!(read("the first 6 please", TODAY).top, Some(6));
+    // «Reynosa» is a city, not «el rey».
+    assert_eq!(
+        read("quien vende jabon liquido en tampico o reynosa", TODAY).rank,
+        None
+    );
+    assert_eq!(
+        read("quienes son los siete q mas le facturan a gobierno", TODAY).top,
+        Some(7)
+    );
     let heavy = read(
         "los 3 pesos pesados de la seguridad privada en nuevo leon",
         TODAY,

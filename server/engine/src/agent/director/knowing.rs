@@ -29,6 +29,8 @@ const KNOWLEDGE_NOUNS: &[&str] = &[
 ];
 const EDIT_VERBS: &[&str] = &[
     "edita*",
+    "propon*",
+    "correccion",
     "corrige*",
     "agrega*",
     "quita*",
@@ -85,6 +87,11 @@ const ASK_CUES: &[&str] = &[
     "que le digo",
     "que les digo",
     "recuerdame",
+    "cual es nuestro",
+    "cual es nuestra",
+    "cuales son nuestros",
+    "cuales son nuestras",
+    "segun lo que",
     "what do we",
     "do we have",
 ];
@@ -123,6 +130,7 @@ pub fn merge(tokens: &[Token]) -> bool {
                 "promove*",
                 "pasa*",
                 "incorpora*",
+                "oficial*",
             ],
         ) && any(
             tokens,

@@ -101,7 +101,16 @@ pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLed
         }
     }
     if request.removes_places {
-        let dropped: Vec<&str> = request.states.iter().map(|(_, n)| n.as_str()).collect();
+        // «quita Coahuila y pon Tamaulipas»: the last places named join instead.
+        let cut = request.states.len().saturating_sub(request.swapped_in);
+        let swapped: Vec<&str> = request.states[cut..]
+            .iter()
+            .map(|(_, n)| n.as_str())
+            .collect();
+        let dropped: Vec<&str> = request.states[..cut]
+            .iter()
+            .map(|(_, n)| n.as_str())
+            .collect();
         said.fields.remove(&FactField::Estado);
         if let Some(kept) = dropped.last().filter(|_| request.keeps_last_place) {
             said.set(
@@ -117,7 +126,12 @@ pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLed
             | FactStatus::Inferido { valor, .. },
         ) = previous.fields.get(&FactField::Estado)
         {
-            let kept: Vec<&str> = valor.split(", ").filter(|s| !dropped.contains(s)).collect();
+            let mut kept: Vec<&str> = valor.split(", ").filter(|s| !dropped.contains(s)).collect();
+            for s in &swapped {
+                if !kept.contains(s) && kept.len() < MAX_STATES {
+                    kept.push(s);
+                }
+            }
             if !kept.is_empty() {
                 said.set(
                     FactField::Estado,
@@ -219,11 +233,25 @@ pub(super) fn value(facts: &FactLedger, field: FactField) -> Option<&str> {
     }
 }
 
-/// A bare number that ends the message («mejor que sean 20»), when the grammar found
+/// A bare number that ends the message («mejor que sean 20»), or the new one of «30 en
+/// vez de 20», when the grammar found
 /// no quantity before a company noun. A number before another noun («2 correos») counts
 /// something else.
 fn bare_number(folded: &str) -> Option<u32> {
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    // «pásame 30 en vez de 20», «mejor 15 en lugar de 10»: the first is the new one.
+    if let Some(at) = words
+        .windows(3)
+        .position(|w| w[0] == "en" && ["vez", "lugar"].contains(&w[1]) && w[2] == "de")
+    {
+        if let Some(n) = at
+            .checked_sub(1)
+            .and_then(|p| words[p].parse::<u32>().ok())
+            .filter(|n| (1..=500).contains(n))
+        {
+            return Some(n);
+        }
+    }
     let last = words.iter().rposition(|w| w.parse::<u32>().is_ok())?;
     let after = &words[last + 1..];
     let tail_ok = after.is_empty()
@@ -424,7 +452,9 @@ pub fn recall(
     // «quita los de CDMX»: the session's places without the ones named.
     if req.removes_places {
         let mut out = req.clone();
-        let dropped = std::mem::take(&mut out.states);
+        let mut dropped = std::mem::take(&mut out.states);
+        // «quita Coahuila y pon Tamaulipas»: the last places named join instead.
+        let swapped = dropped.split_off(dropped.len().saturating_sub(req.swapped_in));
         out.state = None;
         out.region = None;
         fill(&mut out, facts);
@@ -433,6 +463,11 @@ pub fn recall(
         match kept {
             Some(kept) => out.states = vec![kept],
             None => out.states.retain(|s| !dropped.contains(s)),
+        }
+        for s in swapped {
+            if !out.states.contains(&s) && out.states.len() < MAX_STATES {
+                out.states.push(s);
+            }
         }
         out.state = out.states.first().cloned();
         if out.state.is_none() || (out.giro.is_none() && out.query.is_none()) {

@@ -53,6 +53,7 @@ fn a_bare_number_asks_for_that_many_of_the_same() {
         "mejor que sean 25",
         "órale, enséñame 25",
         "ok pues dame 25",
+        "pasame 25 en vez de 20",
     ] {
         let r = recall_of(&["seguridad en puebla"], m).expect(m);
         assert_eq!(r.quantity, Some(25), "{m}");
@@ -71,6 +72,16 @@ fn a_removed_place_leaves_the_others() {
     );
     // Removing every place asks instead of searching nationwide.
     assert!(recall_of(&["limpieza en Jalisco"], "quita los de Jalisco").is_none());
+    // A swap: out one, in another.
+    let r = recall_of(
+        &["envases en nuevo leon y coahuila"],
+        "quita coahuila y pon tamaulipas",
+    )
+    .expect("a swap");
+    assert_eq!(
+        r.states.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+        vec!["Nuevo León", "Tamaulipas"]
+    );
 }
 
 #[test]

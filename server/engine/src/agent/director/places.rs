@@ -380,8 +380,12 @@ fn municipalities() -> &'static HashMap<String, Vec<State>> {
             }
             put(&mut map, name, state);
         }
+        // «Tlalnepantla» is Tlalnepantla de Baz (Estado de México) as well as
+        // Tlalnepantla (Morelos): a head adds its states to a name's.
         for (head, states) in heads {
-            map.entry(head).or_insert(states);
+            for s in states {
+                put(&mut map, head.clone(), s);
+            }
         }
         for (alias, state) in CITY_ALIASES {
             map.insert((*alias).to_owned(), vec![*state]);
@@ -524,19 +528,26 @@ pub fn find(tokens: &[Token]) -> Places {
 fn scan(tokens: &[Token]) -> Places {
     let words: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
     let mut out = Places::default();
+    // States in the order named: from regions, and named one by one (states, demonyms,
+    // cities); cities wait until every state is known.
+    let mut in_region: Vec<State> = Vec::new();
+    let mut named: Vec<State> = Vec::new();
     let mut cities: Vec<(String, Vec<State>)> = Vec::new();
-    let push = |out: &mut Places, s: State| {
-        if !out.states.contains(&s) && out.states.len() < MAX_STATES {
-            out.states.push(s);
+    let add = |list: &mut Vec<State>, s: State| {
+        if !list.contains(&s) {
+            list.push(s);
         }
     };
     let mut i = 0;
     while i < words.len() {
         let mut matched = 0;
+        // A place word before, or a place just named («en Toluca, Naucalpan y…»).
+        let cued = i > 0
+            && (CUES.contains(&words[i - 1]) || out.spans.last().is_some_and(|(_, end)| *end == i));
         for len in (1..=5.min(words.len() - i)).rev() {
             let phrase = words[i..i + len].join(" ");
             if let Some(states) = region(&phrase) {
-                states.iter().for_each(|s| push(&mut out, *s));
+                states.iter().for_each(|s| add(&mut in_region, *s));
                 out.region = Some(phrase);
                 matched = len;
                 break;
@@ -544,11 +555,10 @@ fn scan(tokens: &[Token]) -> Places {
             if let Some(s) =
                 state(&phrase, len).or_else(|| (len == 1).then(|| demonym(&phrase)).flatten())
             {
-                push(&mut out, s);
+                add(&mut named, s);
                 matched = len;
                 break;
             }
-            let cued = i > 0 && CUES.contains(&words[i - 1]);
             if let Some(states) = municipalities().get(&phrase).filter(|_| cued) {
                 cities.push((phrase, states.clone()));
                 matched = len;
@@ -557,12 +567,9 @@ fn scan(tokens: &[Token]) -> Places {
         }
         if matched == 0 {
             if let Some(s) = state_with_typo(words[i]) {
-                push(&mut out, s);
+                add(&mut named, s);
                 matched = 1;
-            } else if let Some(city) = (i > 0 && CUES.contains(&words[i - 1]))
-                .then(|| big_city_with_typo(words[i]))
-                .flatten()
-            {
+            } else if let Some(city) = cued.then(|| big_city_with_typo(words[i])).flatten() {
                 if let Some(states) = municipalities().get(city) {
                     cities.push((city.to_owned(), states.clone()));
                     matched = 1;
@@ -576,16 +583,33 @@ fn scan(tokens: &[Token]) -> Places {
             i += 1;
         }
     }
-    let named = out.states.clone();
+    // Cities in one state first, so a city in several states resolves against them
+    // too («Toluca, Naucalpan y Tlalnepantla» is the Estado de México's).
+    for (_, states) in &cities {
+        if let [one] = states.as_slice() {
+            add(&mut named, *one);
+        }
+    }
     for (city, states) in cities {
-        match states.as_slice() {
-            [one] => push(&mut out, *one),
-            many if many.iter().any(|s| named.contains(s)) => {}
-            _ => {
-                if out.ambiguous.is_none() {
-                    out.ambiguous = Some((city, states));
-                }
-            }
+        if states.len() > 1
+            && !states
+                .iter()
+                .any(|s| named.contains(s) || in_region.contains(s))
+            && out.ambiguous.is_none()
+        {
+            out.ambiguous = Some((city, states));
+        }
+    }
+    // «la frontera: Tijuana, Juárez y Reynosa»: places named inside a region narrow it.
+    let narrowed = !named.is_empty() && named.iter().all(|s| in_region.contains(s));
+    let all = if narrowed {
+        named
+    } else {
+        in_region.into_iter().chain(named).collect()
+    };
+    for s in all {
+        if !out.states.contains(&s) && out.states.len() < MAX_STATES {
+            out.states.push(s);
         }
     }
     out

@@ -51,6 +51,16 @@ fn a_city_resolves_to_its_state() {
     assert_eq!(states("algo en Mérida porfa"), ["Yucatán"]);
     assert_eq!(states("constructoras de Cancún"), ["Quintana Roo"]);
     assert_eq!(states("en naucalpan"), ["Estado de México"]);
+    // A list of cities goes on after the first place word, and a city in several
+    // states resolves against the others.
+    assert_eq!(
+        states("consultoria en cdmx, mty y gdl"),
+        ["Ciudad de México", "Nuevo León", "Jalisco"]
+    );
+    assert_eq!(
+        states("constructoras en toluca, naucalpan y tlalnepantla"),
+        ["Estado de México"]
+    );
     // A big city with a typo, after a place word.
     assert_eq!(states("equipo medico en guadalajra"), ["Jalisco"]);
     assert_eq!(states("contratistas de obra en monterey"), ["Nuevo León"]);
@@ -96,6 +106,11 @@ fn regions_are_sets_of_states() {
     assert_eq!(
         states("fleteros x la comarca lagunera, torreon gomez palacio lerdo"),
         ["Coahuila", "Durango"]
+    );
+    // Places named inside a region narrow it.
+    assert_eq!(
+        states("seguridad privada en la frontera: tijuana, cd juarez y reynosa"),
+        ["Baja California", "Chihuahua", "Tamaulipas"]
     );
 }
 

@@ -89,6 +89,16 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .unwrap_or(&[])
 }
 
+/// Whether the message asks for prospects or clients (who to sell to) rather than
+/// for suppliers of the market data.
+fn tokens_say_prospects(message: &str) -> bool {
+    super::words::tokens(message).iter().any(|t| {
+        ["prospect", "cliente", "lead"]
+            .iter()
+            .any(|p| t.word.starts_with(p))
+    })
+}
+
 /// Whether a tool call was refused with a typed error (bad criteria, a limit): then
 /// Luna says she could not do it, never «no encontré».
 fn refused(exchange: &Exchange) -> bool {
@@ -349,6 +359,14 @@ impl LocalDirector {
                 "Todavía no hay empresas en la selección para eso: con esos criterios no encontré ninguna. Prueba con otro estado o un giro más amplio y seguimos.",
             );
         }
+        // Nothing asked and nothing selected, but the giro is known (the last search
+        // found nobody, say): never ask it again; say what was understood.
+        if !req.has_criterion()
+            && input.turn.board.selection.is_empty()
+            && !input.turn.facts.is_missing(FactField::Giro)
+        {
+            return ModelStep::Final(intent::unclear_answer(&req, false));
+        }
         if !req.has_criterion() && input.turn.board.selection.is_empty() {
             return final_(
                 TurnIntent::Encuadre {
@@ -363,6 +381,24 @@ impl LocalDirector {
             );
         }
 
+        // «prospectos en Saltillo»: prospects (who to sell to) named only by a place,
+        // and no giro anywhere in the session or the profile — ask which giro instead of
+        // listing every giro there. («Busca proveedores en Jalisco» asks for the
+        // market's own data and is searched.)
+        let prospects = tokens_say_prospects(&input.turn.message);
+        let only_a_place = prospects
+            && req.giro.is_none()
+            && req.giros.is_empty()
+            && req.query.is_none()
+            && req.buyers.is_empty()
+            && !req.states.is_empty()
+            && !req.asks_count
+            && !req.has_action()
+            && ask.kind == super::kinds::RecordKind::Suppliers
+            && ask.rank.is_none();
+        if t.is_empty() && only_a_place && input.turn.facts.is_missing(FactField::Giro) {
+            return ModelStep::Final(intent::giro_question(&req));
+        }
         let args = records::with_ask(market_args(&req), &ask);
         let wanted = req
             .quantity

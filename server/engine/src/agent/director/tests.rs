@@ -3,7 +3,7 @@
 use luna_protocol::account::{Plan, Role};
 
 use super::planner::LocalDirector;
-use crate::agent::contract::intent::TurnIntent;
+use crate::agent::contract::intent::{FactField, TurnIntent};
 use crate::agent::turn::runner::run_turn;
 use crate::testkit::World;
 
@@ -831,5 +831,56 @@ async fn a_research_about_that_market_carries_the_sessions_criteria() {
     assert!(
         brief.contains("sonora") && brief.contains("constru"),
         "{brief}"
+    );
+}
+
+/// Prospects named only by a place, with no giro anywhere, get a question about the
+/// giro and change nothing; suppliers named only by a place are searched.
+#[tokio::test]
+async fn prospects_by_place_alone_ask_the_giro() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    let out = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "ocupo prospectos en saltillo pa esta semana",
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(&out.intent, TurnIntent::Encuadre { pregunta: Some(p), .. } if p.campo == FactField::Giro),
+        "{:?} {}",
+        out.intent,
+        out.narration.text
+    );
+    assert!(
+        out.narration.text.contains("Coahuila"),
+        "{}",
+        out.narration.text
+    );
+    let view = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view;
+    assert!(view.board.selection.is_empty(), "nothing was searched");
+    let out = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t2",
+        "Busca proveedores en Jalisco",
+    )
+    .await
+    .unwrap();
+    assert!(
+        matches!(out.intent, TurnIntent::Cierre { .. }),
+        "{:?}",
+        out.intent
     );
 }
