@@ -164,7 +164,8 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::DecisionPendiente, 70)
             .cues(&[
                 "tema", "desactualiz", "corrig", "corrij", "fusion", "merge", "icp", "objecion",
-                "playbook", "pitch", "guion", "integra", "conocimiento",
+                "playbook", "pitch", "guion", "integra", "conocimiento", "documentad", "escrit",
+                "sabemos", "cerebro",
             ])
             .handler(retrieve),
     );

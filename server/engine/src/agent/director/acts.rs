@@ -191,6 +191,11 @@ const CONNECTORS: &[(&str, &str)] = &[
     ("=klaviyo", "Klaviyo"),
     ("=sendgrid", "SendGrid"),
     ("=telegram", "Telegram"),
+    ("=instagram", "Instagram"),
+    ("=insta", "Instagram"),
+    ("=facebook", "Facebook"),
+    ("=messenger", "Messenger"),
+    ("=tiktok", "TikTok"),
     ("=teams", "Microsoft Teams"),
     ("=trello", "Trello"),
     ("=asana", "Asana"),
@@ -430,6 +435,15 @@ const SAVE_CUES: &[&str] = &[
     "a mi crm",
     "al pipeline",
     "al embudo",
+    // «dados de alta en mi CRM», «dalas de alta».
+    "dados de alta",
+    "dadas de alta",
+    "dalos de alta",
+    "dalas de alta",
+    "dar de alta",
+    "da de alta",
+    "registrame",
+    "=registra",
 ];
 
 /// «en la etapa Propuesta», «para los que están en Nuevo», «a Propuesta»: the stage
@@ -526,6 +540,10 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
             && (keep_verb(tokens)
                 // «regístralas»: the selection, by its pronoun, kept.
                 || any(tokens, &["registral*", "=registrarlas", "=registrarlos"])
+                // «arma en Prospección una lista de diez constructoras».
+                || (any(tokens, &["arma*", "crea*", "haz*", "hazme"])
+                    && any(tokens, &["=lista"])
+                    && any(tokens, &["prospeccion", "crm", "pipeline", "embudo"]))
                 || any(tokens, SAVE_CUES)
                 || (any(tokens, &["agrega*", "sube*", "mete*", "pon*", "avienta*", "aventa*", "echa*", "manda*"])
                     && any(

@@ -354,3 +354,24 @@ fn saves_thrown_into_the_funnel_a_channel_already_used_and_making_a_note_officia
         Some(UsageFocus::Contacts)
     );
 }
+
+#[test]
+fn saves_said_as_registering_and_new_channels() {
+    for m in [
+        "necesito 10 proveedores de suturas de cdmx ya dados de alta en mi crm",
+        "registrame siete transportistas de carga de toluca en prospeccion",
+        "arma en prospeccion una lista de diez constructoras mexiquenses",
+    ] {
+        assert!(acts(m).save, "{m}");
+    }
+    // «de alta calidad» is not a save.
+    assert!(!acts("proveedores de empaque de alta calidad en jalisco").save);
+    assert_eq!(
+        acts("mandales un dm x instagram a todas")
+            .connector
+            .as_deref(),
+        Some("Instagram")
+    );
+    assert!(acts("sugiere q se corrija el tema de como le vendemos a gobierno").knowledge_edit);
+    assert!(acts("y q mas tenemos escrito de como venderle a gobierno?").knowledge_ask);
+}

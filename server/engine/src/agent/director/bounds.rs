@@ -73,7 +73,11 @@ pub(super) fn number(w: &str) -> Option<f64> {
     match w {
         "medio" => Some(0.5),
         "un" | "una" => Some(1.0),
-        _ => w.replace('d', ".").parse::<f64>().ok(),
+        _ => w
+            .replace('d', ".")
+            .parse::<f64>()
+            .ok()
+            .or_else(|| super::words::number(w).map(f64::from)),
     }
 }
 
@@ -193,6 +197,22 @@ pub(super) fn window(
         let Some(found) = year(w) else { continue };
         let prev = if i > 0 { words[i - 1] } else { "" };
         let prev2 = if i > 1 { words[i - 2] } else { "" };
+        // «del 2021 a la fecha», «2022 pa acá», «de 2020 a hoy».
+        let next: String = words[i + 1..(i + 4).min(words.len())].join(" ");
+        if [
+            "a la fecha",
+            "pa aca",
+            "para aca",
+            "a hoy",
+            "al dia de hoy",
+            "a la actualidad",
+            "to date",
+        ]
+        .iter()
+        .any(|p| next.starts_with(p))
+        {
+            return (Some(found.to_string()), None);
+        }
         return match (prev2, prev) {
             (_, "desde") | ("partir", "de") | (_, "since") => (Some(found.to_string()), None),
             (_, "hasta") | (_, "antes") => (None, Some(found.to_string())),

@@ -148,6 +148,10 @@ pub struct Request {
     /// the one that stays.
     #[serde(default)]
     pub keeps_last_place: bool,
+    /// «las dos primeras», «los 5 de hasta arriba»: the first N of the selection an
+    /// action on it takes (a risk check).
+    #[serde(default)]
+    pub first: Option<u32>,
     /// «quita Coahuila y pon Tamaulipas»: in a removal, how many of the places named
     /// (the last ones) come after a verb of adding and join instead.
     #[serde(default)]
@@ -421,7 +425,10 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let names_no_market = giro.is_none() && places.states.is_empty();
 
     let acts = super::acts::read(message, &tokens);
-    let asks_usage = acts.usage.is_some();
+    // «¿cuánto ha gastado el ISSSTE en limpieza?» is what a buyer spent, not the
+    // person's credits.
+    let usage_focus = acts.usage.filter(|_| vocab.find_buyers(&text).is_empty());
+    let asks_usage = usage_focus.is_some();
     // «el correo de los 10 mejores», «el contacto de los primeros 3»; with no number,
     // the first companies of the selection (the planner caps how many).
     let contacts_top = acts.contacts.then(|| {
@@ -535,7 +542,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 ],
             ),
         asks_usage,
-        usage_focus: acts.usage,
+        usage_focus,
         giros,
         rfcs: acts.rfcs.clone(),
         stage_named: acts.stage.clone(),
@@ -554,6 +561,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         } else {
             0
         },
+        first: number_before(&counted, &["primer", "mejor", "arriba", "first", "top"]),
         risk_screen: risk_screen(&text, &words),
         connector: acts.connector.clone(),
         research: acts.research,

@@ -71,6 +71,32 @@ fn a_comparative_over_alternatives_is_a_comparison() {
 }
 
 #[test]
+fn what_a_buyer_spent_is_not_a_credits_question_and_the_first_n_are_read() {
+    let r = parse(
+        "cuanto ha gastado el issste en limpieza cada año?",
+        &CatalogVocabulary,
+    );
+    assert!(!r.asks_usage && r.usage_focus.is_none(), "{r:?}");
+    assert!(parse("cuanto he gastado este mes?", &CatalogVocabulary).asks_usage);
+    assert_eq!(
+        parse(
+            "las dos primeras pasalas x el filtro de riesgo",
+            &CatalogVocabulary
+        )
+        .first,
+        Some(2)
+    );
+    assert_eq!(
+        parse(
+            "jalate 5 agencias de guardias de la cdmx",
+            &CatalogVocabulary
+        )
+        .quantity,
+        Some(5)
+    );
+}
+
+#[test]
 fn a_number_before_a_giro_word_is_the_quantity() {
     for (m, n) in [
         ("busca 5 constructoras en Querétaro", Some(5)),

@@ -96,6 +96,8 @@ pub(super) const COMPANY_NOUNS: &[&str] = &[
     "constructora",
     "despacho",
     "negocio",
+    "agencia",
+    "firma",
     "supplier",
     "vendor",
     "compan",

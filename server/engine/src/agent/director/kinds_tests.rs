@@ -180,6 +180,12 @@ fn amounts_windows_sizes_and_tops() {
     let a = read("contratos <800k", TODAY);
     assert_eq!((a.amount_min, a.amount_max), (None, Some(800_000.0)));
     assert_eq!(read("obras de 10mdp", TODAY).amount_min, Some(10_000_000.0));
+    assert_eq!(
+        read("contratos arriba de diez millones", TODAY).amount_min,
+        Some(10_000_000.0)
+    );
+    let w = read("contratos del 2021 a la fecha", TODAY);
+    assert_eq!((w.date_from.as_deref(), w.date_to), (Some("2021"), None));
     // Decimals, thousands commas, the peso sign, «pa abajo».
     assert_eq!(
         read("contratos de la cfe x arriba de 3.5 millones", TODAY).amount_min,

@@ -51,6 +51,8 @@ const EDIT_VERBS: &[&str] = &[
 
 const EDIT_CUES: &[&str] = &[
     "corrige*",
+    "corrija*",
+    "se corrija",
     "corregir",
     "esta mal",
     "estan mal",
@@ -74,6 +76,9 @@ const EDIT_CUES: &[&str] = &[
 /// looking up, and what the team keeps (a topic's name, or «documentado», «sabemos»).
 const ASK_CUES: &[&str] = &[
     "que tenemos",
+    "que mas tenemos",
+    "tenemos escrito",
+    "tenemos documentado",
     "que sabemos",
     "que dice",
     "que hay",

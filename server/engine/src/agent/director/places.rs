@@ -107,6 +107,10 @@ const REGIONS: &[(&str, &[State])] = {
         ),
         ("huasteca", &[SanLuisPotosi, Veracruz, Hidalgo, Tamaulipas]),
         ("riviera maya", &[QuintanaRoo]),
+        // The whole country: a place that names no state («…bueno no, en todo el país»).
+        ("todo el pais", &[]),
+        ("toda la republica", &[]),
+        ("todo mexico", &[]),
         (
             "centro del pais",
             &[CiudadDeMexico, Mexico, Puebla, Queretaro, Hidalgo],
@@ -331,6 +335,18 @@ const CUES: &[&str] = &[
     "around",
     "ciudad",
     "cd",
+    // «suma Guadalajara», «quita Monterrey»: adding or taking out a place.
+    "suma",
+    "sumale",
+    "agrega",
+    "agregale",
+    "incluye",
+    "anade",
+    "quita",
+    "quitale",
+    "sin",
+    "menos",
+    "excepto",
 ];
 
 /// Short state abbreviations people type (the normaliser knows them; in a sentence only
@@ -498,7 +514,7 @@ fn big_city_with_typo(word: &str) -> Option<&'static str> {
 
 /// Words that correct what was just said: «en Monterrey… no, mejor en Coahuila».
 const CORRECTIONS: &[&str] = &[
-    "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather",
+    "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather", "espera", "wait", "bueno",
 ];
 
 /// Reads the places of a message. A correction between places keeps the places after
@@ -531,8 +547,9 @@ fn scan(tokens: &[Token]) -> Places {
     // States in the order named: from regions, and named one by one (states, demonyms,
     // cities); cities wait until every state is known.
     let mut in_region: Vec<State> = Vec::new();
-    let mut named: Vec<State> = Vec::new();
-    let mut cities: Vec<(String, Vec<State>)> = Vec::new();
+    // (where written, state), so cities resolved at the end keep their place.
+    let mut named: Vec<(usize, State)> = Vec::new();
+    let mut cities: Vec<(usize, String, Vec<State>)> = Vec::new();
     let add = |list: &mut Vec<State>, s: State| {
         if !list.contains(&s) {
             list.push(s);
@@ -548,30 +565,32 @@ fn scan(tokens: &[Token]) -> Places {
             let phrase = words[i..i + len].join(" ");
             if let Some(states) = region(&phrase) {
                 states.iter().for_each(|s| add(&mut in_region, *s));
-                out.region = Some(phrase);
+                if !states.is_empty() {
+                    out.region = Some(phrase);
+                }
                 matched = len;
                 break;
             }
             if let Some(s) =
                 state(&phrase, len).or_else(|| (len == 1).then(|| demonym(&phrase)).flatten())
             {
-                add(&mut named, s);
+                named.push((i, s));
                 matched = len;
                 break;
             }
             if let Some(states) = municipalities().get(&phrase).filter(|_| cued) {
-                cities.push((phrase, states.clone()));
+                cities.push((i, phrase, states.clone()));
                 matched = len;
                 break;
             }
         }
         if matched == 0 {
             if let Some(s) = state_with_typo(words[i]) {
-                add(&mut named, s);
+                named.push((i, s));
                 matched = 1;
             } else if let Some(city) = cued.then(|| big_city_with_typo(words[i])).flatten() {
                 if let Some(states) = municipalities().get(city) {
-                    cities.push((city.to_owned(), states.clone()));
+                    cities.push((i, city.to_owned(), states.clone()));
                     matched = 1;
                 }
             }
@@ -585,27 +604,32 @@ fn scan(tokens: &[Token]) -> Places {
     }
     // Cities in one state first, so a city in several states resolves against them
     // too («Toluca, Naucalpan y Tlalnepantla» is the Estado de México's).
-    for (_, states) in &cities {
+    for (at, _, states) in &cities {
         if let [one] = states.as_slice() {
-            add(&mut named, *one);
+            named.push((*at, *one));
         }
     }
-    for (city, states) in cities {
+    named.sort_by_key(|(at, _)| *at);
+    let mut in_order: Vec<State> = Vec::new();
+    for (_, s) in named {
+        add(&mut in_order, s);
+    }
+    for (_, city, states) in cities {
         if states.len() > 1
             && !states
                 .iter()
-                .any(|s| named.contains(s) || in_region.contains(s))
+                .any(|s| in_order.contains(s) || in_region.contains(s))
             && out.ambiguous.is_none()
         {
             out.ambiguous = Some((city, states));
         }
     }
     // «la frontera: Tijuana, Juárez y Reynosa»: places named inside a region narrow it.
-    let narrowed = !named.is_empty() && named.iter().all(|s| in_region.contains(s));
+    let narrowed = !in_order.is_empty() && in_order.iter().all(|s| in_region.contains(s));
     let all = if narrowed {
-        named
+        in_order
     } else {
-        in_region.into_iter().chain(named).collect()
+        in_region.into_iter().chain(in_order).collect()
     };
     for s in all {
         if !out.states.contains(&s) && out.states.len() < MAX_STATES {

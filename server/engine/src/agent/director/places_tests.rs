@@ -107,6 +107,18 @@ fn regions_are_sets_of_states() {
         states("fleteros x la comarca lagunera, torreon gomez palacio lerdo"),
         ["Coahuila", "Durango"]
     );
+    // Corrections with «espera», «bueno no»; the whole country names no state.
+    assert_eq!(
+        states("mejor en leon... no espera, en aguascalientes"),
+        ["Aguascalientes"]
+    );
+    assert!(states("licitaciones en sonora... bueno no, en todo el pais").is_empty());
+    // Places added or taken out by a verb.
+    assert_eq!(
+        states("suma guadalajara y la cdmx tambien"),
+        ["Jalisco", "Ciudad de México"]
+    );
+    assert_eq!(states("quita monterrey"), ["Nuevo León"]);
     // Places named inside a region narrow it.
     assert_eq!(
         states("seguridad privada en la frontera: tijuana, cd juarez y reynosa"),

@@ -282,11 +282,13 @@ impl LocalDirector {
         }
         if !req.has_criterion() && !input.turn.board.selection.is_empty() {
             if req.risk_screen {
+                // «las dos primeras pásalas por el filtro»: only those.
                 let refs: Vec<&str> = input
                     .turn
                     .board
                     .selection
                     .iter()
+                    .take(req.first.map_or(usize::MAX, |n| n as usize))
                     .map(|i| i.reference.as_str())
                     .collect();
                 return self.screen(input, &refs);

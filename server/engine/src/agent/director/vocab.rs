@@ -40,6 +40,8 @@ const BUYER_NAMES: &[(&str, &str)] = &[
     ("comision nacional del agua", "CONAGUA"),
     ("caminos y puentes", "CAPUFE"),
     ("aeropuerto de la ciudad de mexico", "GACM"),
+    ("aeropuerto de la cdmx", "GACM"),
+    ("aicm", "GACM"),
     ("trabajadores del estado", "ISSSTE"),
 ];
 

@@ -20,6 +20,14 @@ const RANK_MAX: u32 = 50;
 const RECORD_LIMIT: u32 = 10;
 
 /// The filters of a records request: the giro, place and buyer the grammar read, and
+/// Two to five states named: `states[]` (one state goes in `filters.state`).
+fn with_states(args: &mut Value, req: &Request) {
+    if req.states.len() >= 2 {
+        let names: Vec<&str> = req.states.iter().map(|(n, _)| n.as_str()).collect();
+        args["states"] = json!(names);
+    }
+}
+
 /// the constraints `ask` read, as far as `kind` admits them.
 pub(crate) fn record_filters(req: &Request, ask: &Ask, kind: RecordKind) -> Map<String, Value> {
     let mut f = Map::new();
@@ -112,10 +120,7 @@ impl LocalDirector {
             let limit = asked.unwrap_or(RANK_LIMIT);
             let mut args = json!({"filters": filters, "group_by": group_by, "limit": limit});
             // «sumando NL y Coahuila»: any of the states named.
-            if req.states.len() >= 2 {
-                let names: Vec<&str> = req.states.iter().map(|(n, _)| n.as_str()).collect();
-                args["states"] = json!(names);
-            }
+            with_states(&mut args, req);
             return Some(match calls_of(t, "market_aggregate").first() {
                 None => ModelStep::Tools(vec![call("market_aggregate", args)]),
                 Some(ex) if refused(ex) => final_(
@@ -153,10 +158,11 @@ impl LocalDirector {
         // «¿cuántas adjudicaciones…?»: the exact figure (free text alone has no count).
         if req.asks_count && (req.query.is_none() || req.giro.is_some()) {
             return Some(match calls_of(t, "market_count").first() {
-                None => ModelStep::Tools(vec![call(
-                    "market_count",
-                    json!({"kind": ask.kind.key(), "filters": filters}),
-                )]),
+                None => {
+                    let mut args = json!({"kind": ask.kind.key(), "filters": filters});
+                    with_states(&mut args, req);
+                    ModelStep::Tools(vec![call("market_count", args)])
+                }
                 Some(ex) if refused(ex) => final_(
                     TurnIntent::Responder {},
                     format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
@@ -177,6 +183,7 @@ impl LocalDirector {
         Some(match calls_of(t, "market_search").first() {
             None => {
                 let mut args = json!({"kind": ask.kind.key(), "filters": filters, "limit": RECORD_LIMIT});
+                with_states(&mut args, req);
                 if let Some(q) = req.query.as_ref().filter(|_| req.giro.is_none()) {
                     args["query"] = json!(q);
                 }
