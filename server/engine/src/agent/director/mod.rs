@@ -4,6 +4,7 @@
 pub mod acts;
 mod bounds;
 pub mod criteria;
+mod gazetteer;
 pub mod grammar;
 pub mod intent;
 pub mod kinds;

@@ -1,6 +1,6 @@
 //! Stage 3a of the director's interpreter: the place gazetteers. A message's tokens are
 //! scanned left to right, longest phrase first, against
-//! - the regions below (documented sets of states),
+//! - the regions of `gazetteer` (documented sets of states),
 //! - the 32 states and their variants (through the one normaliser,
 //!   `State::normalize`), with a typo allowed on names of seven letters or more,
 //! - every municipality of INEGI's catalogue (`data/municipios.csv`: name, state code)
@@ -12,9 +12,8 @@
 //! and never matches a common Spanish word (`COMMON_WORDS`), so «proveedores de madera»
 //! is not Madera, Chihuahua.
 //!
-//! To add a place: a region goes into `REGIONS` (keep it at five states at most, the
-//! tools' limit); a city known by a name that is not its municipality's goes into
-//! `CITY_ALIASES`.
+//! The names themselves (regions, city aliases, demonyms, big cities, common words)
+//! live in `gazetteer`; this module reads them.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
@@ -22,180 +21,11 @@ use std::sync::OnceLock;
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
 
+use super::gazetteer::{BIG_CITIES, CITY_ALIASES, COMMON_WORDS, DEMONYMS, REGIONS};
 use super::words::{near, Token};
 
 /// The most states one request carries (`states[]` in the market tools).
 pub const MAX_STATES: usize = 5;
-
-/// Regions as documented sets of states (folded names → states). Sources: the usual
-/// commercial regions of Mexico; where a region has more than five states the five
-/// with the most economic activity are kept.
-/// - península (de Yucatán): Yucatán, Quintana Roo, Campeche.
-/// - sureste: the península plus Tabasco and Chiapas.
-/// - Bajío: Guanajuato, Querétaro, Aguascalientes, San Luis Potosí (the industrial
-///   Bajío corridor).
-/// - norte: Nuevo León, Chihuahua, Coahuila, Sonora, Tamaulipas.
-/// - frontera (norte): Baja California, Sonora, Chihuahua, Coahuila, Tamaulipas
-///   (Nuevo León's short border is left out to stay within five).
-/// - occidente: Jalisco, Colima, Nayarit, Michoacán. golfo: Veracruz, Tamaulipas,
-///   Tabasco. valle de México: Ciudad de México, Estado de México.
-/// - comarca (región) lagunera, la Laguna: Coahuila, Durango (Torreón, Gómez Palacio,
-///   Lerdo). noreste: Nuevo León, Tamaulipas, Coahuila. noroeste: the Baja
-///   Californias, Sonora, Sinaloa. Huasteca: San Luis Potosí, Veracruz, Hidalgo,
-///   Tamaulipas. Riviera Maya: Quintana Roo. centro del país: Ciudad de México, Estado
-///   de México, Puebla, Querétaro, Hidalgo.
-const REGIONS: &[(&str, &[State])] = {
-    use State::*;
-    &[
-        ("peninsula", &[Yucatan, QuintanaRoo, Campeche]),
-        ("peninsula de yucatan", &[Yucatan, QuintanaRoo, Campeche]),
-        ("peninsula yucateca", &[Yucatan, QuintanaRoo, Campeche]),
-        (
-            "peninsula de baja california",
-            &[BajaCalifornia, BajaCaliforniaSur],
-        ),
-        (
-            "sureste",
-            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
-        ),
-        (
-            "sudeste",
-            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
-        ),
-        (
-            "sur este",
-            &[Yucatan, QuintanaRoo, Campeche, Tabasco, Chiapas],
-        ),
-        (
-            "bajio",
-            &[Guanajuato, Queretaro, Aguascalientes, SanLuisPotosi],
-        ),
-        (
-            "norte",
-            &[NuevoLeon, Chihuahua, Coahuila, Sonora, Tamaulipas],
-        ),
-        (
-            "nortenos",
-            &[NuevoLeon, Chihuahua, Coahuila, Sonora, Tamaulipas],
-        ),
-        (
-            "frontera",
-            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
-        ),
-        (
-            "frontera norte",
-            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
-        ),
-        (
-            "fronterizos",
-            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
-        ),
-        (
-            "fronterizas",
-            &[BajaCalifornia, Sonora, Chihuahua, Coahuila, Tamaulipas],
-        ),
-        ("occidente", &[Jalisco, Colima, Nayarit, Michoacan]),
-        ("golfo", &[Veracruz, Tamaulipas, Tabasco]),
-        ("valle de mexico", &[CiudadDeMexico, Mexico]),
-        ("comarca lagunera", &[Coahuila, Durango]),
-        ("region lagunera", &[Coahuila, Durango]),
-        ("la laguna", &[Coahuila, Durango]),
-        ("noreste", &[NuevoLeon, Tamaulipas, Coahuila]),
-        (
-            "noroeste",
-            &[BajaCalifornia, BajaCaliforniaSur, Sonora, Sinaloa],
-        ),
-        ("huasteca", &[SanLuisPotosi, Veracruz, Hidalgo, Tamaulipas]),
-        ("riviera maya", &[QuintanaRoo]),
-        // The whole country: a place that names no state («…bueno no, en todo el país»).
-        ("todo el pais", &[]),
-        ("toda la republica", &[]),
-        ("todo mexico", &[]),
-        (
-            "centro del pais",
-            &[CiudadDeMexico, Mexico, Puebla, Queretaro, Hidalgo],
-        ),
-    ]
-};
-
-/// Cities people name by a name that is not their municipality's.
-const CITY_ALIASES: &[(&str, State)] = {
-    use State::*;
-    &[
-        ("cancun", QuintanaRoo),
-        ("playa del carmen", QuintanaRoo),
-        ("chetumal", QuintanaRoo),
-        ("ciudad juarez", Chihuahua),
-        ("cd juarez", Chihuahua),
-        ("juarez chihuahua", Chihuahua),
-        ("villahermosa", Tabasco),
-        ("ciudad obregon", Sonora),
-        ("cd obregon", Sonora),
-        ("los cabos", BajaCaliforniaSur),
-        ("cabo san lucas", BajaCaliforniaSur),
-        ("ciudad victoria", Tamaulipas),
-        ("cd victoria", Tamaulipas),
-        ("tuxtla", Chiapas),
-        ("tlaquepaque", Jalisco),
-        ("ciudad del carmen", Campeche),
-        ("gdl", Jalisco),
-        ("mty", NuevoLeon),
-        ("san pedro garza garcia", NuevoLeon),
-        ("guadalajara", Jalisco),
-        ("monterrey", NuevoLeon),
-    ]
-};
-
-/// State demonyms, folded, in their masculine singular (or only) form: «constructoras
-/// poblanas», «proveedores regios». Plural and feminine forms follow ([`demonym`]).
-/// City demonyms that stand for their state (tapatío, regiomontano, jarocho, chilango)
-/// are included.
-const DEMONYMS: &[(&str, State)] = {
-    use State::*;
-    &[
-        ("hidrocalido", Aguascalientes),
-        ("aguascalentense", Aguascalientes),
-        ("bajacaliforniano", BajaCalifornia),
-        ("cachanilla", BajaCalifornia),
-        ("sudcaliforniano", BajaCaliforniaSur),
-        ("campechano", Campeche),
-        ("chiapaneco", Chiapas),
-        ("chihuahuense", Chihuahua),
-        ("coahuilense", Coahuila),
-        ("colimense", Colima),
-        ("capitalino", CiudadDeMexico),
-        ("chilango", CiudadDeMexico),
-        ("defeno", CiudadDeMexico),
-        ("duranguense", Durango),
-        ("guanajuatense", Guanajuato),
-        ("guerrerense", Guerrero),
-        ("hidalguense", Hidalgo),
-        ("jalisciense", Jalisco),
-        ("tapatio", Jalisco),
-        ("mexiquense", Mexico),
-        ("michoacano", Michoacan),
-        ("morelense", Morelos),
-        ("nayarita", Nayarit),
-        ("neoleones", NuevoLeon),
-        ("neoleonesa", NuevoLeon),
-        ("regiomontano", NuevoLeon),
-        ("regio", NuevoLeon),
-        ("oaxaqueno", Oaxaca),
-        ("poblano", Puebla),
-        ("queretano", Queretaro),
-        ("quintanarroense", QuintanaRoo),
-        ("potosino", SanLuisPotosi),
-        ("sinaloense", Sinaloa),
-        ("sonorense", Sonora),
-        ("tabasqueno", Tabasco),
-        ("tamaulipeco", Tamaulipas),
-        ("tlaxcalteca", Tlaxcala),
-        ("veracruzano", Veracruz),
-        ("jarocho", Veracruz),
-        ("yucateco", Yucatan),
-        ("zacatecano", Zacatecas),
-    ]
-};
 
 /// The state a demonym names, in any number and gender: the word itself, without a
 /// plural «s»/«es», and with a final «a» read as «o» («poblanas» → «poblano»).
@@ -209,106 +39,6 @@ fn demonym(word: &str) -> Option<State> {
         })
     })
 }
-
-/// Municipality names that are also ordinary words in a sales chat.
-const COMMON_WORDS: &[&str] = &[
-    "centro",
-    "frontera",
-    "fronteras",
-    "esperanza",
-    "isla",
-    "libres",
-    "madera",
-    "mama",
-    "china",
-    "colon",
-    "concordia",
-    "carmen",
-    "progreso",
-    "reforma",
-    "soledad",
-    "victoria",
-    "union",
-    "honey",
-    "mina",
-    "altar",
-    "candela",
-    "casas",
-    "empalme",
-    "natividad",
-    "magdalena",
-    "higueras",
-    "lagunillas",
-    "buenavista",
-    "angostura",
-    "ascension",
-    "paraiso",
-    "rosario",
-    "rodeo",
-    "sacramento",
-    "salinas",
-    "santiago",
-    "suma",
-    "tequila",
-    "tula",
-    "venado",
-    "pinos",
-    "palmillas",
-    "oriental",
-    "nogales",
-    "solidaridad",
-    "general",
-    "garcia",
-    "gonzalez",
-    "lopez",
-    "jimenez",
-    "mendez",
-    "ruiz",
-    "rosales",
-    "guerrero",
-    "hidalgo",
-    "morelos",
-    "madero",
-    "juarez",
-    "allende",
-    "zaragoza",
-    "obregon",
-    "galeana",
-    "escobedo",
-    "aldama",
-    "ocampo",
-    "bustamante",
-    "iturbide",
-    "lerdo",
-    "rayon",
-    "cardenas",
-    "mier",
-    "granados",
-    "coronado",
-    "padilla",
-    "naranjal",
-    "sabanilla",
-    "acula",
-    "ario",
-    "chila",
-    "jala",
-    "tala",
-    "mama",
-    "tila",
-    "ucu",
-    "dzan",
-    "peto",
-    "naco",
-    "china",
-    "inde",
-    "la paz",
-    "el oro",
-    "tres valles",
-    "san juan",
-    "san pedro",
-    "santa maria",
-    "el salto",
-];
 
 /// Words before a municipality that mark it as a place.
 const CUES: &[&str] = &[
@@ -445,63 +175,6 @@ fn state_with_typo(phrase: &str) -> Option<State> {
         .copied()
         .find(|s| near(phrase, &fold(s.name())))
 }
-
-/// Cities people name most (state capitals, big metros, the aliases above): only these
-/// are matched with a typo («guadalajra», «monterey»), never the 2,400 municipalities,
-/// too many of which are one edit from a common word.
-const BIG_CITIES: &[&str] = &[
-    "tijuana",
-    "mexicali",
-    "ensenada",
-    "hermosillo",
-    "culiacan",
-    "mazatlan",
-    "chihuahua",
-    "saltillo",
-    "torreon",
-    "monterrey",
-    "apodaca",
-    "escobedo",
-    "reynosa",
-    "matamoros",
-    "tampico",
-    "durango",
-    "zacatecas",
-    "aguascalientes",
-    "guadalajara",
-    "zapopan",
-    "tlaquepaque",
-    "tonala",
-    "morelia",
-    "queretaro",
-    "irapuato",
-    "celaya",
-    "guanajuato",
-    "toluca",
-    "naucalpan",
-    "ecatepec",
-    "tlalnepantla",
-    "nezahualcoyotl",
-    "cuernavaca",
-    "pachuca",
-    "puebla",
-    "tlaxcala",
-    "veracruz",
-    "xalapa",
-    "coatzacoalcos",
-    "villahermosa",
-    "oaxaca",
-    "acapulco",
-    "chilpancingo",
-    "tuxtla",
-    "campeche",
-    "merida",
-    "cancun",
-    "chetumal",
-    "colima",
-    "manzanillo",
-    "tepic",
-];
 
 /// A big city written with a typo (seven letters or more: «pueblo» is not Puebla), as
 /// the catalogue spells it.
