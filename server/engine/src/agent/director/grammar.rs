@@ -515,6 +515,8 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
                 "sell to government",
                 "sold to government",
                 "government",
+                "gov contracts",
+                "gov",
                 "public sector",
             ],
         ),

@@ -259,7 +259,19 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
         phrase(&folded, &format!("{v} contratos"))
             || phrase(&folded, &format!("{v} adjudicaciones"))
     });
-    let names_companies = has_contracts || starts(&words, COMPANY_NOUNS);
+    // The head noun decides: «contratos … que le dio a constructoras» asks for
+    // contracts; «constructoras que ganaron contratos» for companies.
+    let first_of = |list: &[&str]| {
+        words
+            .iter()
+            .position(|w| list.iter().any(|s| w.starts_with(s)))
+    };
+    let records_first = [AWARD_WORDS, TENDER_WORDS]
+        .iter()
+        .filter_map(|l| first_of(l))
+        .min()
+        .is_some_and(|at| first_of(COMPANY_NOUNS).is_none_or(|c| at < c));
+    let names_companies = has_contracts || (starts(&words, COMPANY_NOUNS) && !records_first);
     let mut ask = Ask {
         kind: if let Some(counted) = counted_kind(&words) {
             counted

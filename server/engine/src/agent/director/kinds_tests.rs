@@ -254,6 +254,19 @@ fn amounts_windows_sizes_and_tops() {
     assert_eq!(read("enséñame las 7 primeras", TODAY).top, Some(7));
     assert_eq!(read("dame las primeras 4 nomás", TODAY).top, Some(4));
     assert_eq!(read("the first 6 please", TODAY).top, Some(6));
+    // The head noun decides between records and companies.
+    assert_eq!(
+        read(
+            "contratos arriba de diez millones q pemex le haya dado a constructoras en tabasco",
+            TODAY
+        )
+        .kind,
+        RecordKind::Awards
+    );
+    assert_eq!(
+        read("constructoras que le vendieron a pemex", TODAY).kind,
+        RecordKind::Suppliers
+    );
     // «Reynosa» is a city, not «el rey».
     assert_eq!(
         read("quien vende jabon liquido en tampico o reynosa", TODAY).rank,
