@@ -5,6 +5,7 @@
 //! and months («entre enero y junio del 2024», «desde febrero de 2023»).
 
 use super::words::phrase;
+use crate::base::catalog::text::fold;
 
 /// What folding would lose or keep glued, written as words first: comparison signs
 /// («> 5M» → «mas de 5 M», «<2 millones» → «menos de 2 millones»), a number glued to
@@ -48,7 +49,15 @@ pub(super) fn spell_out(message: &str) -> String {
             continue;
         }
         if peso && !ch.is_ascii_digit() {
-            out.push_str(" pesos");
+            // «$5M», «$5 millones»: the money word that follows says how much.
+            let next_word: String = chars[i..]
+                .iter()
+                .skip_while(|c| c.is_whitespace())
+                .take_while(|c| c.is_alphabetic())
+                .collect();
+            if money(&fold(&next_word)).is_none() {
+                out.push_str(" pesos");
+            }
             peso = false;
         }
         // Only a number that starts its word: «IPT880412AB3» stays one word.

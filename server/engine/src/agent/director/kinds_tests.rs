@@ -195,6 +195,15 @@ fn amounts_windows_sizes_and_tops() {
         read("licitaciones de $750,000 pa arriba", TODAY).amount_min,
         Some(750_000.0)
     );
+    // The peso sign before a money word does not make pesos of millions.
+    assert_eq!(
+        read("contratos de mas de $5M", TODAY).amount_min,
+        Some(5_000_000.0)
+    );
+    assert_eq!(
+        read("contratos arriba de $5 millones", TODAY).amount_min,
+        Some(5_000_000.0)
+    );
     let a = read("adjudicaciones de 250 mil pa abajo", TODAY);
     assert_eq!((a.amount_min, a.amount_max), (None, Some(250_000.0)));
 

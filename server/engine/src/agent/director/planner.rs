@@ -91,7 +91,7 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
 
 /// Whether the message asks for prospects or clients (who to sell to) rather than
 /// for suppliers of the market data.
-fn tokens_say_prospects(message: &str) -> bool {
+fn asks_for_prospects(message: &str) -> bool {
     super::words::tokens(message).iter().any(|t| {
         ["prospect", "cliente", "lead"]
             .iter()
@@ -387,7 +387,7 @@ impl LocalDirector {
         // and no giro anywhere in the session or the profile — ask which giro instead of
         // listing every giro there. («Busca proveedores en Jalisco» asks for the
         // market's own data and is searched.)
-        let prospects = tokens_say_prospects(&input.turn.message);
+        let prospects = asks_for_prospects(&input.turn.message);
         let only_a_place = prospects
             && req.giro.is_none()
             && req.giros.is_empty()
