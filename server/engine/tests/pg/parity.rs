@@ -40,10 +40,6 @@ const EXCEPTIONS: &[(&str, &str)] = &[
     ("table mk_suppliers_fts: only on sqlite", FULL_TEXT),
     ("column mk_suppliers.tsv: only on postgres", FULL_TEXT),
     ("index mk_suppliers(tsv): only on postgres", FULL_TEXT),
-    (
-        "table mk_deferred_ddl: only on sqlite",
-        "SQLite bulk imports set search indexes aside there (market::import::ocds::deferred)",
-    ),
     // SQLite's FTS5 index over awards is keyed by a virtual generated column (date order,
     // migration sqlite/0020) that pragma_table_info does not list; only its unique index
     // shows. PostgreSQL orders awards with a plain (date, id) index.

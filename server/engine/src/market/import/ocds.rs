@@ -224,11 +224,11 @@ pub async fn import_ocds_from(
     }
     // A bulk load builds the search indexes once, at the end (`deferred`).
     let bulk = match opts.defer_indexes {
-        Some(forced) => forced && store.backend() == Backend::Sqlite,
-        None => deferred::worth_it(&mut conn, store.backend(), total_bytes).await?,
+        Some(forced) => forced,
+        None => deferred::worth_it(&mut conn, total_bytes).await?,
     };
     if bulk {
-        let n = deferred::defer(&mut conn).await?;
+        let n = deferred::defer(&mut conn, store.backend()).await?;
         tracing::info!(
             indexes = n,
             "bulk import: search indexes set aside until the end"
