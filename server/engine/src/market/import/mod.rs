@@ -92,6 +92,28 @@ impl ImportReport {
             self.warnings.push(warning);
         }
     }
+
+    /// Adds what another writer of the same run counted (an import writing with two
+    /// connections at once).
+    pub fn absorb(&mut self, other: ImportReport) {
+        let (mine, theirs) = (&mut self.inserted, other.inserted);
+        mine.suppliers += theirs.suppliers;
+        mine.opportunities += theirs.opportunities;
+        mine.awards += theirs.awards;
+        mine.risks += theirs.risks;
+        self.unchanged += other.unchanged;
+        self.updated += other.updated;
+        self.skipped_total += other.skipped_total;
+        for (reason, n) in other.skipped_by_reason {
+            *self.skipped_by_reason.entry(reason).or_default() += n;
+        }
+        let room = REPORT_SAMPLES.saturating_sub(self.skipped.len());
+        self.skipped.extend(other.skipped.into_iter().take(room));
+        for w in other.warnings {
+            self.warn(w);
+        }
+        self.notes.extend(other.notes);
+    }
 }
 
 /// Appends a run to the coverage log.

@@ -49,7 +49,9 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::{Backend, Conn, Store};
 use luna_protocol::error::ErrorCode;
 use read::{Item, ReadError};
-use release::{refresh_suppliers, write_release, Ctx, Totals, TOUCHED_MAX};
+use release::{
+    refresh_suppliers, write_grants, write_release, write_tender, Ctx, Totals, TOUCHED_MAX,
+};
 
 /// How far an import is.
 #[derive(Debug, Clone, Default)]
@@ -234,6 +236,13 @@ pub async fn import_ocds_from(
             "bulk import: search indexes set aside until the end"
         );
     }
+    // On PostgreSQL a second connection writes each batch's Licitaciones while this
+    // one writes its Proveedores and Adjudicaciones (`flush`): every statement is a
+    // round trip, and two connections keep the importer and the server both busy.
+    let mut side = match store.backend() {
+        Backend::Postgres => Some(store.pool().acquire().await?),
+        Backend::Sqlite => None,
+    };
     let batch_size = opts.batch.max(1);
     let mut ctx = Ctx {
         source: source_of("OCDS"),
@@ -262,7 +271,15 @@ pub async fn import_ocds_from(
                 if !batch.is_empty() {
                     // The releases read so far belong to the previous publisher.
                     if let Err(e) =
-                        flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report).await
+                        flush(
+                        &mut conn,
+                        side.as_deref_mut(),
+                        &mut ctx,
+                        &mut batch,
+                        run_id,
+                        seen,
+                        &mut report,
+                    ).await
                     {
                         write_error = Some(e);
                         break;
@@ -288,7 +305,15 @@ pub async fn import_ocds_from(
                 batch.push(r);
                 if batch.len() >= batch_size {
                     if let Err(e) =
-                        flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report).await
+                        flush(
+                        &mut conn,
+                        side.as_deref_mut(),
+                        &mut ctx,
+                        &mut batch,
+                        run_id,
+                        seen,
+                        &mut report,
+                    ).await
                     {
                         write_error = Some(e);
                         break;
@@ -305,7 +330,15 @@ pub async fn import_ocds_from(
         }
     }
     if write_error.is_none() && !batch.is_empty() {
-        write_error = flush(&mut conn, &mut ctx, &mut batch, run_id, seen, &mut report)
+        write_error = flush(
+                        &mut conn,
+                        side.as_deref_mut(),
+                        &mut ctx,
+                        &mut batch,
+                        run_id,
+                        seen,
+                        &mut report,
+                    )
             .await
             .err();
     }
@@ -391,6 +424,7 @@ async fn resolve_touched(
 /// Writes one batch and the run's resume point in one transaction.
 async fn flush(
     conn: &mut Conn,
+    side: Option<&mut Conn>,
     ctx: &mut Ctx,
     batch: &mut Vec<Value>,
     run_id: i64,
@@ -399,10 +433,48 @@ async fn flush(
 ) -> EngineResult<()> {
     let mut totals = Totals::default();
     let mut tx = sqlx::Connection::begin(&mut *conn).await?;
-    for r in batch.drain(..) {
-        write_release(&mut tx, ctx, &r, report, &mut totals).await?;
+    match side {
+        None => {
+            for r in batch.drain(..) {
+                write_release(&mut tx, ctx, &r, report, &mut totals).await?;
+            }
+            refresh_suppliers(&mut tx, totals).await?;
+        }
+        Some(side) => {
+            // Licitaciones on `side`, the rest here, at the same time: the two touch
+            // different rows, and each keeps the order of the releases.
+            let mut tenders = sqlx::Connection::begin(&mut *side).await?;
+            let heads: Vec<_> = batch
+                .iter()
+                .filter_map(|r| release::head(ctx, r, report))
+                .collect();
+            let source = ctx.source.clone();
+            let mut tender_report = ImportReport::default();
+            let (written, granted) = tokio::join!(
+                async {
+                    for h in &heads {
+                        write_tender(&mut tenders, &source, h, &mut tender_report).await?;
+                    }
+                    EngineResult::Ok(())
+                },
+                async {
+                    for h in &heads {
+                        write_grants(&mut tx, ctx, h, report, &mut totals).await?;
+                    }
+                    refresh_suppliers(&mut tx, std::mem::take(&mut totals)).await
+                }
+            );
+            written?;
+            granted?;
+            // The Licitaciones commit first: a run killed between the two commits has
+            // not passed this batch's resume point, writes the batch again and finds
+            // them there.
+            tenders.commit().await?;
+            report.absorb(tender_report);
+            drop(heads);
+            batch.clear();
+        }
     }
-    refresh_suppliers(&mut tx, totals).await?;
     runs::checkpoint(&mut tx, run_id, seen, &ctx.publisher, report).await?;
     tx.commit().await?;
     Ok(())

@@ -208,22 +208,36 @@ fn grants(
     out
 }
 
-/// Writes one release. `touched` collects the suppliers whose totals need a refresh.
-pub(super) async fn write_release(
-    conn: &mut Conn,
-    ctx: &mut Ctx,
-    release: &Value,
+/// What a release's tender and its grants both read, taken from it once.
+pub(super) struct Head<'r> {
+    release: &'r Value,
+    ocid: String,
+    parties: HashMap<String, Party>,
+    buyer: String,
+    buyer_name: Option<String>,
+    buyer_state: Option<crate::base::catalog::states::State>,
+    tender: Option<&'r Value>,
+    procedure: Option<crate::market::types::Procedure>,
+    stamp: Option<String>,
+    origin: Origin,
+}
+
+/// Reads what the tender and the grants of `release` share; `None` (the release
+/// skipped, with its reason) when it has no ocid. The parties' warnings go to `report`.
+pub(super) fn head<'r>(
+    ctx: &Ctx,
+    release: &'r Value,
     report: &mut ImportReport,
-    totals: &mut Totals,
-) -> EngineResult<()> {
+) -> Option<Head<'r>> {
     let Some(ocid) = s(release.get("ocid")) else {
         report.skip("entrega", "La entrega no trae ocid.");
-        return Ok(());
+        return None;
     };
-    let source_owned = ctx.source.clone();
-    let source = source_owned.as_str();
     let mut warnings = Vec::new();
     let (parties, buyer_party) = parties_of(release, &mut warnings);
+    for w in warnings {
+        report.warn(w);
+    }
     let buyer_obj = release.get("buyer");
     let buyer = buyer_obj
         .and_then(|b| s(b.get("name")))
@@ -242,14 +256,61 @@ pub(super) async fn write_release(
     let buyer_name = buyer_ref.map(|p| p.name.clone());
     let buyer_state = buyer_ref.and_then(|p| p.state);
     let tender = release.get("tender").filter(|t| t.is_object());
-    let procedure = procedure_of(tender);
-    let release_date = date_of(release.get("date"));
-    let stamp = stamp_of(release.get("date"));
-    let origin = Origin {
-        release_id: s(release.get("id")),
-        run: ctx.run_id,
-    };
+    Some(Head {
+        release,
+        procedure: procedure_of(tender),
+        stamp: stamp_of(release.get("date")),
+        origin: Origin {
+            release_id: s(release.get("id")),
+            run: ctx.run_id,
+        },
+        ocid,
+        parties,
+        buyer,
+        buyer_name,
+        buyer_state,
+        tender,
+    })
+}
 
+/// Writes one release: its tender, then its grants (the order a release is read in).
+pub(super) async fn write_release(
+    conn: &mut Conn,
+    ctx: &mut Ctx,
+    release: &Value,
+    report: &mut ImportReport,
+    totals: &mut Totals,
+) -> EngineResult<()> {
+    let Some(head) = head(ctx, release, report) else {
+        return Ok(());
+    };
+    let source = ctx.source.clone();
+    write_tender(conn, &source, &head, report).await?;
+    write_grants(conn, ctx, &head, report, totals).await
+}
+
+/// The tender of a release as a Licitación: inserted, updated by a newer release of
+/// its process, or filled where empty by an older one.
+pub(super) async fn write_tender(
+    conn: &mut Conn,
+    source: &str,
+    head: &Head<'_>,
+    report: &mut ImportReport,
+) -> EngineResult<()> {
+    let Head {
+        release,
+        ocid,
+        buyer,
+        buyer_name,
+        buyer_state,
+        tender,
+        procedure,
+        stamp,
+        origin,
+        ..
+    } = head;
+    let (release, procedure, buyer_state) = (*release, *procedure, *buyer_state);
+    let release_date = date_of(release.get("date"));
     // ---- the tender as a Licitación
     if let Some(t) = tender {
         let title = s(t.get("title"))
@@ -339,7 +400,34 @@ pub(super) async fn write_release(
         }
     }
 
-    // ---- awards (or contracts standing for them)
+    Ok(())
+}
+
+/// The awards of a release (or its contracts standing for them) as Adjudicaciones,
+/// each supplier written first as a Proveedor.
+pub(super) async fn write_grants(
+    conn: &mut Conn,
+    ctx: &mut Ctx,
+    head: &Head<'_>,
+    report: &mut ImportReport,
+    totals: &mut Totals,
+) -> EngineResult<()> {
+    let Head {
+        release,
+        ocid,
+        parties,
+        buyer,
+        buyer_name,
+        tender,
+        procedure,
+        stamp,
+        origin,
+        ..
+    } = head;
+    let (release, procedure) = (*release, *procedure);
+    let source = ctx.source.clone();
+    let source = source.as_str();
+    let mut warnings = Vec::new();
     let tender_title = tender.and_then(|t| s(t.get("title")));
     let supplier_parties: Vec<&Party> = parties
         .values()
