@@ -338,11 +338,11 @@ pub(super) async fn write_tender(
         let inserted = sqlx::query(
             "insert into mk_opportunities (ocid, title, description, buyer, buyer_name, procedure, state_code, amount, currency, published, closes, status, source, release_date, release_id, import_run) values ($1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, $13, $14, $15, $16) on conflict do nothing",
         )
-        .bind(&ocid)
+        .bind(ocid)
         .bind(&title)
         .bind(s(t.get("description")))
-        .bind(&buyer)
-        .bind(&buyer_name)
+        .bind(buyer)
+        .bind(buyer_name)
         .bind(procedure.map(|p| p.key()))
         .bind(buyer_state.map(|s| i64::from(s.code())))
         .bind(opt_real(amount))
@@ -351,7 +351,7 @@ pub(super) async fn write_tender(
         .bind(&closes)
         .bind(&status)
         .bind(source)
-        .bind(&stamp)
+        .bind(stamp)
         .bind(&origin.release_id)
         .bind(origin.run)
         .execute(&mut *conn)
@@ -361,7 +361,7 @@ pub(super) async fn write_tender(
             report.inserted.opportunities += 1;
         } else if !update_opportunity(
             conn,
-            &ocid,
+            ocid,
             stamp.as_deref(),
             Figures {
                 amount,
@@ -370,7 +370,7 @@ pub(super) async fn write_tender(
                 date: None,
                 closes: closes.clone(),
             },
-            &origin,
+            origin,
             report,
         )
         .await?
@@ -384,7 +384,7 @@ pub(super) async fn write_tender(
             .bind(&closes)
             .bind(procedure.map(|p| p.key()))
             .bind(&status)
-            .bind(&ocid)
+            .bind(ocid)
             .bind(opt_real(amount))
             .bind(&closes)
             .bind(procedure.map(|p| p.key()))
@@ -433,7 +433,7 @@ pub(super) async fn write_grants(
         .values()
         .filter(|p| p.roles.contains(&Role::Supplier))
         .collect();
-    let grants = grants(release, &ocid, tender_title, report);
+    let grants = grants(release, ocid, tender_title, report);
     let single = grants.len() == 1;
     for grant in grants {
         let item = format!("{ocid} / {}", grant.id);
@@ -489,11 +489,11 @@ pub(super) async fn write_grants(
                  select $1, $2, $3, $4, $5, $6, $7, cast($8 as double precision), $9, $10, $11, $12, s.state_code, s.scian, $13, $15, $16, $17 from mk_suppliers s where s.id = $14 on conflict do nothing",
             )
             .bind(&key)
-            .bind(&ocid)
+            .bind(ocid)
             .bind(&party.key)
             .bind(&party.name)
-            .bind(&buyer)
-            .bind(&buyer_name)
+            .bind(buyer)
+            .bind(buyer_name)
             .bind(&grant.title)
             .bind(opt_real(amt))
             .bind(&currency)
@@ -502,7 +502,7 @@ pub(super) async fn write_grants(
             .bind(procedure.map(|p| p.key()))
             .bind(source)
             .bind(&party.key)
-            .bind(&stamp)
+            .bind(stamp)
             .bind(&origin.release_id)
             .bind(origin.run)
             .execute(&mut *conn)
@@ -522,7 +522,7 @@ pub(super) async fn write_grants(
                     date: grant.date.clone(),
                     closes: None,
                 },
-                &origin,
+                origin,
             )
             .await?
             {
