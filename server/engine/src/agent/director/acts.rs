@@ -444,6 +444,37 @@ const SAVE_CUES: &[&str] = &[
     "da de alta",
     "registrame",
     "=registra",
+    // «dame de alta en el embudo…», «denlas de alta» (never «de alta calidad»).
+    "=dame =de =alta",
+    "=den =de =alta",
+    "damel* =de =alta",
+    "denl* =de =alta",
+    "=de =alta =en",
+];
+
+/// Verbs of putting companies somewhere; with a place in the CRM (its name, the
+/// pipeline, or a stage the saved list starts with) they are a save.
+const PUT_VERBS: &[&str] = &[
+    "agrega*", "sube*", "mete*", "pon*", "avienta*", "aventa*", "echa*", "manda*", "jala*",
+    "aparta*", "carga*", "anade*", "add",
+];
+const CRM_PLACES: &[&str] = &[
+    "crm",
+    "pipeline",
+    "embudo",
+    "prospeccion",
+    "coleccion",
+    "cartera",
+];
+/// Stages a company may start in when saved («súbelas en Propuesta»); a move to
+/// Ganado or Perdido is never a save.
+const ENTRY_STAGES: &[&str] = &[
+    "=en =propuesta",
+    "=a =propuesta",
+    "=en =contactado",
+    "=a =contactado",
+    "=en =conversacion",
+    "=a =conversacion",
 ];
 
 /// «en la etapa Propuesta», «para los que están en Nuevo», «a Propuesta»: the stage
@@ -545,18 +576,10 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                     && any(tokens, &["=lista"])
                     && any(tokens, &["prospeccion", "crm", "pipeline", "embudo"]))
                 || any(tokens, SAVE_CUES)
-                || (any(tokens, &["agrega*", "sube*", "mete*", "pon*", "avienta*", "aventa*", "echa*", "manda*"])
-                    && any(
-                        tokens,
-                        &[
-                            "crm",
-                            "pipeline",
-                            "embudo",
-                            "prospeccion",
-                            "coleccion",
-                            "cartera",
-                        ],
-                    ))
+                || (any(tokens, PUT_VERBS) && any(tokens, CRM_PLACES))
+                || (any(tokens, PUT_VERBS)
+                    && !any(tokens, &["pon*", "pasa*", "muev*", "mueve*"])
+                    && any(tokens, ENTRY_STAGES))
                 // «agrégalas a mi lista», «mételos a la lista»: the selection, by its
                 // pronoun, into the person's list.
                 || (any(tokens, &["agregal*", "metel*", "subel*", "anadel*"])
@@ -568,7 +591,11 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
                         tokens,
                         &["=todas", "=todos", "=esas", "=esos", "=estas", "=estos", "=all"],
                     ))),
-        stage: stage(tokens),
+        stage: stage(tokens).or_else(|| {
+            // «súbelas en Propuesta», «pa los q quedaron en contactado».
+            let (_, end) = first_end(tokens, ENTRY_STAGES)?;
+            Some(tokens[end - 1].word.clone())
+        }),
         rfcs: rfcs(tokens),
         knowledge_edit: note.is_none() && !merge && super::knowing::edit(tokens),
         knowledge_ask: note.is_none() && !merge && super::knowing::asks(tokens),

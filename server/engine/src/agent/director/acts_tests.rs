@@ -375,3 +375,55 @@ fn saves_said_as_registering_and_new_channels() {
     assert!(acts("sugiere q se corrija el tema de como le vendemos a gobierno").knowledge_edit);
     assert!(acts("y q mas tenemos escrito de como venderle a gobierno?").knowledge_ask);
 }
+
+#[test]
+fn saves_said_with_any_verb_of_putting_into_the_crm_or_an_entry_stage() {
+    for (m, stage) in [
+        ("jálame ocho despachos contables de puebla al embudo", None),
+        ("apártame en el pipeline 4 constructoras regias", None),
+        ("denme de alta en el crm a las imprentas de toluca", None),
+        ("cárgame esas tres en prospección", None),
+        ("las 2 de arriba súbelas en contactado", Some("contactado")),
+        ("añádelas en conversacion porfa", Some("conversacion")),
+    ] {
+        let a = acts(m);
+        assert!(a.save, "{m}");
+        assert_eq!(a.stage.as_deref(), stage, "{m}");
+    }
+    for m in [
+        // A question about the list, a stage move and a quality are not saves.
+        "cuántas llevamos ya en prospección?",
+        "ponla en perdido, ya firmó con otro",
+        "pásalas a propuesta",
+        "quiero imprentas de alta calidad en toluca",
+    ] {
+        assert!(!acts(m).save, "{m}");
+    }
+    // The audience of a sequence by the stage it is in.
+    assert_eq!(
+        acts("una cadencia de 2 correos pa las que siguen en contactado")
+            .stage
+            .as_deref(),
+        Some("contactado")
+    );
+}
+
+#[test]
+fn a_note_sent_to_cerebro_and_questions_about_what_the_team_wrote_down() {
+    let n = acts("registra en el cerebro que la SEP paga a 60 días");
+    assert_eq!(n.note.as_deref(), Some("la SEP paga a 60 días"));
+    assert!(!n.save);
+    for m in [
+        "¿tenemos lista de precios para cotizar limpieza? qué tan actualizada está",
+        "hay otras cosas documentadas de cómo licita la cfe?",
+        "qué consejos tiene guardados el equipo para llegarle a pemex?",
+    ] {
+        let a = acts(m);
+        assert!(a.knowledge_ask, "{m}");
+        assert!(!a.knowledge_edit, "{m}");
+    }
+    // Having is not asking about what is written: a search.
+    assert!(!acts("hay proveedores de equipo médico en puebla?").knowledge_ask);
+    // Correcting it still is an edit.
+    assert!(acts("actualiza la lista de precios, subió el cartón").knowledge_edit);
+}

@@ -186,6 +186,9 @@ pub(super) fn window(
     if let Some(months) = months_window(words, y) {
         return months;
     }
+    if let Some(from) = short_year_since(words, y) {
+        return (Some(from.to_string()), None);
+    }
     // «del 2021 al 2023», «entre 2021 y 2023», «2021 a 2023», «2021-2023»: a span.
     let years: Vec<(usize, i32)> = words
         .iter()
@@ -229,6 +232,24 @@ pub(super) fn window(
         };
     }
     (None, None)
+}
+
+/// «desde el 22», «a partir del 19»: a year written with two digits after a word of
+/// starting, never a day («desde el 22 de marzo») nor a quantity («desde 22 mil»);
+/// only years up to the current one.
+fn short_year_since(words: &[&str], this_year: i32) -> Option<i32> {
+    words.iter().enumerate().find_map(|(i, w)| {
+        let two = w.len() == 2 && w.bytes().all(|b| b.is_ascii_digit());
+        let yy: i32 = w.parse().ok().filter(|_| two)?;
+        let prev = |k: usize| i.checked_sub(k).map_or("", |p| words[p]);
+        let since = prev(1) == "desde"
+            || (prev(1) == "el" && prev(2) == "desde")
+            || (prev(1) == "del" && prev(2) == "partir");
+        let next = words.get(i + 1).copied().unwrap_or("");
+        let not_a_year = ["de", "mil", "millones", "mdp", "k", "por", "pct"].contains(&next);
+        let year = 2000 + yy;
+        (since && !not_a_year && year <= this_year && yy >= 10).then_some(year)
+    })
 }
 
 const MONTHS: [&[&str]; 12] = [

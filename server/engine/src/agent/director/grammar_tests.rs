@@ -196,3 +196,11 @@ fn totals_removals_and_who_buys_more_between_alternatives() {
     assert!(p("¿quién vende más uniformes, la SEDENA o la SEMAR?").compare);
     assert!(p("¿alguna con problemas fiscales?").risk_screen);
 }
+
+#[test]
+fn a_cap_is_a_quantity_and_a_restated_number_wins() {
+    let quantity = |m: &str| parse(m, &CatalogVocabulary).quantity;
+    assert_eq!(quantity("despachos contables en puebla, 8 max"), Some(8));
+    assert_eq!(quantity("imprentas de toluca, a lo mucho 6"), Some(6));
+    assert_eq!(quantity("dame 12 constructoras, digo 15 constructoras"), Some(15));
+}

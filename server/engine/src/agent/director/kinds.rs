@@ -29,6 +29,8 @@ pub enum RecordKind {
     Suppliers,
     Awards,
     Opportunities,
+    /// Marcas de riesgo: the SAT's 69-B list and the other risk lists.
+    Risks,
 }
 
 impl RecordKind {
@@ -37,6 +39,7 @@ impl RecordKind {
             RecordKind::Suppliers => "suppliers",
             RecordKind::Awards => "awards",
             RecordKind::Opportunities => "opportunities",
+            RecordKind::Risks => "risks",
         }
     }
 }
@@ -60,6 +63,8 @@ pub struct Ask {
     pub size_band: Option<&'static str>,
     /// «top 10», «los 5 mejores».
     pub top: Option<u32>,
+    /// Marcas de riesgo of one kind (`sat_69b_presunto`…).
+    pub mark_kind: Option<&'static str>,
 }
 
 impl Ask {
@@ -81,6 +86,7 @@ impl Ask {
         }
         out.size_band = later.size_band.or(out.size_band);
         out.top = later.top.or(out.top);
+        out.mark_kind = later.mark_kind.or(out.mark_kind);
         out.active |= later.active;
         out
     }
@@ -246,7 +252,7 @@ fn open_to_bid(folded: &str, words: &[&str]) -> bool {
 
 /// Reads the message (`today`: the current year and month, for «este año»…).
 pub fn read(message: &str, today: (i32, u32)) -> Ask {
-    let folded = fold(&spell_out(message));
+    let folded = fold(&spell_out(&super::restate::restated(message)));
     let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
     // «que ya hayan tenido contratos», «con contratos»: contracts as what companies
     // have, so the answer is still companies.
@@ -273,11 +279,18 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
         .is_some_and(|at| first_of(COMPANY_NOUNS).is_none_or(|c| at < c));
     let names_companies = has_contracts || (starts(&words, COMPANY_NOUNS) && !records_first);
     let mut ask = Ask {
-        kind: if let Some(counted) = counted_kind(&words) {
+        kind: if risk_list(&folded, &words) {
+            RecordKind::Risks
+        } else if let Some(counted) = counted_kind(&words) {
             counted
         } else if names_companies {
             RecordKind::Suppliers
-        } else if starts(&words, TENDER_WORDS) || open_to_bid(&folded, &words) {
+        } else if starts(&words, TENDER_WORDS)
+            || open_to_bid(&folded, &words)
+            // «¿hay algo abierto pa obra?»: something open is a tender.
+            || (has(&words, &["algo", "something"])
+                && starts(&words, &["abiert", "vigente", "activ", "open"]))
+        {
             RecordKind::Opportunities
         } else if starts(&words, AWARD_WORDS) {
             RecordKind::Awards
@@ -325,7 +338,52 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     (ask.date_from, ask.date_to) = window(&folded, &words, today);
     ask.size_band = size(&words);
     ask.top = top(&words);
+    if ask.kind == RecordKind::Risks {
+        ask.mark_kind = mark_kind(&words);
+    }
     ask
+}
+
+/// The SAT's 69-B list (or the risk lists) asked about as a list of its own — «¿cuántas
+/// empresas tiene el SAT como definitivas en el 69-B?», «dame las presuntas del 69-B» —
+/// not a check of companies already found («revisa si alguna de esas está en el 69-B»
+/// is a screen of the selection).
+fn risk_list(folded: &str, words: &[&str]) -> bool {
+    let list = phrase(folded, "69-b")
+        || phrase(folded, "69 b")
+        || has(words, &["69b", "efos"])
+        || phrase(folded, "lista negra")
+        || phrase(folded, "marcas de riesgo");
+    let listed = starts(
+        words,
+        &[
+            "cuant", "dame", "lista", "listado", "cuales", "quienes", "muestra", "ensena", "busca",
+            "empresas", "padron", "how", "which", "show",
+        ],
+    );
+    let selection = starts(
+        words,
+        &[
+            "esta", "esa", "esto", "eso", "alguna", "alguno", "ninguna", "ninguno", "ellas",
+            "ellos", "selecc", "mis", "nuestr", "revis", "chec", "filtr", "valid", "pasal",
+        ],
+    );
+    list && listed && !selection
+}
+
+/// «presuntas», «definitivos», «desvirtuadas», «sentencia favorable».
+fn mark_kind(words: &[&str]) -> Option<&'static str> {
+    if starts(words, &["presunt"]) {
+        Some("sat_69b_presunto")
+    } else if starts(words, &["definitiv"]) {
+        Some("sat_69b_definitivo")
+    } else if starts(words, &["desvirtuad"]) {
+        Some("sat_69b_desvirtuado")
+    } else if starts(words, &["sentencia"]) {
+        Some("sat_69b_sentencia_favorable")
+    } else {
+        None
+    }
 }
 
 /// What a count counts: the noun right after «cuántos», «número (total) de», «how
@@ -502,6 +560,21 @@ fn top(words: &[&str]) -> Option<u32> {
             && words.get(i + 3).is_some_and(|m| MORE_WORDS.contains(m))
         {
             if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
+                return Some(v);
+            }
+        }
+        // «los 10 más pesados», «las 4 más grandes».
+        if ["los", "las", "the"].contains(w)
+            && words.get(i + 2).is_some_and(|m| MORE_WORDS.contains(m))
+        {
+            if let Some(v) = words.get(i + 1).and_then(|w| n(w)) {
+                return Some(v);
+            }
+        }
+        // «top 5» said as a cap: «12 max», «máximo 10».
+        if ["max", "maximo", "maximum"].contains(w) {
+            let before = i.checked_sub(1).and_then(|p| n(words[p]));
+            if let Some(v) = before.or_else(|| words.get(i + 1).and_then(|w| n(w))) {
                 return Some(v);
             }
         }

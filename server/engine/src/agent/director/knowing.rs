@@ -35,7 +35,11 @@ const EDIT_VERBS: &[&str] = &[
     "agrega*",
     "quita*",
     "cambia*",
-    "actualiza*",
+    // Not «actualizados» (a question about how current it is).
+    "=actualiza",
+    "=actualizar",
+    "actualizal*",
+    "=actualicen",
     "borra*",
     "pon",
     "ponle",
@@ -100,6 +104,29 @@ const ASK_CUES: &[&str] = &[
     "what do we",
     "do we have",
 ];
+/// Verbs of having, asked about what is kept: «¿tenemos precios de referencia?», «¿hay
+/// otras cosas documentadas…?», «¿qué tips tiene guardados el equipo?». They count only
+/// with a word of [`WRITTEN_WORDS`] (never «¿hay proveedores de equipo médico?»).
+const HAVE_CUES: &[&str] = &["=tenemos", "=tiene", "=tienen", "=hay", "=existe", "=existen"];
+const WRITTEN_WORDS: &[&str] = &[
+    "documentad*",
+    "guardad*",
+    "apuntad*",
+    "anotad*",
+    "registrad*",
+    "escrit*",
+    "=tips",
+    "consejo*",
+    "cerebro",
+    "playbook",
+    "guion",
+    "pitch",
+    "objecion*",
+    "icp",
+    "cliente ideal",
+    "precios de referencia",
+    "lista de precios",
+];
 const KEPT_WORDS: &[&str] = &[
     "documentad*",
     "escrit*",
@@ -151,5 +178,7 @@ pub fn merge(tokens: &[Token]) -> bool {
 
 /// A question about what the team knows (never an edit).
 pub fn asks(tokens: &[Token]) -> bool {
-    !edit(tokens) && any(tokens, ASK_CUES) && any(tokens, KEPT_WORDS)
+    !edit(tokens)
+        && ((any(tokens, ASK_CUES) && any(tokens, KEPT_WORDS))
+            || (any(tokens, HAVE_CUES) && any(tokens, WRITTEN_WORDS)))
 }

@@ -15,6 +15,7 @@ pub mod moves;
 mod notes;
 pub mod places;
 pub mod planner;
+mod restate;
 pub mod vocab;
 pub mod words;
 pub mod writeup;

@@ -39,6 +39,11 @@ const NOTE_MARKERS: &[&str] = &[
     "agregalo a cerebro",
     "guarda en cerebro",
     "guarda en el cerebro",
+    // «registra en cerebro que…», «súbelo al cerebro:»: a verb of keeping comes first.
+    "en cerebro",
+    "en el cerebro",
+    "al cerebro",
+    "a cerebro",
     "note that",
     "no se nos olvide",
     "no se olvide",

@@ -188,6 +188,7 @@ fn big_city_with_typo(word: &str) -> Option<&'static str> {
 /// Words that correct what was just said: «en Monterrey… no, mejor en Coahuila».
 const CORRECTIONS: &[&str] = &[
     "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather", "espera", "wait", "bueno",
+    "nel", "nop", "nope",
 ];
 
 /// Reads the places of a message. A correction between places keeps the places after
@@ -251,14 +252,29 @@ fn scan(tokens: &[Token]) -> Places {
                 matched = len;
                 break;
             }
-            if let Some(states) = municipalities().get(&phrase).filter(|_| cued) {
+            // A city inside a region just named needs no cue: «el Bajío, en concreto
+            // León, Qro y Ags».
+            let in_named_region = |states: &&Vec<State>| {
+                states.iter().any(|s| in_region.contains(s))
+            };
+            if let Some(states) = municipalities()
+                .get(&phrase)
+                .filter(|states| cued || in_named_region(states))
+            {
                 cities.push((i, phrase, states.clone()));
                 matched = len;
                 break;
             }
         }
         if matched == 0 {
-            if let Some(s) = state_with_typo(words[i]) {
+            // «nuevo loen», «san luis potoci»: a name of two or three words with a typo.
+            let long_typo = (2..=3.min(words.len() - i))
+                .rev()
+                .find_map(|len| state_with_typo(&words[i..i + len].join(" ")).map(|s| (s, len)));
+            if let Some((s, len)) = long_typo {
+                named.push((i, s));
+                matched = len;
+            } else if let Some(s) = state_with_typo(words[i]) {
                 named.push((i, s));
                 matched = 1;
             } else if let Some(city) = cued.then(|| big_city_with_typo(words[i])).flatten() {

@@ -93,7 +93,9 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
 /// for suppliers of the market data.
 fn asks_for_prospects(message: &str) -> bool {
     super::words::tokens(message).iter().any(|t| {
-        ["prospect", "cliente", "lead"]
+        // «busca empresas en Monterrey»: companies of any giro are not a list anyone
+        // works; «proveedores en Nuevo León» (who sells) is searched.
+        ["prospect", "cliente", "lead", "empresa", "compan", "negocio"]
             .iter()
             .any(|p| t.word.starts_with(p))
     })

@@ -31,6 +31,18 @@ fn with_states(args: &mut Value, req: &Request) {
 /// the constraints `ask` read, as far as `kind` admits them.
 pub(crate) fn record_filters(req: &Request, ask: &Ask, kind: RecordKind) -> Map<String, Value> {
     let mut f = Map::new();
+    if kind == RecordKind::Risks {
+        // The risk lists know RFCs, kinds of mark and dates; nothing else.
+        if let Some(m) = ask.mark_kind {
+            f.insert("mark_kind".into(), json!(m));
+        }
+        for (key, d) in [("date_from", &ask.date_from), ("date_to", &ask.date_to)] {
+            if let Some(d) = d {
+                f.insert(key.into(), json!(d));
+            }
+        }
+        return f;
+    }
     if let Some((key, _)) = &req.giro {
         f.insert("giro".into(), json!(key));
     }
@@ -86,6 +98,7 @@ fn noun(kind: RecordKind, active: bool) -> &'static str {
     match (kind, active) {
         (RecordKind::Opportunities, true) => "licitaciones abiertas",
         (RecordKind::Opportunities, false) => "licitaciones",
+        (RecordKind::Risks, _) => "marcas de riesgo",
         _ => "adjudicaciones",
     }
 }
@@ -156,11 +169,14 @@ impl LocalDirector {
         let filters = record_filters(req, ask, ask.kind);
         let what = noun(ask.kind, ask.active);
         // «¿cuántas adjudicaciones…?»: the exact figure (free text alone has no count).
-        if req.asks_count && (req.query.is_none() || req.giro.is_some()) {
+        let risks = ask.kind == RecordKind::Risks;
+        if req.asks_count && (risks || req.query.is_none() || req.giro.is_some()) {
             return Some(match calls_of(t, "market_count").first() {
                 None => {
                     let mut args = json!({"kind": ask.kind.key(), "filters": filters});
-                    with_states(&mut args, req);
+                    if !risks {
+                        with_states(&mut args, req);
+                    }
                     ModelStep::Tools(vec![call("market_count", args)])
                 }
                 Some(ex) if refused(ex) => final_(
@@ -183,8 +199,10 @@ impl LocalDirector {
         Some(match calls_of(t, "market_search").first() {
             None => {
                 let mut args = json!({"kind": ask.kind.key(), "filters": filters, "limit": RECORD_LIMIT});
-                with_states(&mut args, req);
-                if let Some(q) = req.query.as_ref().filter(|_| req.giro.is_none()) {
+                if !risks {
+                    with_states(&mut args, req);
+                }
+                if let Some(q) = req.query.as_ref().filter(|_| req.giro.is_none() && !risks) {
                     args["query"] = json!(q);
                 }
                 ModelStep::Tools(vec![call("market_search", args)])
