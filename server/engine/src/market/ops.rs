@@ -49,6 +49,10 @@ fn table(kind: MarketKind) -> (&'static str, &'static str, &'static str) {
     }
 }
 
+/// Rows [`Market::recent_awards_matching`] reads before it falls back to the index
+/// of the text.
+const RECENT_WINDOW: u32 = 2_000;
+
 fn check_limit(limit: Option<u32>) -> EngineResult<u32> {
     let limit = limit.unwrap_or(DEFAULT_LIMIT);
     if limit == 0 || limit > MAX_LIMIT {
@@ -74,6 +78,47 @@ impl Market {
         page_cap: Option<u32>,
     ) -> EngineResult<SearchPage> {
         self.search_at(args, page_cap, now_secs()).await
+    }
+
+    /// Adjudicaciones matching free text on PostgreSQL, read from the most recent rows
+    /// of the other filters first. PostgreSQL finds text through its GIN index in no
+    /// order and then sorts every match by date, so a word in a tenth of the rows
+    /// («material») costs tens of milliseconds (docs/BENCH.md, «OCDS import at scale»);
+    /// the [`RECENT_WINDOW`] newest rows, read in date order through the state, buyer
+    /// or date index, hold a full page of such a word's matches. The page is exact
+    /// when the window yields it in full (its matches are the first matches of the
+    /// whole ordered set); otherwise `None`, and the caller runs the plain query.
+    /// SQLite reads FTS5 in date order already.
+    async fn recent_awards_matching(
+        &self,
+        resolved: &Resolved,
+        query: &str,
+        page: u32,
+        offset: u64,
+    ) -> EngineResult<Option<Vec<DbRow>>> {
+        let backend = self.store.backend();
+        if backend != Backend::Postgres {
+            return Ok(None);
+        }
+        let Some((text, term)) =
+            super::fulltext::condition(backend, super::fulltext::Target::Awards, query, resolved.state)
+        else {
+            return Ok(None);
+        };
+        let inner = where_for(MarketKind::Awards, resolved, None, backend);
+        let sql = crate::base::store::numbered(&format!(
+            "select {AWARD_COLS} from (select a.* from mk_awards a where {} \
+             order by a.date desc, a.id desc limit {RECENT_WINDOW}) a \
+             where {text} order by a.date desc, a.id desc limit ? offset ?",
+            inner.sql()
+        ));
+        let rows = bind(sqlx::query(&sql), &inner.binds)
+            .bind(term)
+            .bind(i64::from(page) + 1)
+            .bind(offset as i64)
+            .fetch_all(self.store.pool())
+            .await?;
+        Ok((rows.len() > page as usize).then_some(rows))
     }
 
     /// [`Market::search`] at an explicit clock (unix seconds), for tests.
@@ -107,16 +152,25 @@ impl Market {
             None => 0,
         };
         let w = where_for(kind, &resolved, query, self.store.backend());
-        let sql = format!(
-            "select {cols} from {from} where {} order by {order} limit ? offset ?",
-            w.sql()
-        );
-        let sql = crate::base::store::numbered(&sql);
-        let rows = bind(sqlx::query(&sql), &w.binds)
-            .bind(i64::from(page) + 1)
-            .bind(offset as i64)
-            .fetch_all(self.store.pool())
-            .await?;
+        let recent = match query.filter(|_| kind == MarketKind::Awards && fts) {
+            Some(q) => self.recent_awards_matching(&resolved, q, page, offset).await?,
+            None => None,
+        };
+        let rows = match recent {
+            Some(rows) => rows,
+            None => {
+                let sql = format!(
+                    "select {cols} from {from} where {} order by {order} limit ? offset ?",
+                    w.sql()
+                );
+                let sql = crate::base::store::numbered(&sql);
+                bind(sqlx::query(&sql), &w.binds)
+                    .bind(i64::from(page) + 1)
+                    .bind(offset as i64)
+                    .fetch_all(self.store.pool())
+                    .await?
+            }
+        };
         let has_more = rows.len() > page as usize;
         let rows = &rows[..rows.len().min(page as usize)];
         let mut results = Vec::with_capacity(rows.len());
