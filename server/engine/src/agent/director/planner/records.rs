@@ -103,6 +103,15 @@ fn noun(kind: RecordKind, active: bool) -> &'static str {
     }
 }
 
+/// A records query the market tools refused (a typed error: a bad period, amount or
+/// buyer): Luna says she could not read them, never that there were none.
+fn could_not_read(what: &str) -> ModelStep {
+    final_(
+        TurnIntent::Responder {},
+        format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
+    )
+}
+
 /// One ranked group: a company by its anchor (its label already says its
 /// adjudicaciones and amount), another group by its key with its figures.
 fn group_line(call: &str, i: usize, row: &Value) -> String {
@@ -136,10 +145,7 @@ impl LocalDirector {
             with_states(&mut args, req);
             return Some(match calls_of(t, "market_aggregate").first() {
                 None => ModelStep::Tools(vec![call("market_aggregate", args)]),
-                Some(ex) if refused(ex) => final_(
-                    TurnIntent::Responder {},
-                    "No pude consultar esas adjudicaciones: algún criterio no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo.",
-                ),
+                Some(ex) if refused(ex) => could_not_read("adjudicaciones"),
                 Some(ex) => {
                     let rows = ok_rows(ex);
                     if rows.is_empty() {
@@ -179,10 +185,7 @@ impl LocalDirector {
                     }
                     ModelStep::Tools(vec![call("market_count", args)])
                 }
-                Some(ex) if refused(ex) => final_(
-                    TurnIntent::Responder {},
-                    format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
-                ),
+                Some(ex) if refused(ex) => could_not_read(what),
                 Some(ex) if ok_rows(ex).is_empty() => final_(
                     TurnIntent::Responder {},
                     format!("No pude contar {what} con esos criterios; prueba con otro giro, estado, comprador o periodo."),
@@ -207,10 +210,7 @@ impl LocalDirector {
                 }
                 ModelStep::Tools(vec![call("market_search", args)])
             }
-            Some(ex) if refused(ex) => final_(
-                TurnIntent::Responder {},
-                format!("No pude consultar {what} con esos criterios: alguno no es válido (revisa el periodo, los montos o el comprador) y lo intento de nuevo."),
-            ),
+            Some(ex) if refused(ex) => could_not_read(what),
             Some(ex) if ok_rows(ex).is_empty() => final_(
                 TurnIntent::Responder {},
                 format!("No encontré {what} con esos criterios; prueba con otro giro, estado, comprador o periodo."),
