@@ -133,7 +133,10 @@ async fn one_turn(engine: &Engine, caller: &Caller, i: usize) -> Duration {
     // Each measured turn reads ~200 rows and spends 7 intelligence credits; reset the
     // hourly read ceiling (600) and the month's credits so the bench measures the
     // loop, not RATE_LIMITED or INSUFFICIENT_CREDITS answers.
-    for reset in ["delete from usage_counters", "update credit_ledgers set used = 0"] {
+    for reset in [
+        "delete from usage_counters",
+        "update credit_ledgers set used = 0",
+    ] {
         sqlx::query(reset)
             .execute(engine.store.pool())
             .await

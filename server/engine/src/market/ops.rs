@@ -100,9 +100,12 @@ impl Market {
         if backend != Backend::Postgres {
             return Ok(None);
         }
-        let Some((text, term)) =
-            super::fulltext::condition(backend, super::fulltext::Target::Awards, query, resolved.state)
-        else {
+        let Some((text, term)) = super::fulltext::condition(
+            backend,
+            super::fulltext::Target::Awards,
+            query,
+            resolved.state,
+        ) else {
             return Ok(None);
         };
         let inner = where_for(MarketKind::Awards, resolved, None, backend);
@@ -153,7 +156,10 @@ impl Market {
         };
         let w = where_for(kind, &resolved, query, self.store.backend());
         let recent = match query.filter(|_| kind == MarketKind::Awards && fts) {
-            Some(q) => self.recent_awards_matching(&resolved, q, page, offset).await?,
+            Some(q) => {
+                self.recent_awards_matching(&resolved, q, page, offset)
+                    .await?
+            }
             None => None,
         };
         let rows = match recent {

@@ -202,5 +202,8 @@ fn a_cap_is_a_quantity_and_a_restated_number_wins() {
     let quantity = |m: &str| parse(m, &CatalogVocabulary).quantity;
     assert_eq!(quantity("despachos contables en puebla, 8 max"), Some(8));
     assert_eq!(quantity("imprentas de toluca, a lo mucho 6"), Some(6));
-    assert_eq!(quantity("dame 12 constructoras, digo 15 constructoras"), Some(15));
+    assert_eq!(
+        quantity("dame 12 constructoras, digo 15 constructoras"),
+        Some(15)
+    );
 }

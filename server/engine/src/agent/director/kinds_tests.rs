@@ -359,7 +359,10 @@ fn the_risk_lists_asked_about_as_lists_and_not_as_a_check_of_the_selection() {
         (a.kind, a.mark_kind),
         (RecordKind::Risks, Some("sat_69b_presunto"))
     );
-    let a = read("muéstrame las definitivas de la lista negra del SAT desde 2022", TODAY);
+    let a = read(
+        "muéstrame las definitivas de la lista negra del SAT desde 2022",
+        TODAY,
+    );
     assert_eq!(
         (a.kind, a.mark_kind, a.date_from.as_deref()),
         (RecordKind::Risks, Some("sat_69b_definitivo"), Some("2022"))
@@ -376,16 +379,31 @@ fn the_risk_lists_asked_about_as_lists_and_not_as_a_check_of_the_selection() {
 fn something_open_is_a_tender_and_caps_and_heavyweights_are_a_top() {
     let a = read("¿hay algo vigente de limpieza en sonora?", TODAY);
     assert_eq!((a.kind, a.active), (RecordKind::Opportunities, true));
-    assert_eq!(read("la cfe a quién le compra más? los 7 más grandes", TODAY).top, Some(7));
-    assert_eq!(read("quién le vende más al issste, máximo 4", TODAY).top, Some(4));
-    assert_eq!(read("el top 6.. no, mejor top 2 de pemex", TODAY).top, Some(2));
+    assert_eq!(
+        read("la cfe a quién le compra más? los 7 más grandes", TODAY).top,
+        Some(7)
+    );
+    assert_eq!(
+        read("quién le vende más al issste, máximo 4", TODAY).top,
+        Some(4)
+    );
+    assert_eq!(
+        read("el top 6.. no, mejor top 2 de pemex", TODAY).top,
+        Some(2)
+    );
 }
 
 #[test]
 fn a_year_said_with_two_digits_after_a_word_of_starting() {
     let from = |m: &str| read(m, TODAY).date_from;
-    assert_eq!(from("adjudicaciones de pemex desde el 21").as_deref(), Some("2021"));
-    assert_eq!(from("contratos a partir del 19 en sonora").as_deref(), Some("2019"));
+    assert_eq!(
+        from("adjudicaciones de pemex desde el 21").as_deref(),
+        Some("2021")
+    );
+    assert_eq!(
+        from("contratos a partir del 19 en sonora").as_deref(),
+        Some("2019")
+    );
     // A day (the month is the window), a quantity, or a year still to come are not
     // years.
     assert_eq!(

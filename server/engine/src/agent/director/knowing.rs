@@ -107,7 +107,9 @@ const ASK_CUES: &[&str] = &[
 /// Verbs of having, asked about what is kept: «¿tenemos precios de referencia?», «¿hay
 /// otras cosas documentadas…?», «¿qué tips tiene guardados el equipo?». They count only
 /// with a word of [`WRITTEN_WORDS`] (never «¿hay proveedores de equipo médico?»).
-const HAVE_CUES: &[&str] = &["=tenemos", "=tiene", "=tienen", "=hay", "=existe", "=existen"];
+const HAVE_CUES: &[&str] = &[
+    "=tenemos", "=tiene", "=tienen", "=hay", "=existe", "=existen",
+];
 const WRITTEN_WORDS: &[&str] = &[
     "documentad*",
     "guardad*",

@@ -254,9 +254,8 @@ fn scan(tokens: &[Token]) -> Places {
             }
             // A city inside a region just named needs no cue: «el Bajío, en concreto
             // León, Qro y Ags».
-            let in_named_region = |states: &&Vec<State>| {
-                states.iter().any(|s| in_region.contains(s))
-            };
+            let in_named_region =
+                |states: &&Vec<State>| states.iter().any(|s| in_region.contains(s));
             if let Some(states) = municipalities()
                 .get(&phrase)
                 .filter(|states| cued || in_named_region(states))

@@ -143,7 +143,10 @@ fn two_states_and_typos_in_state_names() {
 
 #[test]
 fn a_typo_in_a_two_word_state_and_cities_inside_a_region_just_named() {
-    assert_eq!(states("constructoras en baja califronia"), ["Baja California"]);
+    assert_eq!(
+        states("constructoras en baja califronia"),
+        ["Baja California"]
+    );
     assert_eq!(states("imprentas en san luis potosi"), ["San Luis Potosí"]);
     assert_eq!(states("transportistas de nuevo leno"), ["Nuevo León"]);
     // «el bajío: León, Qro y Ags»: León is Guanajuato's, named inside the region.

@@ -95,9 +95,11 @@ fn asks_for_prospects(message: &str) -> bool {
     super::words::tokens(message).iter().any(|t| {
         // «busca empresas en Monterrey»: companies of any giro are not a list anyone
         // works; «proveedores en Nuevo León» (who sells) is searched.
-        ["prospect", "cliente", "lead", "empresa", "compan", "negocio"]
-            .iter()
-            .any(|p| t.word.starts_with(p))
+        [
+            "prospect", "cliente", "lead", "empresa", "compan", "negocio",
+        ]
+        .iter()
+        .any(|p| t.word.starts_with(p))
     })
 }
 

@@ -11,8 +11,8 @@ use crate::base::catalog::text::fold;
 
 /// Words that take back what was just said.
 const MARKERS: &[&str] = &[
-    "no", "nel", "nop", "nope", "mejor", "digo", "corrijo", "perdon", "bueno", "mm", "mmm",
-    "ah", "espera", "wait", "jk", "actually", "rather", "sorry",
+    "no", "nel", "nop", "nope", "mejor", "digo", "corrijo", "perdon", "bueno", "mm", "mmm", "ah",
+    "espera", "wait", "jk", "actually", "rather", "sorry",
 ];
 
 /// Words that open a slot a correction may restate.
@@ -25,7 +25,10 @@ const CUES: &[&str] = &[
 const REACH: usize = 4;
 
 fn is_number(word: &str) -> bool {
-    !word.is_empty() && word.chars().all(|c| c.is_ascii_digit() || c == '.' || c == ',')
+    !word.is_empty()
+        && word
+            .chars()
+            .all(|c| c.is_ascii_digit() || c == '.' || c == ',')
 }
 
 /// The message with each corrected clause dropped (the original words otherwise).
@@ -88,7 +91,10 @@ mod tests {
                 "licitaciones desde 2023.. no, desde 2024 mejor",
                 "licitaciones desde 2024 mejor",
             ),
-            ("los que mas venden, top 5.. mejor top 3", "los que mas venden, top 3"),
+            (
+                "los que mas venden, top 5.. mejor top 3",
+                "los que mas venden, top 3",
+            ),
             ("dame 12 empresas, digo 15 empresas", "dame 15 empresas"),
             ("de más de 5 millones, perdón, más de 8", "de más de 8"),
         ] {

@@ -270,8 +270,7 @@ pub async fn import_ocds_from(
             Item::Publisher(p) => {
                 if !batch.is_empty() {
                     // The releases read so far belong to the previous publisher.
-                    if let Err(e) =
-                        flush(
+                    if let Err(e) = flush(
                         &mut conn,
                         side.as_deref_mut(),
                         &mut ctx,
@@ -279,7 +278,8 @@ pub async fn import_ocds_from(
                         run_id,
                         seen,
                         &mut report,
-                    ).await
+                    )
+                    .await
                     {
                         write_error = Some(e);
                         break;
@@ -304,8 +304,7 @@ pub async fn import_ocds_from(
                 }
                 batch.push(r);
                 if batch.len() >= batch_size {
-                    if let Err(e) =
-                        flush(
+                    if let Err(e) = flush(
                         &mut conn,
                         side.as_deref_mut(),
                         &mut ctx,
@@ -313,7 +312,8 @@ pub async fn import_ocds_from(
                         run_id,
                         seen,
                         &mut report,
-                    ).await
+                    )
+                    .await
                     {
                         write_error = Some(e);
                         break;
@@ -331,16 +331,16 @@ pub async fn import_ocds_from(
     }
     if write_error.is_none() && !batch.is_empty() {
         write_error = flush(
-                        &mut conn,
-                        side.as_deref_mut(),
-                        &mut ctx,
-                        &mut batch,
-                        run_id,
-                        seen,
-                        &mut report,
-                    )
-            .await
-            .err();
+            &mut conn,
+            side.as_deref_mut(),
+            &mut ctx,
+            &mut batch,
+            run_id,
+            seen,
+            &mut report,
+        )
+        .await
+        .err();
     }
     if write_error.is_none() {
         // Entity resolution of the suppliers this run wrote (`market::entities`).

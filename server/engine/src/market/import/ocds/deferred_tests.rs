@@ -73,7 +73,7 @@ async fn a_bulk_import_ends_with_the_rows_matches_and_indexes_of_a_plain_one() {
     let bulk = Store::open_temp().await.unwrap();
     let before = search_ddl(&bulk).await;
     let expected = match bulk.backend() {
-        Backend::Sqlite => 21, // 13 indexes, 8 triggers
+        Backend::Sqlite => 21,   // 13 indexes, 8 triggers
         Backend::Postgres => 16, // 13 indexes, 3 GIN
     };
     assert_eq!(before.len(), expected, "{before:?}");
