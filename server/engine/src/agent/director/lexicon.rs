@@ -187,6 +187,19 @@ mod tests {
     }
 
     #[test]
+    fn a_long_word_two_letters_from_a_product_word_is_not_that_giro() {
+        // Words of nine letters or more allow two typos: a product word must not be two
+        // letters from a word people write for something else.
+        for m in [
+            "proveedores de tornillos",
+            "usa los templates de correo",
+            "cuantas veces lo revisamos",
+        ] {
+            assert_eq!(find_giro(&tokens(m), &[]), None, "{m}");
+        }
+    }
+
+    #[test]
     fn an_unknown_giro_becomes_a_query() {
         let t = tokens("proveedores de tornillos en Jalisco");
         assert_eq!(find_giro(&t, &[]), None);

@@ -421,7 +421,8 @@ async fn resolve_touched(
     Ok(())
 }
 
-/// Writes one batch and the run's resume point in one transaction.
+/// Writes one batch and the run's resume point in one transaction; on PostgreSQL the
+/// batch's Licitaciones go in a second transaction on `side`, committed first.
 async fn flush(
     conn: &mut Conn,
     side: Option<&mut Conn>,
