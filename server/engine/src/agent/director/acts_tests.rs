@@ -431,7 +431,9 @@ fn a_note_sent_to_cerebro_and_questions_about_what_the_team_wrote_down() {
 #[test]
 fn a_google_sheet_is_a_connector() {
     assert_eq!(
-        acts("pásalas a un google sheet para mi jefe").connector.as_deref(),
+        acts("pásalas a un google sheet para mi jefe")
+            .connector
+            .as_deref(),
         Some("Google Sheets")
     );
 }
