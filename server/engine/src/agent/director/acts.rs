@@ -14,7 +14,7 @@
 //! typos follow. To add an action: a field on [`Acts`], its cues, and its branch in
 //! `planner::plan`.
 
-use super::words::{any, find, first_end, Token};
+use super::words::{any, find, Token};
 
 /// What the person asks about their credits.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -401,116 +401,6 @@ fn contacts(tokens: &[Token], sequence: bool) -> bool {
         || ((any(tokens, &["correo*", "mail*", "email*"]) || any(tokens, ROLE_WORDS)) && wants)
 }
 
-/// «guárdame estas», «guárdalas», «guardar»: a form of «guardar» that asks to keep,
-/// not «guardados» (what is already kept) nor «guardias» (security guards) — unless
-/// the participle is what is wanted, and where: «quiero nueve … guardadas en
-/// Prospección».
-fn keep_verb(tokens: &[Token]) -> bool {
-    let kept_where_wanted = tokens.windows(2).any(|w| {
-        w[0].word.starts_with("guardad") && ["en", "a", "al"].contains(&w[1].word.as_str())
-    }) && any(
-        tokens,
-        &["=quiero", "=necesito", "=ocupo", "=dame", "=consigueme"],
-    ) && !any(
-        tokens,
-        &["=tengo", "=tenemos", "=tienes", "=estan", "=tienen"],
-    );
-    kept_where_wanted
-        || tokens.iter().any(|t| {
-            t.word.starts_with("guarda")
-                && !t.word.starts_with("guardad")
-                && !t.word.starts_with("guardaesp")
-        })
-        || tokens
-            .iter()
-            .any(|t| ["guardes", "guarden", "save"].contains(&t.word.as_str()))
-}
-
-const SAVE_CUES: &[&str] = &[
-    // «todas pa dentro del CRM», «mételas pa adentro».
-    "=pa =dentro",
-    "=pa =adentro",
-    "=para =dentro",
-    "=para =adentro",
-    "dentro del crm",
-    "al crm",
-    "en el crm",
-    "a mi crm",
-    "al pipeline",
-    "al embudo",
-    // «dados de alta en mi CRM», «dalas de alta».
-    "dados de alta",
-    "dadas de alta",
-    "dalos de alta",
-    "dalas de alta",
-    "dar de alta",
-    "da de alta",
-    "registrame",
-    "=registra",
-    // «dame de alta en el embudo…», «denlas de alta» (never «de alta calidad»).
-    "=dame =de =alta",
-    "=den =de =alta",
-    "damel* =de =alta",
-    "denl* =de =alta",
-    "=de =alta =en",
-];
-
-/// Verbs of putting companies somewhere; with a place in the CRM (its name, the
-/// pipeline, or a stage the saved list starts with) they are a save.
-const PUT_VERBS: &[&str] = &[
-    "agrega*", "sube*", "mete*", "pon*", "avienta*", "aventa*", "echa*", "manda*", "jala*",
-    "aparta*", "carga*", "anade*", "add",
-];
-const CRM_PLACES: &[&str] = &[
-    "crm",
-    "pipeline",
-    "embudo",
-    "prospeccion",
-    "coleccion",
-    "cartera",
-];
-/// Stages a company may start in when saved («súbelas en Propuesta»); a move to
-/// Ganado or Perdido is never a save.
-const ENTRY_STAGES: &[&str] = &[
-    "=en =propuesta",
-    "=a =propuesta",
-    "=en =contactado",
-    "=a =contactado",
-    "=en =conversacion",
-    "=a =conversacion",
-];
-
-/// «en la etapa Propuesta», «para los que están en Nuevo», «a Propuesta»: the stage
-/// named (folded), at most three words.
-fn stage(tokens: &[Token]) -> Option<String> {
-    let (_, end) = first_end(
-        tokens,
-        &[
-            "en la etapa de",
-            "en la etapa",
-            "a la etapa de",
-            "a la etapa",
-            "etapa de",
-            "etapa",
-            "que estan en",
-            "que esten en",
-            // «a las que tengo en Contactado», «las q traigo en Propuesta».
-            "que tengo en",
-            "q tengo en",
-            "que traigo en",
-            "q traigo en",
-            "en la columna",
-        ],
-    )?;
-    let words: Vec<&str> = tokens[end..]
-        .iter()
-        .map(|t| t.word.as_str())
-        .take_while(|w| !["y", "con", "para", "porfa", "por", "de"].contains(w))
-        .take(3)
-        .collect();
-    (!words.is_empty()).then(|| words.join(" "))
-}
-
 /// RFCs in the message: 3 (company) or 4 (person) letters, six digits of date, three
 /// of homoclave; also written in parts («IPT-880412-AB3», «IPT 880412 AB3»).
 /// Upper-cased; duplicates dropped.
@@ -570,35 +460,9 @@ pub fn read(message: &str, tokens: &[Token]) -> Acts {
         contacts: note.is_none() && usage.is_none() && contacts(tokens, sequence_steps.is_some()),
         sequence_steps,
         // A note is kept as a note («guarda una nota: …»), never as a save.
-        save: note.is_none()
-            && (keep_verb(tokens)
-                // «regístralas»: the selection, by its pronoun, kept.
-                || any(tokens, &["registral*", "=registrarlas", "=registrarlos"])
-                // «arma en Prospección una lista de diez constructoras».
-                || (any(tokens, &["arma*", "crea*", "haz*", "hazme"])
-                    && any(tokens, &["=lista"])
-                    && any(tokens, &["prospeccion", "crm", "pipeline", "embudo"]))
-                || any(tokens, SAVE_CUES)
-                || (any(tokens, PUT_VERBS) && any(tokens, CRM_PLACES))
-                || (any(tokens, PUT_VERBS)
-                    && !any(tokens, &["pon*", "pasa*", "muev*", "mueve*"])
-                    && any(tokens, ENTRY_STAGES))
-                // «agrégalas a mi lista», «mételos a la lista»: the selection, by its
-                // pronoun, into the person's list.
-                || (any(tokens, &["agregal*", "metel*", "subel*", "anadel*"])
-                    && any(tokens, &["=lista", "prospectos"]))
-                // «todas pal CRM», «esos al crm»: the selection, by its pronoun, sent
-                // to the CRM without a verb.
-                || (any(tokens, &["=pal =crm", "=al =crm", "=pa =el =crm", "para el crm", "a mi crm"])
-                    && any(
-                        tokens,
-                        &["=todas", "=todos", "=esas", "=esos", "=estas", "=estos", "=all"],
-                    ))),
-        stage: stage(tokens).or_else(|| {
-            // «súbelas en Propuesta», «pa los q quedaron en contactado».
-            let (_, end) = first_end(tokens, ENTRY_STAGES)?;
-            Some(tokens[end - 1].word.clone())
-        }),
+        // A note is kept as a note («guarda una nota: …»), never as a save.
+        save: note.is_none() && super::saves::asks_to_save(tokens),
+        stage: super::saves::stage(tokens),
         rfcs: rfcs(tokens),
         knowledge_edit: note.is_none() && !merge && super::knowing::edit(tokens),
         knowledge_ask: note.is_none() && !merge && super::knowing::asks(tokens),

@@ -16,6 +16,7 @@ mod notes;
 pub mod places;
 pub mod planner;
 mod restate;
+mod saves;
 pub mod vocab;
 pub mod words;
 pub mod writeup;

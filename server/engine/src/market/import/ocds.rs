@@ -31,6 +31,7 @@ mod read;
 mod release;
 mod runs;
 pub mod sample;
+mod suppliers;
 
 use std::io::Read;
 use std::path::PathBuf;
@@ -49,9 +50,8 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::{Backend, Conn, Store};
 use luna_protocol::error::ErrorCode;
 use read::{Item, ReadError};
-use release::{
-    refresh_suppliers, write_grants, write_release, write_tender, Ctx, Totals, TOUCHED_MAX,
-};
+use release::{write_grants, write_release, write_tender, Ctx, TOUCHED_MAX};
+use suppliers::{refresh_suppliers, Totals};
 
 /// How far an import is.
 #[derive(Debug, Clone, Default)]
