@@ -54,6 +54,10 @@ pub fn restated(message: &str) -> String {
             i += 1;
         }
         let Some(next) = folded.get(i) else { break };
+        // «no más de 10», «no menos de 3»: a bound, not a correction.
+        if i - start == 1 && folded[start] == "no" && ["mas", "menos"].contains(&next.as_str()) {
+            continue;
+        }
         let same = |w: &str| {
             if is_number(next) {
                 is_number(w)
@@ -110,6 +114,8 @@ mod tests {
             "el mejor proveedor desde 2020",
             "top 5 no me sirve",
             "puebla.. mmm nel, en queretaro",
+            "de más de 5 millones, no más de 10",
+            "contratos de 2 millones, no menos",
         ] {
             assert_eq!(restated(said), said);
         }
