@@ -110,6 +110,20 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Phases {
     }
 }
 
+/// Statements the database ran, counted from sqlx's per-statement `sqlx::query` events.
+/// SQLite runs every statement on its connection's own thread, where no span is
+/// entered, so this is a total per turn, not per phase.
+#[derive(Clone, Default)]
+struct Statements(Arc<std::sync::atomic::AtomicUsize>);
+
+impl<S: Subscriber> Layer<S> for Statements {
+    fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
+        if event.metadata().target() == "sqlx::query" {
+            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+        }
+    }
+}
+
 /// The rows of the breakdown: (label, span names whose time it sums).
 const ROWS: &[(&str, &[&str])] = &[
     ("tools' own queries (handlers)", &["tool.execute"]),
@@ -245,6 +259,25 @@ async fn main() {
         overhead.push(whole.saturating_sub(sum(&["tool.execute"])));
     }
     drop(guard);
+
+    // 3. Statements per turn: a few turns with a global subscriber (the database
+    //    threads log there), after the timed passes so their formatting costs nothing.
+    let statements = Statements::default();
+    tracing::subscriber::set_global_default(
+        tracing_subscriber::registry().with(statements.clone().with_filter(
+            tracing_subscriber::filter::filter_fn(|m| m.target() == "sqlx::query"),
+        )),
+    )
+    .expect("one global subscriber");
+    const COUNTED: usize = 5;
+    let before = statements.0.load(std::sync::atomic::Ordering::Relaxed);
+    for i in 0..COUNTED {
+        one_turn(&engine, &caller, 2 * turns + 10 + i).await;
+    }
+    // Each turn also runs the bench's two resets and the session's creation
+    // (an insert and its read back): 4.
+    let per_turn = (statements.0.load(std::sync::atomic::Ordering::Relaxed) - before) / COUNTED - 4;
+
     let mean = |v: &[Duration]| v.iter().sum::<Duration>().as_secs_f64() * 1000.0 / v.len() as f64;
     let listed: f64 = per_row.iter().map(|v| mean(v)).sum();
     let rest = mean(&timed) - listed;
@@ -273,7 +306,8 @@ async fn main() {
             json!({"engine": "luna", "turns": turns, "p50_ms": (p50 * 100.0).round() / 100.0,
                    "p95_ms": (p95 * 100.0).round() / 100.0,
                    "overhead_p50_ms": (o50 * 100.0).round() / 100.0,
-                   "tools_p50_ms": (tools50 * 100.0).round() / 100.0})
+                   "tools_p50_ms": (tools50 * 100.0).round() / 100.0,
+                   "statements_per_turn": per_turn})
         );
         return;
     }
@@ -284,6 +318,7 @@ async fn main() {
          events per turn.\n",
         seed_time.as_secs_f64()
     );
+    println!("Statements the database ran per turn (tools' own included): {per_turn}.\n");
     println!("| metric | p50 | p95 |\n|---|---|---|");
     println!("| whole turn (8 steps: 7 tool calls + final answer) | {p50:.2} ms | {p95:.2} ms |");
     println!("| per step | {s50:.2} ms | {s95:.2} ms |");

@@ -97,7 +97,9 @@ impl Market {
         offset: u64,
     ) -> EngineResult<Option<Vec<DbRow>>> {
         let backend = self.store.backend();
-        if backend != Backend::Postgres {
+        // The window cannot fill a page that ends past it: go straight to the plain
+        // query.
+        if backend != Backend::Postgres || offset + u64::from(page) + 1 > u64::from(RECENT_WINDOW) {
             return Ok(None);
         }
         let Some((text, term)) = super::fulltext::condition(

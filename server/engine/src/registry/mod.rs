@@ -36,6 +36,8 @@ pub mod typed;
 pub mod validate;
 
 #[cfg(test)]
+mod settle_tests;
+#[cfg(test)]
 mod tests;
 
 use std::collections::HashMap;

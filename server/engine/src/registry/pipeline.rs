@@ -7,11 +7,13 @@ use std::time::Instant;
 use luna_protocol::error::{ErrorBody, ErrorEnvelope};
 use luna_protocol::tool::{Envelope, ToolOutcome};
 use serde_json::Value;
+use sqlx::Connection;
 use tracing::Instrument;
 
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Conn;
 use crate::billing::{insufficient, key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
 use crate::Engine;
 
@@ -84,11 +86,158 @@ struct Done {
     label: String,
     mode: Option<ExecMode>,
     receipts: Vec<Receipt>,
+    /// Charges the executed branch incurred that are not written yet ([`settle`]).
+    pending: Vec<Pending>,
     result: EngineResult<Envelope>,
 }
 
-/// Runs one call through the whole pipeline.
+/// One charge a call owes: written by [`settle`] in the transaction that records the
+/// call (its own, or the turn step's), each under a savepoint so a refused charge
+/// undoes only itself, as when every charge had a transaction of its own.
+#[derive(Debug, Clone)]
+struct Pending {
+    spec: ChargeSpec,
+    key: String,
+    surface: Surface,
+    auto_policy: Option<String>,
+    call_ref: String,
+}
+
+/// A call that ran and whose charges and telemetry row are not written yet, for a
+/// caller that writes them inside its own transaction ([`Unsettled::settle_in`]): a
+/// turn step commits its events, its trajectory step, the call's charges and its
+/// telemetry row together. Dropping it unsettled charges nothing and loses the row.
+#[must_use = "settle the call in the transaction that records it"]
+pub struct Unsettled {
+    caller: Caller,
+    surface: Surface,
+    duration_ms: u64,
+    done: Done,
+}
+
+impl Unsettled {
+    /// Writes the call's charges and its telemetry row on `conn` (the caller's open
+    /// transaction) and returns the response. A refused charge makes the response
+    /// that error, as in [`call`]; the transaction stays usable either way.
+    pub async fn settle_in(self, engine: &Engine, conn: &mut Conn) -> EngineResult<ToolResponse> {
+        let Unsettled {
+            caller,
+            surface,
+            duration_ms,
+            done,
+        } = self;
+        let done = settle(engine, &caller, conn, done).await?;
+        let response = respond(done, duration_ms);
+        let code = response.outcome.as_ref().err().map(error_code_str);
+        telemetry::record_in(
+            conn,
+            &telemetry::ToolUsed {
+                workspace_id: &caller.workspace_id,
+                user_id: &caller.user_id,
+                tool: &response.tool,
+                ok: response.is_ok(),
+                duration_ms,
+                surface: surface.as_str(),
+                error_code: code.as_deref(),
+            },
+        )
+        .instrument(tracing::trace_span!("tool.telemetry"))
+        .await?;
+        Ok(response)
+    }
+}
+
+/// Writes `done`'s pending charges on `conn`, each under a savepoint: a refused one
+/// is undone alone and turns the result into its error (the charges before it stay,
+/// their receipts with it).
+async fn settle(
+    engine: &Engine,
+    caller: &Caller,
+    conn: &mut Conn,
+    mut done: Done,
+) -> EngineResult<Done> {
+    if done.result.is_err() {
+        done.pending.clear();
+    }
+    for pending in std::mem::take(&mut done.pending) {
+        let how = ChargeContext {
+            surface: pending.surface.as_str(),
+            idempotency_key: &pending.key,
+            auto_policy: pending.auto_policy.as_deref(),
+            call_ref: Some(&pending.call_ref),
+        };
+        let mut savepoint = conn.begin().await?;
+        let charged = engine
+            .billing
+            .charge_in(&mut savepoint, caller, &pending.spec, &how, now_ms())
+            .instrument(tracing::trace_span!("tool.charge"))
+            .await;
+        match charged {
+            Ok(receipt) => {
+                savepoint.commit().await?;
+                done.receipts.push(receipt);
+            }
+            Err(e) => {
+                savepoint.rollback().await?;
+                done.result = Err(e);
+                break;
+            }
+        }
+    }
+    Ok(done)
+}
+
+fn error_code_str(body: &ErrorBody) -> String {
+    serde_json::to_value(body.code)
+        .ok()
+        .and_then(|v| v.as_str().map(str::to_owned))
+        .unwrap_or_default()
+}
+
+fn respond(done: Done, duration_ms: u64) -> ToolResponse {
+    ToolResponse {
+        tool: done.tool,
+        label: done.label,
+        outcome: done.result.map_err(|e| e.body()),
+        mode: done.mode,
+        receipts: done.receipts,
+        duration_ms,
+    }
+}
+
+/// Runs one call through the whole pipeline: its charges commit in a transaction of
+/// their own, then its telemetry row is written.
 pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolResponse {
+    let unsettled = call_unsettled(engine, caller, req).await;
+    let Unsettled {
+        caller: _,
+        surface,
+        duration_ms,
+        done,
+    } = unsettled;
+    let done = settle_alone(engine, caller, done).await;
+    let response = respond(done, duration_ms);
+    let code = response.outcome.as_ref().err().map(error_code_str);
+    telemetry::record(
+        &engine.store,
+        &telemetry::ToolUsed {
+            workspace_id: &caller.workspace_id,
+            user_id: &caller.user_id,
+            tool: &response.tool,
+            ok: response.is_ok(),
+            duration_ms,
+            surface: surface.as_str(),
+            error_code: code.as_deref(),
+        },
+    )
+    .instrument(tracing::trace_span!("tool.telemetry"))
+    .await;
+    response
+}
+
+/// Runs one call through the pipeline up to its charges and telemetry, which the
+/// caller writes in its own transaction ([`Unsettled::settle_in`]).
+pub async fn call_unsettled(engine: &Engine, caller: &Caller, req: ToolRequest) -> Unsettled {
     let started = Instant::now();
     let span = tracing::info_span!(
         "tool",
@@ -99,39 +248,37 @@ pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolRes
     );
     let surface = req.surface;
     let done = run(engine, caller, req).instrument(span.clone()).await;
-    let duration_ms = u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX);
-    let outcome = done.result.map_err(|e| e.body());
-    span.record("ok", outcome.is_ok());
-    let code = outcome.as_ref().err().map(error_code_str);
-    telemetry::record(
-        &engine.store,
-        &telemetry::ToolUsed {
-            workspace_id: &caller.workspace_id,
-            user_id: &caller.user_id,
-            tool: &done.tool,
-            ok: outcome.is_ok(),
-            duration_ms,
-            surface: surface.as_str(),
-            error_code: code.as_deref(),
-        },
-    )
-    .instrument(tracing::trace_span!("tool.telemetry"))
-    .await;
-    ToolResponse {
-        tool: done.tool,
-        label: done.label,
-        outcome,
-        mode: done.mode,
-        receipts: done.receipts,
-        duration_ms,
+    span.record("ok", done.result.is_ok());
+    Unsettled {
+        caller: caller.clone(),
+        surface,
+        duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
+        done,
     }
 }
 
-fn error_code_str(body: &ErrorBody) -> String {
-    serde_json::to_value(body.code)
-        .ok()
-        .and_then(|v| v.as_str().map(str::to_owned))
-        .unwrap_or_default()
+/// Settles `done`'s charges in a transaction of their own (a database failure
+/// becomes the call's error).
+async fn settle_alone(engine: &Engine, caller: &Caller, done: Done) -> Done {
+    if done.pending.is_empty() {
+        return done;
+    }
+    let (tool, label, mode) = (done.tool.clone(), done.label.clone(), done.mode);
+    let settled = async {
+        let mut tx = engine.store.pool().begin().await?;
+        let done = settle(engine, caller, &mut tx, done).await?;
+        tx.commit().await?;
+        EngineResult::Ok(done)
+    }
+    .await;
+    settled.unwrap_or_else(|e| Done {
+        tool,
+        label,
+        mode,
+        receipts: Vec::new(),
+        pending: Vec::new(),
+        result: Err(e),
+    })
 }
 
 async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
@@ -141,6 +288,7 @@ async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
         label,
         mode: None,
         receipts: Vec::new(),
+        pending: Vec::new(),
         result: Err(e),
     };
     // 1. Resolve the name (aliases translate their arguments). Steps 1–3 are one
@@ -188,7 +336,9 @@ async fn run(engine: &Engine, caller: &Caller, mut req: ToolRequest) -> Done {
                 idempotency_key: Some(key.clone()),
                 ..req
             };
+            // The stored outcome names its receipts: charge before completing the key.
             let done = execute(engine, caller, &req, resolved.alias, def, mode, args, now).await;
+            let done = settle_alone(engine, caller, done).await;
             match &done.result {
                 Ok(env) => {
                     let stored = Stored {
@@ -240,6 +390,7 @@ async fn replay(
                     label,
                     mode: None,
                     receipts,
+                    pending: Vec::new(),
                     result: Err(e),
                 }
             }
@@ -250,6 +401,7 @@ async fn replay(
         label,
         mode: Some(stored.mode()),
         receipts,
+        pending: Vec::new(),
         result: Ok(stored.envelope),
     }
 }
@@ -273,6 +425,7 @@ async fn execute(
         label: def.label.to_owned(),
         mode: None,
         receipts: Vec::new(),
+        pending: Vec::new(),
         result: Err(e),
     };
     // 5. Read ceiling, the plan's daily search quota, a credit preflight and the API
@@ -311,7 +464,8 @@ async fn execute(
         Ok(o) => o,
         Err(e) => return fail(e),
     };
-    // 7. Charge what the executed branch incurred (never in a preview).
+    // 7. What the executed branch charges (never in a preview), written when the call
+    //    is settled.
     let mut charges = output.charges;
     if mode == ExecMode::PreviewOnly {
         if !charges.is_empty() {
@@ -326,37 +480,21 @@ async fn execute(
             ledger: Ledger::Intelligence,
         });
     }
-    let mut receipts = Vec::new();
-    for (i, spec) in charges.iter().enumerate() {
-        let key = match (&req.idempotency_key, i) {
-            (Some(k), 0) => k.clone(),
-            (Some(k), n) => format!("{k}#{n}"),
-            (None, n) => format!("{call_ref}#{n}"),
-        };
-        let how = ChargeContext {
-            surface: req.surface.as_str(),
-            idempotency_key: &key,
-            auto_policy: req.auto_policy.as_deref(),
-            call_ref: Some(&call_ref),
-        };
-        match engine
-            .billing
-            .charge(caller, spec, &how)
-            .instrument(tracing::trace_span!("tool.charge"))
-            .await
-        {
-            Ok(r) => receipts.push(r),
-            Err(e) => {
-                return Done {
-                    tool,
-                    label,
-                    mode: Some(mode),
-                    receipts,
-                    result: Err(e),
-                }
-            }
-        }
-    }
+    let pending = charges
+        .into_iter()
+        .enumerate()
+        .map(|(i, spec)| Pending {
+            key: match (&req.idempotency_key, i) {
+                (Some(k), 0) => k.clone(),
+                (Some(k), n) => format!("{k}#{n}"),
+                (None, n) => format!("{call_ref}#{n}"),
+            },
+            spec,
+            surface: req.surface,
+            auto_policy: req.auto_policy.clone(),
+            call_ref: call_ref.clone(),
+        })
+        .collect();
     // 8-9. Envelope: the call ref, the alias note, then the budget.
     let mut env = output.envelope;
     env.ref_ = call_ref;
@@ -375,7 +513,8 @@ async fn execute(
         tool,
         label,
         mode: Some(mode),
-        receipts,
+        receipts: Vec::new(),
+        pending,
         result: Ok(env),
     }
 }

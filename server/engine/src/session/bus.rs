@@ -1,6 +1,7 @@
 //! Fan-out between app instances sharing one PostgreSQL database. Appending an event
-//! also sends `NOTIFY luna_events, '<session> <seq>'` inside the same transaction, so
-//! it is delivered only if the append commits, after it is visible. Every instance
+//! also sends `NOTIFY luna_events, '<session> <seq>'` in the same statement
+//! (`rows::append_event`), so it is delivered only if the append commits, after it is
+//! visible. Every instance
 //! listens ([`listen`]); for a session someone on this instance follows, it reads the
 //! events it has not carried yet from the log and hands them to the local hub. The
 //! log stays the source of truth: a lost notification (a reconnect) is made good by
@@ -16,26 +17,13 @@ use sqlx::postgres::PgListener;
 
 use super::{rows, Sessions, PAGE};
 use crate::base::error::EngineResult;
-use crate::base::store::{backend_of, Backend, Conn};
 
 /// The channel every instance listens on.
-const CHANNEL: &str = "luna_events";
+pub(super) const CHANNEL: &str = "luna_events";
 /// Live frames relayed between instances: `{"o": origin, "s": session, "m": frame}`.
 const LIVE: &str = "luna_live";
 /// PostgreSQL refuses payloads of 8000 bytes or more; a longer frame is not relayed.
 const MAX_PAYLOAD: usize = 7_900;
-
-/// Tells the other instances, at commit, that `session_id` has an event `seq`.
-pub(super) async fn notify(conn: &mut Conn, session_id: &str, seq: u64) -> EngineResult<()> {
-    if backend_of(conn) == Backend::Postgres {
-        sqlx::query("select cast(pg_notify($1, $2) as text)")
-            .bind(CHANNEL)
-            .bind(format!("{session_id} {seq}"))
-            .execute(conn)
-            .await?;
-    }
-    Ok(())
-}
 
 /// Follows the other instances' appends until the process ends, reconnecting after
 /// any failure. `url` is the PostgreSQL database URL the store was opened with.

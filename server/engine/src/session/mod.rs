@@ -21,6 +21,7 @@
 //! `NOT_FOUND`, never data.
 
 pub mod bus;
+mod follow;
 mod hub;
 mod rows;
 
@@ -35,6 +36,7 @@ use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
 use crate::base::store::{Scope, Store};
 
+pub use follow::Follow;
 pub use hub::Hub;
 pub use rows::Tx;
 
@@ -122,30 +124,7 @@ impl Sessions {
         session_id: &str,
         event: &SessionEvent,
     ) -> EngineResult<Appended> {
-        event.validate().map_err(|e| {
-            EngineError::Internal(format!("refusing to append {}: {e}", event.kind()))
-        })?;
-        let stage = match event {
-            SessionEvent::TurnAccepted(t) => Some(t.stage),
-            _ => None,
-        };
-        let conn: &mut Conn = tx;
-        let seq = rows::next_seq(conn, session_id, stage)
-            .await?
-            .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
-        rows::insert_event(conn, session_id, seq, event).await?;
-        bus::notify(conn, session_id, seq).await?;
-        if seq % SNAPSHOT_EVERY == 0 {
-            let (at, view) = fold_latest(conn, session_id).await?;
-            rows::insert_snapshot(conn, session_id, at, &view).await?;
-        }
-        Ok(Appended {
-            session_id: session_id.to_owned(),
-            event: StoredEvent {
-                seq,
-                event: event.clone(),
-            },
-        })
+        append_in(tx, session_id, event).await
     }
 
     /// Hands committed events to live subscribers. Call only after the commit.
@@ -155,25 +134,35 @@ impl Sessions {
         }
     }
 
-    /// Appends `events` atomically in a transaction of its own, commits and publishes.
+    /// Appends `events` atomically, commits and publishes. One event is one statement
+    /// on its own (no transaction to open and commit); several share a transaction.
     #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
     pub async fn append_all(
         &self,
         session_id: &str,
         events: &[SessionEvent],
     ) -> EngineResult<Vec<StoredEvent>> {
-        let mut tx = self.begin(session_id).await?;
-        let mut appended = Vec::with_capacity(events.len());
-        for event in events {
-            appended.push(self.append(&mut tx, session_id, event).await?);
-        }
-        tx.commit().await?;
+        let appended = match events {
+            [event] if !rows::needs_transaction(self.store.backend(), stage_of(event)) => {
+                let mut conn = self.store.pool().acquire().await?;
+                vec![append_in(&mut conn, session_id, event).await?]
+            }
+            _ => {
+                let mut tx = self.begin(session_id).await?;
+                let mut appended = Vec::with_capacity(events.len());
+                for event in events {
+                    appended.push(append_in(&mut tx, session_id, event).await?);
+                }
+                tx.commit().await?;
+                appended
+            }
+        };
         let stored = appended.iter().map(|a| a.event.clone()).collect();
         self.publish(appended);
         Ok(stored)
     }
 
-    /// Appends one event in its own transaction, commits and publishes.
+    /// Appends one event on its own, commits and publishes.
     pub async fn append_one(
         &self,
         session_id: &str,
@@ -234,6 +223,13 @@ impl Sessions {
         Ok(self.hub.subscribe(session_id))
     }
 
+    /// Follows the session's committed events from here on (see [`Follow`]), for a
+    /// caller that has authorized the session already (the turn loop). Call it before
+    /// reading the state to follow from.
+    pub(crate) fn follow(&self, session_id: &str) -> Follow {
+        Follow::new(&self.hub, session_id)
+    }
+
     /// The view of a session as of its newest event, for background workers that act
     /// on a session they already own (the dispatcher). Not for requests: use
     /// [`Sessions::snapshot_at_latest`], which checks the caller's workspace.
@@ -246,6 +242,41 @@ impl Sessions {
     pub fn hub(&self) -> &Hub {
         &self.hub
     }
+}
+
+/// The stage an event sets on the session row (`turn.accepted`'s).
+fn stage_of(event: &SessionEvent) -> Option<luna_protocol::session::Stage> {
+    match event {
+        SessionEvent::TurnAccepted(t) => Some(t.stage),
+        _ => None,
+    }
+}
+
+/// Appends `event` on `conn` (a transaction, or a connection when the append is one
+/// statement, see [`rows::needs_transaction`]) and caches the view every
+/// `SNAPSHOT_EVERY` events.
+async fn append_in(
+    conn: &mut Conn,
+    session_id: &str,
+    event: &SessionEvent,
+) -> EngineResult<Appended> {
+    event
+        .validate()
+        .map_err(|e| EngineError::Internal(format!("refusing to append {}: {e}", event.kind())))?;
+    let seq = rows::append_event(conn, session_id, event, stage_of(event))
+        .await?
+        .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
+    if seq % SNAPSHOT_EVERY == 0 {
+        let (at, view) = fold_latest(conn, session_id).await?;
+        rows::insert_snapshot(conn, session_id, at, &view).await?;
+    }
+    Ok(Appended {
+        session_id: session_id.to_owned(),
+        event: StoredEvent {
+            seq,
+            event: event.clone(),
+        },
+    })
 }
 
 /// Every event with `seq > since`, page by page (a short page is the last).

@@ -8,6 +8,7 @@ use luna_protocol::view::SessionView;
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
+use crate::base::store::Backend;
 
 pub type Tx<'c> = crate::base::store::Tx<'c>;
 
@@ -112,47 +113,79 @@ pub async fn latest_session(
     .await?)
 }
 
-/// Hands out the next seq by bumping the session's counter (this write locks the
-/// session for the rest of the transaction, so concurrent appenders queue up), and
-/// keeps the derived `stage` column in step with `turn.accepted`.
-pub async fn next_seq(
+/// Appends `event` as the session's next seq in ONE statement and returns the seq
+/// (`None`: no such session). The counter `work_sessions.last_seq` is claimed in the
+/// same statement, so the append is atomic inside a transaction or on its own, and
+/// concurrent appenders to one session queue on its row: on PostgreSQL a data-modifying
+/// CTE bumps the counter (row lock), inserts the event and queues `NOTIFY` for the other
+/// instances (`session::bus`, delivered at commit); on SQLite the insert reads the
+/// counter under the database's write lock and the trigger `session_events_claim_seq`
+/// (migration 0036) moves it. `stage` keeps the derived column in step with
+/// `turn.accepted`: on SQLite that is a second statement, so the caller appends an
+/// event with a stage inside a transaction ([`needs_transaction`]).
+pub async fn append_event(
     conn: &mut Conn,
     session_id: &str,
+    event: &SessionEvent,
     stage: Option<Stage>,
 ) -> EngineResult<Option<u64>> {
-    let seq: Option<i64> = sqlx::query_scalar(
-        "update work_sessions
-            set last_seq = last_seq + 1, stage = coalesce($1, stage), updated_at = $2
-          where id = $3
-      returning last_seq",
-    )
-    .bind(stage.map(Stage::as_str))
-    .bind(now_ms())
-    .bind(session_id)
-    .fetch_optional(conn)
-    .await?;
+    let payload = serde_json::to_string(event)
+        .map_err(|e| EngineError::Internal(format!("event json: {e}")))?;
+    let now = now_ms();
+    let seq: Option<i64> = match crate::base::store::backend_of(conn) {
+        Backend::Postgres => {
+            let row: Option<(i64, Option<String>)> = sqlx::query_as(&format!(
+                "with claimed as (
+                     update work_sessions
+                        set last_seq = last_seq + 1, stage = coalesce($5, stage), updated_at = $4
+                      where id = $1
+                  returning id, last_seq
+                 ), appended as (
+                     insert into session_events (session_id, seq, kind, payload, created_at)
+                     select id, last_seq, $2, $3, $4 from claimed
+                  returning seq
+                 )
+                 select seq, cast(pg_notify('{channel}', $1 || ' ' || seq) as text) from appended",
+                channel = super::bus::CHANNEL
+            ))
+            .bind(session_id)
+            .bind(event.kind())
+            .bind(payload)
+            .bind(now)
+            .bind(stage.map(Stage::as_str))
+            .fetch_optional(conn)
+            .await?;
+            row.map(|(seq, _)| seq)
+        }
+        Backend::Sqlite => {
+            let seq = sqlx::query_scalar(
+                "insert into session_events (session_id, seq, kind, payload, created_at)
+                 select id, last_seq + 1, $2, $3, $4 from work_sessions where id = $1
+                 returning seq",
+            )
+            .bind(session_id)
+            .bind(event.kind())
+            .bind(payload)
+            .bind(now)
+            .fetch_optional(&mut *conn)
+            .await?;
+            if let (Some(_), Some(stage)) = (seq, stage) {
+                sqlx::query("update work_sessions set stage = $1 where id = $2")
+                    .bind(stage.as_str())
+                    .bind(session_id)
+                    .execute(conn)
+                    .await?;
+            }
+            seq
+        }
+    };
     Ok(seq.map(|s| s as u64))
 }
 
-pub async fn insert_event(
-    conn: &mut Conn,
-    session_id: &str,
-    seq: u64,
-    event: &SessionEvent,
-) -> EngineResult<()> {
-    let payload = serde_json::to_string(event)
-        .map_err(|e| EngineError::Internal(format!("event json: {e}")))?;
-    sqlx::query(
-        "insert into session_events (session_id, seq, kind, payload, created_at) values ($1, $2, $3, $4, $5)",
-    )
-    .bind(session_id)
-    .bind(seq as i64)
-    .bind(event.kind())
-    .bind(payload)
-    .bind(now_ms())
-    .execute(conn)
-    .await?;
-    Ok(())
+/// True when appending an event with this `stage` takes more than one statement on
+/// this backend (see [`append_event`]), so it must run inside a transaction.
+pub fn needs_transaction(backend: Backend, stage: Option<Stage>) -> bool {
+    backend == Backend::Sqlite && stage.is_some()
 }
 
 /// The newest seq of a session (0 when it has none or does not exist).

@@ -272,15 +272,28 @@ impl Recorder {
 
     /// Appends `events` to the session's log and `step` to the trajectory in one
     /// transaction, commits, then publishes the events and keeps the step in memory.
-    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
     pub async fn log(
         &mut self,
         sessions: &crate::session::Sessions,
         events: &[luna_protocol::event::SessionEvent],
         step: Step,
     ) -> EngineResult<()> {
+        let tx = sessions.begin(&self.trajectory.session_id).await?;
+        self.log_in(sessions, tx, events, step).await
+    }
+
+    /// [`Recorder::log`] in `tx`, the session's write transaction the caller began
+    /// ([`crate::session::Sessions::begin`]) and may have written in already (a tool
+    /// call's charges and telemetry row): all of it commits here, together.
+    #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
+    pub async fn log_in(
+        &mut self,
+        sessions: &crate::session::Sessions,
+        mut tx: crate::session::Tx<'static>,
+        events: &[luna_protocol::event::SessionEvent],
+        step: Step,
+    ) -> EngineResult<()> {
         let session_id = self.trajectory.session_id.as_str();
-        let mut tx = sessions.begin(session_id).await?;
         let mut appended = Vec::with_capacity(events.len());
         for event in events {
             appended.push(sessions.append(&mut tx, session_id, event).await?);

@@ -83,6 +83,9 @@ struct Turn<'a> {
     /// a snapshot.
     view: SessionView,
     seq: u64,
+    /// The session's committed events as they are published, subscribed before the
+    /// snapshot was read.
+    feed: crate::session::Follow,
     visible_names: HashSet<&'static str>,
     known: KnownRefs,
     proposals: Vec<(String, Envelope)>,
@@ -231,6 +234,7 @@ async fn open<'a>(
     plan: Option<(PlanBrief, i64)>,
 ) -> EngineResult<Turn<'a>> {
     let sessions = &engine.sessions;
+    let feed = sessions.follow(session_id);
     let snapshot = sessions.snapshot_at_latest(caller, session_id).await?;
     let view = snapshot.view;
     let thread = crate::agent::contract::input::thread_of(&view.chat.messages);
@@ -330,6 +334,7 @@ async fn open<'a>(
         recorder,
         inbox,
         seq: snapshot.seq,
+        feed,
         view,
         visible_names,
         known: KnownRefs::new(),

@@ -2,8 +2,9 @@
 //! step ([`Turn::steer`]), one tool call through the registry with its events and its
 //! trajectory step ([`Turn::call`]), and the board followed after the calls
 //! ([`Turn::follow_board`]). The session view is folded in memory from the events the
-//! turn reads; the events a step writes after its call and its trajectory step commit
-//! in one transaction.
+//! turn follows (its session's feed, the log when the feed has a gap). What a call
+//! writes after it ran (its charges, its telemetry row, `tool.finished`, its trajectory
+//! step) commits in one transaction.
 
 use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
 use luna_protocol::view::apply;
@@ -13,7 +14,7 @@ use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
 use crate::base::error::EngineResult;
 use crate::registry::def::SideEffect;
-use crate::registry::typed;
+use crate::registry::{pipeline, typed};
 use crate::registry::{Surface, ToolRequest};
 use crate::tools::handles::{DecisionIds, Undo};
 
@@ -26,10 +27,14 @@ use crate::agent::contract::results::{harvest, label_for, summary_of};
 use crate::agent::contract::trajectory::{Step, ToolStep};
 
 impl Turn<'_> {
-    /// Reads the log since the last read: the view follows, and steering messages
-    /// wait in the inbox.
+    /// Folds what the log gained since the last read: the view follows, and steering
+    /// messages wait in the inbox. The events come from the session's feed; the log
+    /// is read only when the feed shows a gap.
     async fn catch_up(&mut self) -> EngineResult<()> {
-        let events = self.engine.sessions.tail(self.session_id, self.seq).await?;
+        let events = match self.feed.next(self.seq) {
+            Some(events) => events,
+            None => self.engine.sessions.tail(self.session_id, self.seq).await?,
+        };
         if let Some(last) = events.last() {
             self.seq = last.seq;
         }
@@ -127,7 +132,11 @@ impl Turn<'_> {
             .await?;
         let mut request = ToolRequest::new(call.name.clone(), call.args.clone(), Surface::Luna);
         request.session_id = Some(session_id.to_owned());
-        let response = engine.call_tool(self.caller, request).await;
+        // The call's charges and telemetry row, its `tool.finished` and its trajectory
+        // step commit in one transaction.
+        let unsettled = pipeline::call_unsettled(engine, self.caller, request).await;
+        let mut tx = engine.sessions.begin(session_id).await?;
+        let response = unsettled.settle_in(engine, &mut tx).await?;
         let mut refs = Vec::new();
         // New evidence = objects not seen earlier in this turn (the call-local
         // `evidence:cN…` keys are always new and do not count).
@@ -206,7 +215,9 @@ impl Turn<'_> {
             metered: ledger_sum(crate::billing::Ledger::Intelligence),
             undo_token,
         });
-        self.recorder.log(&engine.sessions, &events, step).await?;
+        self.recorder
+            .log_in(&engine.sessions, tx, &events, step)
+            .await?;
         if call.name == "market_search" {
             self.stagnant = if new_objects == 0 {
                 self.stagnant + 1

@@ -1,0 +1,179 @@
+//! A call settled inside its caller's transaction (`Unsettled::settle_in`, what a turn
+//! step does): the charges and the telemetry row commit or roll back with the
+//! caller's writes, and a refused charge undoes only itself, leaving the transaction
+//! usable for the step that records the refusal.
+
+use std::sync::Arc;
+
+use luna_protocol::account::{Plan, Role};
+use luna_protocol::error::ErrorCode;
+use luna_protocol::tool::{Envelope, ResultRow};
+use schemars::JsonSchema;
+use serde::Deserialize;
+use serde_json::json;
+
+use super::pipeline::call_unsettled;
+use super::*;
+use crate::billing::{ChargeSpec, Ledger};
+use crate::testkit::World;
+use crate::tools::catalog;
+
+#[derive(Debug, Deserialize, JsonSchema)]
+#[serde(deny_unknown_fields)]
+struct Cost {
+    /// Créditos de inteligencia que cobra la llamada.
+    amount: i64,
+}
+
+/// A search that charges two charges: one credit, then `amount` more.
+fn two_charges() -> ToolDef {
+    ToolDef::new::<Cost>("market_search", Family::Market)
+        .label("Buscando")
+        .cost(CostClass::Search)
+        .search()
+        .handler(|_: ToolCtx, args: Cost| async move {
+            let charge = |branch: &str, amount| ChargeSpec {
+                action: "market_search".into(),
+                branch: branch.into(),
+                amount,
+                ledger: Ledger::Intelligence,
+            };
+            Ok(
+                ToolOutput::from(Envelope::rows(vec![ResultRow::new("record:1", "uno")]))
+                    .with_charge(charge("base", 1))
+                    .with_charge(charge("extra", args.amount)),
+            )
+        })
+}
+
+async fn world() -> World {
+    let mut w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let mut reg = catalog();
+    reg.replace(two_charges());
+    w.engine.registry = Arc::new(reg);
+    w
+}
+
+async fn count(w: &World, sql: &str) -> i64 {
+    sqlx::query_scalar(sql)
+        .bind(&w.caller.workspace_id)
+        .fetch_one(w.engine.store.pool())
+        .await
+        .unwrap()
+}
+
+async fn receipts(w: &World) -> i64 {
+    count(w, "select count(*) from receipts where workspace_id = $1").await
+}
+
+async fn telemetry(w: &World) -> i64 {
+    count(w, "select count(*) from tool_calls where workspace_id = $1").await
+}
+
+async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
+    call_unsettled(
+        &w.engine,
+        &w.caller,
+        ToolRequest::new("market_search", json!({"amount": amount}), Surface::Luna),
+    )
+    .await
+}
+
+#[tokio::test]
+async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transaction() {
+    let w = world().await;
+    let left = w
+        .engine
+        .billing
+        .balance(&w.caller, Ledger::Intelligence)
+        .await
+        .unwrap()
+        .left();
+
+    // Rolled back: the call ran, but nothing of it was recorded.
+    let call = unsettled(&w, 2).await;
+    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
+    assert!(response.is_ok());
+    assert_eq!(response.receipts.len(), 2);
+    tx.rollback().await.unwrap();
+    assert_eq!((receipts(&w).await, telemetry(&w).await), (0, 0));
+    assert_eq!(
+        w.engine
+            .billing
+            .balance(&w.caller, Ledger::Intelligence)
+            .await
+            .unwrap()
+            .left(),
+        left
+    );
+
+    // Committed: both charges and the row, with the caller's commit.
+    let call = unsettled(&w, 2).await;
+    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    call.settle_in(&w.engine, &mut tx).await.unwrap();
+    assert_eq!(
+        receipts(&w).await,
+        0,
+        "nothing is visible before the commit"
+    );
+    tx.commit().await.unwrap();
+    assert_eq!((receipts(&w).await, telemetry(&w).await), (2, 1));
+    assert_eq!(
+        w.engine
+            .billing
+            .balance(&w.caller, Ledger::Intelligence)
+            .await
+            .unwrap()
+            .left(),
+        left - 3
+    );
+}
+
+#[tokio::test]
+async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
+    let w = world().await;
+    let left = w
+        .engine
+        .billing
+        .balance(&w.caller, Ledger::Intelligence)
+        .await
+        .unwrap()
+        .left();
+    // The second charge asks for more than is left after the first.
+    let call = unsettled(&w, left).await;
+    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
+    let err = response.outcome.as_ref().unwrap_err();
+    assert_eq!(err.code, ErrorCode::InsufficientCredits);
+    assert_eq!(response.receipts.len(), 1, "the first charge stands");
+    // The transaction is still usable: the caller's own write goes through with it.
+    sqlx::query(
+        "insert into usage_counters (workspace_id, counter, bucket, count) values ($1, 'searches_day', 999, 1)",
+    )
+    .bind(&w.caller.workspace_id)
+    .execute(&mut *tx)
+    .await
+    .unwrap();
+    tx.commit().await.unwrap();
+    assert_eq!((receipts(&w).await, telemetry(&w).await), (1, 1));
+    assert_eq!(
+        count(
+            &w,
+            "select count(*) from usage_counters where workspace_id = $1 and bucket = 999"
+        )
+        .await,
+        1
+    );
+    assert_eq!(
+        w.engine
+            .billing
+            .balance(&w.caller, Ledger::Intelligence)
+            .await
+            .unwrap()
+            .left(),
+        left - 1
+    );
+    let ok: i64 = count(&w, "select ok from tool_calls where workspace_id = $1").await;
+    assert_eq!(ok, 0, "the row records the refusal");
+}
