@@ -15,7 +15,7 @@ TURNS=${TURNS:-100}
 PYTHON=${PYTHON:-python3}
 cargo bench -p luna-engine --bench turn --no-run 2>/dev/null
 BIN=$(cargo bench -p luna-engine --bench turn --no-run --message-format=json 2>/dev/null \
-  | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
+  | grep '"name":"turn"' | sed -n 's/.*"executable":"\([^"]*\)".*/\1/p' | tail -1)
 out=$(mktemp)
 for r in $(seq 1 "$ROUNDS"); do
   LUNA_BENCH_JSON=1 LUNA_BENCH_TURNS=$TURNS "$BIN" | tail -1 | tee -a "$out"

@@ -166,19 +166,28 @@ async fn settle(
             auto_policy: pending.auto_policy.as_deref(),
             call_ref: Some(&pending.call_ref),
         };
-        let mut savepoint = conn.begin().await?;
-        let charged = engine
-            .billing
-            .charge_in(&mut savepoint, caller, &pending.spec, &how, now_ms())
-            .instrument(tracing::trace_span!("tool.charge"))
-            .await;
-        match charged {
-            Ok(receipt) => {
-                savepoint.commit().await?;
-                done.receipts.push(receipt);
+        let charged = async {
+            let mut savepoint = conn.begin().await?;
+            match engine
+                .billing
+                .charge_in(&mut savepoint, caller, &pending.spec, &how, now_ms())
+                .await
+            {
+                Ok(receipt) => {
+                    savepoint.commit().await?;
+                    EngineResult::Ok(Ok(receipt))
+                }
+                Err(e) => {
+                    savepoint.rollback().await?;
+                    Ok(Err(e))
+                }
             }
+        }
+        .instrument(tracing::trace_span!("tool.charge"))
+        .await?;
+        match charged {
+            Ok(receipt) => done.receipts.push(receipt),
             Err(e) => {
-                savepoint.rollback().await?;
                 done.result = Err(e);
                 break;
             }

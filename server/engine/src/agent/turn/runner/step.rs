@@ -9,6 +9,7 @@
 use luna_protocol::event::{SessionEvent, ToolFinished, ToolStarted};
 use luna_protocol::view::apply;
 use serde_json::json;
+use tracing::Instrument;
 
 use crate::agent::director::grammar;
 use crate::agent::director::vocab::CatalogVocabulary;
@@ -135,7 +136,11 @@ impl Turn<'_> {
         // The call's charges and telemetry row, its `tool.finished` and its trajectory
         // step commit in one transaction.
         let unsettled = pipeline::call_unsettled(engine, self.caller, request).await;
-        let mut tx = engine.sessions.begin(session_id).await?;
+        let mut tx = engine
+            .sessions
+            .begin(session_id)
+            .instrument(tracing::trace_span!("session.append"))
+            .await?;
         let response = unsettled.settle_in(engine, &mut tx).await?;
         let mut refs = Vec::new();
         // New evidence = objects not seen earlier in this turn (the call-local
