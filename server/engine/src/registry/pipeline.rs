@@ -116,6 +116,12 @@ pub struct Unsettled {
 }
 
 impl Unsettled {
+    /// The envelope the call produced, before its charges are written (which may
+    /// still turn it into an error).
+    pub fn envelope(&self) -> Option<&Envelope> {
+        self.done.result.as_ref().ok()
+    }
+
     /// Writes the call's charges and its telemetry row on `conn` (the caller's open
     /// transaction) and returns the response. A refused charge makes the response
     /// that error, as in [`call`]; the transaction stays usable either way.

@@ -116,9 +116,12 @@ impl Sessions {
         let Some(last) = self.hub.last_published(session_id) else {
             return Ok(());
         };
+        // Already carried (this instance's own appends): no connection needed.
+        if notified.is_some_and(|seq| seq <= last) {
+            return Ok(());
+        }
         let mut conn = self.store.pool().acquire().await?;
         let mut after = match notified {
-            Some(seq) if seq <= last => return Ok(()),
             Some(seq) if last == 0 => seq - 1,
             // After a reconnect: the newest event is enough to show a follower a gap,
             // which it then fills from the log itself.

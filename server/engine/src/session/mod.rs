@@ -124,7 +124,7 @@ impl Sessions {
         session_id: &str,
         event: &SessionEvent,
     ) -> EngineResult<Appended> {
-        append_in(tx, session_id, event).await
+        append_in(tx, session_id, event, Snapshot::InTransaction).await
     }
 
     /// Hands committed events to live subscribers. Call only after the commit.
@@ -145,13 +145,15 @@ impl Sessions {
         let appended = match events {
             [event] if !rows::needs_transaction(self.store.backend(), stage_of(event)) => {
                 let mut conn = self.store.pool().acquire().await?;
-                vec![append_in(&mut conn, session_id, event).await?]
+                vec![append_in(&mut conn, session_id, event, Snapshot::BestEffort).await?]
             }
             _ => {
                 let mut tx = self.begin(session_id).await?;
                 let mut appended = Vec::with_capacity(events.len());
                 for event in events {
-                    appended.push(append_in(&mut tx, session_id, event).await?);
+                    appended.push(
+                        append_in(&mut tx, session_id, event, Snapshot::InTransaction).await?,
+                    );
                 }
                 tx.commit().await?;
                 appended
@@ -252,6 +254,16 @@ fn stage_of(event: &SessionEvent) -> Option<luna_protocol::session::Stage> {
     }
 }
 
+/// How an append writes the cached view when one is due.
+#[derive(Clone, Copy, PartialEq)]
+enum Snapshot {
+    /// In the append's transaction: a failure fails the append (and rolls it back).
+    InTransaction,
+    /// After a lone event committed on its own: the event is in the log whatever
+    /// happens, so a failure is logged and the cache is written by a later append.
+    BestEffort,
+}
+
 /// Appends `event` on `conn` (a transaction, or a connection when the append is one
 /// statement, see [`rows::needs_transaction`]) and caches the view every
 /// `SNAPSHOT_EVERY` events.
@@ -259,6 +271,7 @@ async fn append_in(
     conn: &mut Conn,
     session_id: &str,
     event: &SessionEvent,
+    snapshot: Snapshot,
 ) -> EngineResult<Appended> {
     event
         .validate()
@@ -267,8 +280,18 @@ async fn append_in(
         .await?
         .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
     if seq % SNAPSHOT_EVERY == 0 {
-        let (at, view) = fold_latest(conn, session_id).await?;
-        rows::insert_snapshot(conn, session_id, at, &view).await?;
+        let cached = async {
+            let (at, view) = fold_latest(conn, session_id).await?;
+            rows::insert_snapshot(conn, session_id, at, &view).await
+        }
+        .await;
+        match (cached, snapshot) {
+            (Ok(()), _) => {}
+            (Err(e), Snapshot::InTransaction) => return Err(e),
+            (Err(e), Snapshot::BestEffort) => {
+                tracing::warn!(error = %e, session = session_id, seq, "view snapshot not cached")
+            }
+        }
     }
     Ok(Appended {
         session_id: session_id.to_owned(),

@@ -136,6 +136,21 @@ impl Turn<'_> {
         // The call's charges and telemetry row, its `tool.finished` and its trajectory
         // step commit in one transaction.
         let unsettled = pipeline::call_unsettled(engine, self.caller, request).await;
+        // A level-0 write (it can be undone) may have moved the saved list: its counts
+        // are read now, before the step's write lock, and follow in the same append.
+        let refresh = match unsettled.envelope().and_then(|env| env.results.first()) {
+            Some(row) if typed::read::<Undo>(row)?.undo_token.is_some() => {
+                self.catch_up().await?;
+                crate::tools::board::saved_refresh(
+                    engine,
+                    self.caller,
+                    &self.view.board,
+                    Some(turn_id),
+                )
+                .await?
+            }
+            _ => None,
+        };
         let mut tx = engine
             .sessions
             .begin(session_id)
@@ -179,19 +194,8 @@ impl Turn<'_> {
             ok: response.is_ok(),
             undo_token: undo_token.clone(),
         })];
-        // A level-0 write (it can be undone) may have moved the saved list: its
-        // counts follow in the same append.
         if undo_token.is_some() {
-            self.catch_up().await?;
-            events.extend(
-                crate::tools::board::saved_refresh(
-                    engine,
-                    self.caller,
-                    &self.view.board,
-                    Some(turn_id),
-                )
-                .await?,
-            );
+            events.extend(refresh);
         }
         let result = response.to_json();
         let ledger_sum = |ledger: crate::billing::Ledger| -> i64 {
