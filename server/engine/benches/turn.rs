@@ -110,16 +110,43 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Phases {
     }
 }
 
-/// Statements the database ran, counted from sqlx's per-statement `sqlx::query` events.
-/// SQLite runs every statement on its connection's own thread, where no span is
-/// entered, so this is a total per turn, not per phase.
+/// Statements the database ran, counted from sqlx's per-statement `sqlx::query` events
+/// and grouped by their text (whitespace collapsed, cut at 100 characters). SQLite runs
+/// every statement on its connection's own thread, where no span is entered, so this
+/// is a list per turn, not per phase.
 #[derive(Clone, Default)]
-struct Statements(Arc<std::sync::atomic::AtomicUsize>);
+struct Statements(Arc<Mutex<HashMap<String, usize>>>);
+
+impl Statements {
+    fn total(&self) -> usize {
+        self.0.lock().expect("statements").values().sum()
+    }
+}
+
+/// The `db.statement` field of one sqlx event.
+struct StatementText(String);
+
+impl tracing::field::Visit for StatementText {
+    fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+        if field.name() == "db.statement" {
+            self.0 = value.split_whitespace().collect::<Vec<_>>().join(" ");
+        }
+    }
+
+    fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+        if field.name() == "db.statement" {
+            self.record_str(field, &format!("{value:?}"));
+        }
+    }
+}
 
 impl<S: Subscriber> Layer<S> for Statements {
     fn on_event(&self, event: &tracing::Event<'_>, _: Context<'_, S>) {
         if event.metadata().target() == "sqlx::query" {
-            self.0.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let mut text = StatementText(String::new());
+            event.record(&mut text);
+            let key: String = text.0.chars().take(100).collect();
+            *self.0.lock().expect("statements").entry(key).or_default() += 1;
         }
     }
 }
@@ -270,13 +297,21 @@ async fn main() {
     )
     .expect("one global subscriber");
     const COUNTED: usize = 5;
-    let before = statements.0.load(std::sync::atomic::Ordering::Relaxed);
+    statements.0.lock().expect("statements").clear();
     for i in 0..COUNTED {
         one_turn(&engine, &caller, 2 * turns + 10 + i).await;
     }
     // Each turn also runs the bench's two resets and the session's creation
     // (an insert and its read back): 4.
-    let per_turn = (statements.0.load(std::sync::atomic::Ordering::Relaxed) - before) / COUNTED - 4;
+    let per_turn = statements.total() / COUNTED - 4;
+    let mut listed_statements: Vec<(String, f64)> = statements
+        .0
+        .lock()
+        .expect("statements")
+        .drain()
+        .map(|(sql, n)| (sql, n as f64 / COUNTED as f64))
+        .collect();
+    listed_statements.sort_by(|a, b| b.1.total_cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
 
     let mean = |v: &[Duration]| v.iter().sum::<Duration>().as_secs_f64() * 1000.0 / v.len() as f64;
     let listed: f64 = per_row.iter().map(|v| mean(v)).sum();
@@ -343,4 +378,11 @@ async fn main() {
         pct(&mut timed.clone(), 0.5),
         mean(&timed)
     );
+    if std::env::var("LUNA_BENCH_STATEMENTS").is_ok_and(|v| v == "1") {
+        println!("\n### Statements per turn, by text (the bench's own resets included)\n");
+        println!("| per turn | statement |\n|---|---|");
+        for (sql, n) in &listed_statements {
+            println!("| {n:.1} | `{}` |", sql.replace('|', "\\|"));
+        }
+    }
 }

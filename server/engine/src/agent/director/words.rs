@@ -163,9 +163,11 @@ pub fn near(written: &str, known: &str) -> bool {
     if written == known {
         return true;
     }
-    let len = written.chars().count().min(known.chars().count());
-    let allowed = allowed_edits(len);
+    let (a, b) = (written.chars().count(), known.chars().count());
+    let allowed = allowed_edits(a.min(b));
+    // Each edit changes the length by at most one: a longer gap cannot be a typo.
     allowed > 0
+        && a.abs_diff(b) <= allowed
         && written.chars().next() == known.chars().next()
         && strsim::damerau_levenshtein(written, known) <= allowed
 }
@@ -177,11 +179,35 @@ pub const MIN_STEM: usize = 4;
 /// Whether a written token is the catalogue word `known` in another form (same stem,
 /// when the stem is long enough to tell words apart) or with a typo.
 pub fn matches_word(token: &Token, known: &str) -> bool {
-    if token.word == known || near(&token.word, known) {
-        return true;
+    token.word == known || near(&token.word, known) || stem_names(known, &token.stem)
+}
+
+/// Most catalogue words one thread keeps the stem of (the cue lists and the catalogues
+/// hold a few thousand); past it the memo starts again, so odd words cannot grow it.
+const STEM_MEMO: usize = 20_000;
+
+/// Whether the catalogue word `known` has the stem `stem`, long enough to tell words
+/// apart ([`MIN_STEM`]). Every token of a message is compared with every cue and
+/// catalogue word, and stemming those again at each comparison was two thirds of a
+/// parse (2.9 ms of a turn, docs/BENCH.md): each thread stems a catalogue word once.
+fn stem_names(known: &str, stem_of_token: &str) -> bool {
+    thread_local! {
+        static MEMO: std::cell::RefCell<std::collections::HashMap<Box<str>, Box<str>>> =
+            std::cell::RefCell::new(std::collections::HashMap::new());
     }
-    let known_stem = stem(known);
-    known_stem.len() >= MIN_STEM && token.stem == known_stem
+    MEMO.with(|memo| {
+        let mut memo = memo.borrow_mut();
+        if let Some(known_stem) = memo.get(known) {
+            return known_stem.len() >= MIN_STEM && &**known_stem == stem_of_token;
+        }
+        if memo.len() >= STEM_MEMO {
+            memo.clear();
+        }
+        let known_stem = stem(known);
+        let same = known_stem.len() >= MIN_STEM && known_stem == stem_of_token;
+        memo.insert(known.into(), known_stem.into());
+        same
+    })
 }
 
 /// Where the cue `phrase` occurs in `tokens` (start, end past it). Each word of the
@@ -222,6 +248,18 @@ pub fn first_end(tokens: &[Token], cues: &[&str]) -> Option<(usize, usize)> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_remembered_stem_answers_as_a_fresh_one() {
+        // The first comparison stems «constructoras»; the next ones read the memo.
+        for _ in 0..3 {
+            assert!(matches_word(&tokens("constructora")[0], "constructoras"));
+            assert!(!matches_word(&tokens("comida")[0], "como"));
+        }
+        // A typo is still a typo whatever the lengths; a longer gap is not.
+        assert!(near("fabricantes", "fabricante"));
+        assert!(!near("fabricantes", "fabric"));
+    }
 
     #[test]
     fn plural_and_feminine_forms_share_a_stem() {
