@@ -124,6 +124,30 @@ impl Balance {
     }
 }
 
+/// Spends `spec.amount` from the period's ledger when it has that much left; false when
+/// it has not, or when the period has no ledger row yet.
+async fn spend(
+    conn: &mut crate::base::store::Conn,
+    caller: &Caller,
+    spec: &ChargeSpec,
+    period: &str,
+    now: i64,
+) -> EngineResult<bool> {
+    let spent = sqlx::query(
+        "update credit_ledgers set used = used + $1, updated_at = $2
+          where workspace_id = $3 and ledger = $4 and period = $5 and allowance - used >= $6",
+    )
+    .bind(spec.amount)
+    .bind(now)
+    .bind(&caller.workspace_id)
+    .bind(spec.ledger.as_str())
+    .bind(period)
+    .bind(spec.amount)
+    .execute(&mut *conn)
+    .await?;
+    Ok(spent.rows_affected() == 1)
+}
+
 #[derive(Clone, Debug)]
 pub struct Billing {
     store: Store,
@@ -187,19 +211,8 @@ impl Billing {
         }
         let period = spec.ledger.period(now);
         let id = new_id("rcpt");
-        // The first statement writes, so SQLite takes the write lock here and a
-        // concurrent charge waits instead of failing on a lock upgrade.
-        sqlx::query(
-            "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
-             values ($1, $2, $3, $4, 0, $5) on conflict (workspace_id, ledger, period) do nothing",
-        )
-        .bind(&caller.workspace_id)
-        .bind(spec.ledger.as_str())
-        .bind(&period)
-        .bind(spec.ledger.allowance(caller.plan))
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
+        // The first statement writes (it claims the key), so SQLite takes the write lock
+        // here and a concurrent charge waits instead of failing on a lock upgrade.
         let claimed = sqlx::query(
             "insert into receipts (id, workspace_id, user_id, action, branch, amount, ledger, period,
                                    idempotency_key, surface, auto_policy, call_ref, created_at)
@@ -236,19 +249,26 @@ impl Billing {
             r.replayed = true;
             return Ok(r);
         }
-        let spent = sqlx::query(
-            "update credit_ledgers set used = used + $1, updated_at = $2
-              where workspace_id = $3 and ledger = $4 and period = $5 and allowance - used >= $6",
-        )
-        .bind(spec.amount)
-        .bind(now)
-        .bind(&caller.workspace_id)
-        .bind(spec.ledger.as_str())
-        .bind(&period)
-        .bind(spec.amount)
-        .execute(&mut *conn)
-        .await?;
-        if spent.rows_affected() == 0 {
+        // The period's ledger row is created by its first charge: the spend is tried
+        // first, and only when it finds no row (or too little left) is the row made and
+        // the spend tried again. The retry runs whether this charge or a concurrent one
+        // made the row: on PostgreSQL the other may have committed it meanwhile.
+        let mut spent = spend(conn, caller, spec, &period, now).await?;
+        if !spent {
+            sqlx::query(
+                "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
+                 values ($1, $2, $3, $4, 0, $5) on conflict (workspace_id, ledger, period) do nothing",
+            )
+            .bind(&caller.workspace_id)
+            .bind(spec.ledger.as_str())
+            .bind(&period)
+            .bind(spec.ledger.allowance(caller.plan))
+            .bind(now)
+            .execute(&mut *conn)
+            .await?;
+            spent = spend(conn, caller, spec, &period, now).await?;
+        }
+        if !spent {
             let left: i64 = sqlx::query_scalar(
                 "select case when allowance > used then allowance - used else 0 end from credit_ledgers
                   where workspace_id = $1 and ledger = $2 and period = $3",

@@ -60,6 +60,36 @@ async fn the_same_key_charges_once_and_returns_the_original_receipt() {
 }
 
 #[tokio::test]
+async fn a_refused_first_charge_of_a_period_spends_nothing_and_the_next_one_pays() {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let err = w
+        .engine
+        .billing
+        .charge(&w.caller, &spec(2_001, Ledger::Intelligence), &how("big"))
+        .await
+        .unwrap_err();
+    assert_eq!(err.code(), ErrorCode::InsufficientCredits);
+    let balance = || w.engine.billing.balance(&w.caller, Ledger::Intelligence);
+    assert_eq!(balance().await.unwrap().left(), 2_000);
+    assert!(w
+        .engine
+        .billing
+        .receipts(&w.caller, 10)
+        .await
+        .unwrap()
+        .is_empty());
+    // The key was not spent by the refusal: the same key pays once there is room.
+    let paid = w
+        .engine
+        .billing
+        .charge(&w.caller, &spec(2_000, Ledger::Intelligence), &how("big"))
+        .await
+        .unwrap();
+    assert!(!paid.replayed);
+    assert_eq!(balance().await.unwrap().left(), 0);
+}
+
+#[tokio::test]
 async fn simultaneous_charges_never_overdraw_the_ledger() {
     let w = World::new(Plan::Founder, Role::Member).await.unwrap();
     // Founder starts with 100 créditos de contacto: 80 charges of 2 can only pay 50.

@@ -135,20 +135,9 @@ impl Unsettled {
         let done = settle(engine, &caller, conn, done).await?;
         let response = respond(done, duration_ms);
         let code = response.outcome.as_ref().err().map(error_code_str);
-        telemetry::record_in(
-            conn,
-            &telemetry::ToolUsed {
-                workspace_id: &caller.workspace_id,
-                user_id: &caller.user_id,
-                tool: &response.tool,
-                ok: response.is_ok(),
-                duration_ms,
-                surface: surface.as_str(),
-                error_code: code.as_deref(),
-            },
-        )
-        .instrument(tracing::trace_span!("tool.telemetry"))
-        .await?;
+        telemetry::record_in(conn, &used(&caller, surface, &response, code.as_deref()))
+            .instrument(tracing::trace_span!("tool.telemetry"))
+            .await?;
         Ok(response)
     }
 }
@@ -220,6 +209,25 @@ fn respond(done: Done, duration_ms: u64) -> ToolResponse {
     }
 }
 
+/// The telemetry row of `response`, whichever writer stores it (on its own, or in the
+/// caller's transaction).
+fn used<'a>(
+    caller: &'a Caller,
+    surface: Surface,
+    response: &'a ToolResponse,
+    error_code: Option<&'a str>,
+) -> telemetry::ToolUsed<'a> {
+    telemetry::ToolUsed {
+        workspace_id: &caller.workspace_id,
+        user_id: &caller.user_id,
+        tool: &response.tool,
+        ok: response.is_ok(),
+        duration_ms: response.duration_ms,
+        surface: surface.as_str(),
+        error_code,
+    }
+}
+
 /// Runs one call through the whole pipeline: its charges commit in a transaction of
 /// their own, then its telemetry row is written.
 pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolResponse {
@@ -235,15 +243,7 @@ pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolRes
     let code = response.outcome.as_ref().err().map(error_code_str);
     telemetry::record(
         &engine.store,
-        &telemetry::ToolUsed {
-            workspace_id: &caller.workspace_id,
-            user_id: &caller.user_id,
-            tool: &response.tool,
-            ok: response.is_ok(),
-            duration_ms,
-            surface: surface.as_str(),
-            error_code: code.as_deref(),
-        },
+        &used(caller, surface, &response, code.as_deref()),
     )
     .instrument(tracing::trace_span!("tool.telemetry"))
     .await;

@@ -70,6 +70,16 @@ async fn telemetry(w: &World) -> i64 {
     count(w, "select count(*) from tool_calls where workspace_id = $1").await
 }
 
+/// Intelligence credits left this period.
+async fn credits_left(w: &World) -> i64 {
+    w.engine
+        .billing
+        .balance(&w.caller, Ledger::Intelligence)
+        .await
+        .unwrap()
+        .left()
+}
+
 async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
     call_unsettled(
         &w.engine,
@@ -82,13 +92,7 @@ async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
 #[tokio::test]
 async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transaction() {
     let w = world().await;
-    let left = w
-        .engine
-        .billing
-        .balance(&w.caller, Ledger::Intelligence)
-        .await
-        .unwrap()
-        .left();
+    let left = credits_left(&w).await;
 
     // Rolled back: the call ran, but nothing of it was recorded.
     let call = unsettled(&w, 2).await;
@@ -98,15 +102,7 @@ async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transactio
     assert_eq!(response.receipts.len(), 2);
     tx.rollback().await.unwrap();
     assert_eq!((receipts(&w).await, telemetry(&w).await), (0, 0));
-    assert_eq!(
-        w.engine
-            .billing
-            .balance(&w.caller, Ledger::Intelligence)
-            .await
-            .unwrap()
-            .left(),
-        left
-    );
+    assert_eq!(credits_left(&w).await, left);
 
     // Committed: both charges and the row, with the caller's commit.
     let call = unsettled(&w, 2).await;
@@ -119,27 +115,13 @@ async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transactio
     );
     tx.commit().await.unwrap();
     assert_eq!((receipts(&w).await, telemetry(&w).await), (2, 1));
-    assert_eq!(
-        w.engine
-            .billing
-            .balance(&w.caller, Ledger::Intelligence)
-            .await
-            .unwrap()
-            .left(),
-        left - 3
-    );
+    assert_eq!(credits_left(&w).await, left - 3);
 }
 
 #[tokio::test]
 async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
     let w = world().await;
-    let left = w
-        .engine
-        .billing
-        .balance(&w.caller, Ledger::Intelligence)
-        .await
-        .unwrap()
-        .left();
+    let left = credits_left(&w).await;
     // The second charge asks for more than is left after the first.
     let call = unsettled(&w, left).await;
     let mut tx = w.engine.store.pool().begin().await.unwrap();
@@ -165,15 +147,7 @@ async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
         .await,
         1
     );
-    assert_eq!(
-        w.engine
-            .billing
-            .balance(&w.caller, Ledger::Intelligence)
-            .await
-            .unwrap()
-            .left(),
-        left - 1
-    );
+    assert_eq!(credits_left(&w).await, left - 1);
     let ok: i64 = count(&w, "select ok from tool_calls where workspace_id = $1").await;
     assert_eq!(ok, 0, "the row records the refusal");
 }
