@@ -144,6 +144,15 @@ impl World {
         err(&self.engine, &self.caller, name, args).await
     }
 
+    /// The caller's balance on `ledger` now. Panics when it cannot be read (tests only).
+    pub async fn balance(&self, ledger: crate::billing::Ledger) -> crate::billing::Balance {
+        self.engine
+            .billing
+            .balance(&self.caller, ledger)
+            .await
+            .expect("balance")
+    }
+
     /// Calls a tool from the app (`Surface::Ui`), where proposals run at once.
     pub async fn ui(
         &self,

@@ -302,14 +302,7 @@ async fn a_key_over_its_budget_is_refused_and_nothing_is_charged() {
         .call("market_search", search.clone(), Surface::Mcp)
         .await
         .expect("the first credit fits");
-    let intelligence = || async {
-        w.engine
-            .billing
-            .balance(&w.caller, Ledger::Intelligence)
-            .await
-            .unwrap()
-            .used
-    };
+    let intelligence = || async { w.balance(Ledger::Intelligence).await.used };
     assert_eq!(intelligence().await, 1);
 
     let e = agent

@@ -5,7 +5,10 @@
 //! **Invariant:** a charge is one transaction that first claims its idempotency key
 //! (unique per workspace) and then spends with a conditional `update … where
 //! allowance - used >= amount`. The same key never charges twice (it returns the
-//! original receipt), and two simultaneous charges cannot overdraw a ledger.
+//! original receipt), and two simultaneous charges cannot overdraw a ledger. A charge
+//! that is refused (too few credits, an API key over its budget) undoes what it wrote
+//! before it returns, so the caller's transaction goes on without it and needs no
+//! savepoint; after a database error the caller must drop its transaction.
 
 pub mod counters;
 pub mod key_budget;
@@ -148,6 +151,41 @@ async fn spend(
     Ok(spent.rows_affected() == 1)
 }
 
+/// Gives back what [`spend`] took, when a later check of the same charge refuses it.
+/// The caller's transaction still holds the ledger row it spent from.
+async fn unspend(
+    conn: &mut crate::base::store::Conn,
+    caller: &Caller,
+    spec: &ChargeSpec,
+    period: &str,
+) -> EngineResult<()> {
+    sqlx::query(
+        "update credit_ledgers set used = used - $1
+          where workspace_id = $2 and ledger = $3 and period = $4",
+    )
+    .bind(spec.amount)
+    .bind(&caller.workspace_id)
+    .bind(spec.ledger.as_str())
+    .bind(period)
+    .execute(&mut *conn)
+    .await?;
+    Ok(())
+}
+
+/// Removes the receipt a refused charge claimed its key with, so the key can pay later.
+async fn unclaim(
+    conn: &mut crate::base::store::Conn,
+    workspace_id: &str,
+    receipt_id: &str,
+) -> EngineResult<()> {
+    sqlx::query("delete from receipts where workspace_id = $1 and id = $2")
+        .bind(workspace_id)
+        .bind(receipt_id)
+        .execute(&mut *conn)
+        .await?;
+    Ok(())
+}
+
 #[derive(Clone, Debug)]
 pub struct Billing {
     store: Store,
@@ -279,10 +317,17 @@ impl Billing {
             .fetch_optional(&mut *conn)
             .await?
             .unwrap_or(0);
+            unclaim(conn, &caller.workspace_id, &id).await?;
             return Err(insufficient(spec.ledger, spec.amount, left));
         }
         // An API key's monthly budget, in the same transaction (see `key_budget`).
-        key_budget::spend_in(conn, caller, spec.amount, now).await?;
+        if let Err(e) = key_budget::spend_in(conn, caller, spec.amount, now).await {
+            if let EngineError::Typed(_) = e {
+                unspend(conn, caller, spec, &period).await?;
+                unclaim(conn, &caller.workspace_id, &id).await?;
+            }
+            return Err(e);
+        }
         Ok(Receipt {
             id,
             workspace_id: caller.workspace_id.clone(),

@@ -40,12 +40,7 @@ async fn the_same_key_charges_once_and_returns_the_original_receipt() {
     assert!(!first.replayed);
     assert!(again.replayed);
     assert_eq!(first.id, again.id);
-    let bal = w
-        .engine
-        .billing
-        .balance(&w.caller, Ledger::Intelligence)
-        .await
-        .unwrap();
+    let bal = w.balance(Ledger::Intelligence).await;
     assert_eq!(bal.used, 3);
     assert_eq!(bal.allowance, 2_000);
     assert_eq!(
@@ -69,8 +64,7 @@ async fn a_refused_first_charge_of_a_period_spends_nothing_and_the_next_one_pays
         .await
         .unwrap_err();
     assert_eq!(err.code(), ErrorCode::InsufficientCredits);
-    let balance = || w.engine.billing.balance(&w.caller, Ledger::Intelligence);
-    assert_eq!(balance().await.unwrap().left(), 2_000);
+    assert_eq!(w.balance(Ledger::Intelligence).await.left(), 2_000);
     assert!(w
         .engine
         .billing
@@ -86,7 +80,7 @@ async fn a_refused_first_charge_of_a_period_spends_nothing_and_the_next_one_pays
         .await
         .unwrap();
     assert!(!paid.replayed);
-    assert_eq!(balance().await.unwrap().left(), 0);
+    assert_eq!(w.balance(Ledger::Intelligence).await.left(), 0);
 }
 
 #[tokio::test]
@@ -116,12 +110,7 @@ async fn simultaneous_charges_never_overdraw_the_ledger() {
         }
     }
     assert_eq!(ok, 50);
-    let bal = w
-        .engine
-        .billing
-        .balance(&w.caller, Ledger::Contact)
-        .await
-        .unwrap();
+    let bal = w.balance(Ledger::Contact).await;
     assert_eq!(bal.used, 100);
     assert_eq!(bal.left(), 0);
     assert_eq!(
@@ -153,15 +142,7 @@ async fn simultaneous_retries_of_one_key_charge_exactly_once() {
         ids.insert(t.await.unwrap().unwrap().id);
     }
     assert_eq!(ids.len(), 1);
-    assert_eq!(
-        w.engine
-            .billing
-            .balance(&w.caller, Ledger::Intelligence)
-            .await
-            .unwrap()
-            .used,
-        5
-    );
+    assert_eq!(w.balance(Ledger::Intelligence).await.used, 5);
 }
 
 #[tokio::test]

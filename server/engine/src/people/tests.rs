@@ -69,15 +69,6 @@ pub(super) const VIA: RevealVia<'static> = RevealVia {
     call_ref: None,
 };
 
-async fn contact_used(w: &World) -> i64 {
-    w.engine
-        .billing
-        .balance(&w.caller, Ledger::Contact)
-        .await
-        .unwrap()
-        .used
-}
-
 #[tokio::test]
 async fn search_returns_at_most_three_masked_people_until_revealed_here() {
     let w = setup(Plan::Founder).await;
@@ -246,7 +237,7 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
     );
     assert_eq!(a.results.len(), 3);
     assert!(a.results[1].fields["email"].as_str().unwrap().contains('@'));
-    assert_eq!(contact_used(&w).await, 4);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 4);
     let receipts = w.engine.billing.receipts(&w.caller, 10).await.unwrap();
     assert_eq!(receipts.len(), 1);
     assert_eq!(receipts[0].ledger, Ledger::Contact);
@@ -261,7 +252,7 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
         .unwrap();
     assert_eq!(c.charged, 0);
     assert_eq!(c.already_revealed, 2);
-    assert_eq!(contact_used(&w).await, 4);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 4);
 
     // The decision card path: a server-minted key, twice, one charge.
     let hs2 = handles(&w.engine, &w.caller, "CJA050505XY2").await;
@@ -279,7 +270,7 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
         .await
         .unwrap();
     assert_eq!((d1.charged, d2.replayed), (2, true));
-    assert_eq!(contact_used(&w).await, 6);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 6);
 
     // The first key over another quote: a typed conflict, no one revealed, no charge.
     let hs3 = handles(&w.engine, &w.caller, "CJA050505XY2").await;
@@ -291,7 +282,7 @@ async fn the_same_idempotency_key_charges_once_and_returns_the_same_outcome() {
         .await
         .unwrap_err();
     assert_eq!(e.code, ErrorCode::IdempotencyConflict);
-    assert_eq!(contact_used(&w).await, 6);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 6);
 }
 
 #[tokio::test]
@@ -336,7 +327,7 @@ async fn an_expired_quote_fails_with_quote_expired_and_charges_nothing() {
         .await
         .unwrap();
     assert_eq!(st.results[0].fields["status"], json!("vencida"));
-    assert_eq!(contact_used(&w).await, 0);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 0);
 }
 
 #[tokio::test]
@@ -378,7 +369,7 @@ async fn insufficient_credits_fail_typed_and_reveal_no_one() {
         .await
         .unwrap()
         .is_empty());
-    assert_eq!(contact_used(&w).await, 98);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 98);
 }
 
 #[tokio::test]
@@ -405,7 +396,7 @@ async fn a_price_over_max_credits_fails_and_a_dry_run_charges_nothing() {
         .unwrap();
     assert_eq!(dry.results[0].fields["preview"], json!(true));
     assert_eq!(dry.results[0].fields["price"], json!(4));
-    assert_eq!(contact_used(&w).await, 0);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 0);
 }
 
 #[tokio::test]
@@ -420,7 +411,7 @@ async fn luna_cannot_reveal_and_explorer_cannot_quote() {
         .await;
     assert_eq!(r.outcome.unwrap_err().code, ErrorCode::UnknownTool);
     assert!(r.receipts.is_empty());
-    assert_eq!(contact_used(&w).await, 0);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 0);
     assert!(w
         .engine
         .people
@@ -454,12 +445,12 @@ async fn a_quote_of_another_workspace_is_not_found() {
         let e = w.call(tool, args, Surface::Mcp).await.unwrap_err();
         assert_eq!(e.code, ErrorCode::NotFound, "{tool}");
     }
-    assert_eq!(contact_used(&w).await, 0);
+    assert_eq!(w.balance(Ledger::Contact).await.used, 0);
     let theirs = World {
         engine: w.engine.clone(),
         caller: other,
     };
-    assert_eq!(contact_used(&theirs).await, 0);
+    assert_eq!(theirs.balance(Ledger::Contact).await.used, 0);
 }
 
 #[tokio::test]
@@ -544,7 +535,7 @@ async fn overlapping_reveals_at_once_never_charge_a_person_twice() {
         .unwrap()
         .len();
     assert_eq!(total, 2 * revealed as i64);
-    assert_eq!(contact_used(&w).await, total);
+    assert_eq!(w.balance(Ledger::Contact).await.used, total);
     let sum: i64 = w
         .engine
         .billing

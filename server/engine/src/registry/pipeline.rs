@@ -7,7 +7,6 @@ use std::time::Instant;
 use luna_protocol::error::{ErrorBody, ErrorEnvelope};
 use luna_protocol::tool::{Envelope, ToolOutcome};
 use serde_json::Value;
-use sqlx::Connection;
 use tracing::Instrument;
 
 use crate::accounts::Caller;
@@ -92,8 +91,8 @@ struct Done {
 }
 
 /// One charge a call owes: written by [`settle`] in the transaction that records the
-/// call (its own, or the turn step's), each under a savepoint so a refused charge
-/// undoes only itself, as when every charge had a transaction of its own.
+/// call (its own, or the turn step's). A refused charge undoes its own writes
+/// (`billing` invariant), so the charges before it stay, their receipts with it.
 #[derive(Debug, Clone)]
 struct Pending {
     spec: ChargeSpec,
@@ -142,9 +141,9 @@ impl Unsettled {
     }
 }
 
-/// Writes `done`'s pending charges on `conn`, each under a savepoint: a refused one
-/// is undone alone and turns the result into its error (the charges before it stay,
-/// their receipts with it).
+/// Writes `done`'s pending charges on `conn`. A refused one undoes itself and turns
+/// the result into its error (the charges before it stay, their receipts with it); a
+/// database error is returned, and the caller drops its transaction.
 async fn settle(
     engine: &Engine,
     caller: &Caller,
@@ -161,31 +160,18 @@ async fn settle(
             auto_policy: pending.auto_policy.as_deref(),
             call_ref: Some(&pending.call_ref),
         };
-        let charged = async {
-            let mut savepoint = conn.begin().await?;
-            match engine
-                .billing
-                .charge_in(&mut savepoint, caller, &pending.spec, &how, now_ms())
-                .await
-            {
-                Ok(receipt) => {
-                    savepoint.commit().await?;
-                    EngineResult::Ok(Ok(receipt))
-                }
-                Err(e) => {
-                    savepoint.rollback().await?;
-                    Ok(Err(e))
-                }
-            }
-        }
-        .instrument(tracing::trace_span!("tool.charge"))
-        .await?;
+        let charged = engine
+            .billing
+            .charge_in(conn, caller, &pending.spec, &how, now_ms())
+            .instrument(tracing::trace_span!("tool.charge"))
+            .await;
         match charged {
             Ok(receipt) => done.receipts.push(receipt),
-            Err(e) => {
-                done.result = Err(e);
+            Err(refused @ EngineError::Typed(_)) => {
+                done.result = Err(refused);
                 break;
             }
+            Err(failed) => return Err(failed),
         }
     }
     Ok(done)

@@ -71,15 +71,6 @@ async fn telemetry(w: &World) -> i64 {
 }
 
 /// Intelligence credits left this period.
-async fn credits_left(w: &World) -> i64 {
-    w.engine
-        .billing
-        .balance(&w.caller, Ledger::Intelligence)
-        .await
-        .unwrap()
-        .left()
-}
-
 async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
     call_unsettled(
         &w.engine,
@@ -92,7 +83,7 @@ async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
 #[tokio::test]
 async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transaction() {
     let w = world().await;
-    let left = credits_left(&w).await;
+    let left = w.balance(Ledger::Intelligence).await.left();
 
     // Rolled back: the call ran, but nothing of it was recorded.
     let call = unsettled(&w, 2).await;
@@ -102,7 +93,7 @@ async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transactio
     assert_eq!(response.receipts.len(), 2);
     tx.rollback().await.unwrap();
     assert_eq!((receipts(&w).await, telemetry(&w).await), (0, 0));
-    assert_eq!(credits_left(&w).await, left);
+    assert_eq!(w.balance(Ledger::Intelligence).await.left(), left);
 
     // Committed: both charges and the row, with the caller's commit.
     let call = unsettled(&w, 2).await;
@@ -115,13 +106,13 @@ async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transactio
     );
     tx.commit().await.unwrap();
     assert_eq!((receipts(&w).await, telemetry(&w).await), (2, 1));
-    assert_eq!(credits_left(&w).await, left - 3);
+    assert_eq!(w.balance(Ledger::Intelligence).await.left(), left - 3);
 }
 
 #[tokio::test]
 async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
     let w = world().await;
-    let left = credits_left(&w).await;
+    let left = w.balance(Ledger::Intelligence).await.left();
     // The second charge asks for more than is left after the first.
     let call = unsettled(&w, left).await;
     let mut tx = w.engine.store.pool().begin().await.unwrap();
@@ -147,7 +138,55 @@ async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
         .await,
         1
     );
-    assert_eq!(credits_left(&w).await, left - 1);
+    assert_eq!(w.balance(Ledger::Intelligence).await.left(), left - 1);
     let ok: i64 = count(&w, "select ok from tool_calls where workspace_id = $1").await;
     assert_eq!(ok, 0, "the row records the refusal");
+}
+
+#[tokio::test]
+async fn a_charge_over_the_keys_budget_gives_back_what_it_spent() {
+    let w = world().await;
+    let mut spec = crate::accounts::KeySpec::read_only("tope de dos");
+    spec.credit_budget = Some(2);
+    let owner = w.teammate(Role::Owner, "Dueña").await.unwrap();
+    let key = w
+        .engine
+        .accounts
+        .create_api_key(&owner, &spec)
+        .await
+        .unwrap();
+    let agent = w
+        .engine
+        .accounts
+        .api_key_caller(&key.secret)
+        .await
+        .unwrap()
+        .unwrap();
+    let left = w.balance(Ledger::Intelligence).await.left();
+    // One credit, then two more: the ledger has room for both, the key only for one.
+    let call = call_unsettled(
+        &w.engine,
+        &agent,
+        ToolRequest::new("market_search", json!({"amount": 2}), Surface::Mcp),
+    )
+    .await;
+    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
+    let err = response.outcome.as_ref().unwrap_err();
+    assert_eq!(err.code, ErrorCode::InsufficientCredits);
+    assert!(err.message.contains("llave"), "{}", err.message);
+    assert_eq!(response.receipts.len(), 1, "the first charge stands");
+    tx.commit().await.unwrap();
+    assert_eq!((receipts(&w).await, telemetry(&w).await), (1, 1));
+    assert_eq!(
+        w.balance(Ledger::Intelligence).await.left(),
+        left - 1,
+        "the refused charge's credits went back to the ledger"
+    );
+    let key_spent: i64 = sqlx::query_scalar("select spent from api_key_spend where key_id = $1")
+        .bind(&key.id)
+        .fetch_one(w.engine.store.pool())
+        .await
+        .unwrap();
+    assert_eq!(key_spent, 1);
 }

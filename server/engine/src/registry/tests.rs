@@ -640,12 +640,7 @@ async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every
     assert_eq!(a.receipts[0].id, b.receipts[0].id);
     assert!(b.receipts[0].replayed);
     assert_eq!(a.receipts[0].surface, "ui");
-    let bal = w
-        .engine
-        .billing
-        .balance(&w.caller, crate::billing::Ledger::Intelligence)
-        .await
-        .unwrap();
+    let bal = w.balance(crate::billing::Ledger::Intelligence).await;
     assert_eq!(bal.used, 1);
     // Without a key every call is its own charge.
     respond(
@@ -655,26 +650,14 @@ async fn searches_charge_once_per_idempotency_key_with_the_same_receipt_on_every
         Surface::Luna,
     )
     .await;
-    let bal = w
-        .engine
-        .billing
-        .balance(&w.caller, crate::billing::Ledger::Intelligence)
-        .await
-        .unwrap();
+    let bal = w.balance(crate::billing::Ledger::Intelligence).await;
     assert_eq!(bal.used, 2);
 }
 
 #[tokio::test]
 async fn a_reused_key_is_bound_to_its_exact_request_and_replays_without_running() {
     let w = engine_with(vec![echo_search()]).await;
-    let used = || async {
-        w.engine
-            .billing
-            .balance(&w.caller, crate::billing::Ledger::Intelligence)
-            .await
-            .unwrap()
-            .used
-    };
+    let used = || async { w.balance(crate::billing::Ledger::Intelligence).await.used };
     let keyed = |args: Value, s: Surface| {
         let mut req = ToolRequest::new("market_search", args, s);
         req.idempotency_key = Some("busqueda-1".into());

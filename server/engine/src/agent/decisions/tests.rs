@@ -144,15 +144,6 @@ async fn scalar(fx: &Fx, sql: &str) -> i64 {
         .unwrap()
 }
 
-async fn contact_balance(fx: &Fx) -> i64 {
-    fx.engine
-        .billing
-        .balance(&fx.caller, Ledger::Contact)
-        .await
-        .unwrap()
-        .left()
-}
-
 async fn resolved_events(fx: &Fx) -> Vec<luna_protocol::event::DecisionResolved> {
     fx.engine
         .sessions
@@ -296,13 +287,17 @@ async fn a_reveal_card_shows_price_balance_and_expiry_and_charges_once() {
     assert_eq!(card.balance.map(|c| c.amount), Some(100));
     let ttl = card.expires_at.unwrap() - crate::base::clock::now_ms();
     assert!((9 * 60_000..=10 * 60_000).contains(&ttl), "{ttl}");
-    assert_eq!(contact_balance(&fx).await, 100, "a card charges nothing");
+    assert_eq!(
+        fx.balance(Ledger::Contact).await.left(),
+        100,
+        "a card charges nothing"
+    );
 
     let r = decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     assert!(r.result.unwrap().summary.contains("Revelé"));
     let r2 = decide(&fx, &card.id, Resolution::Accept).await.unwrap();
     assert!(r2.already);
-    assert_eq!(contact_balance(&fx).await, 100 - 2 * n as i64);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100 - 2 * n as i64);
     assert_eq!(
         scalar(&fx, "select count(*) from people_reveals").await,
         n as i64
@@ -335,7 +330,7 @@ async fn an_expired_card_cannot_be_accepted() {
         .unwrap();
     let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::DecisionExpired);
-    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100);
     assert_eq!(
         resolved_events(&fx).await[0].outcome,
         DecisionOutcome::Expired
@@ -361,7 +356,10 @@ async fn a_changed_selection_requotes_the_pending_reveal_card() {
     assert_eq!(pending[0].id, card.id, "same card, new quote");
     assert_eq!(pending[0].price.unwrap().amount, 2 * first);
     decide(&fx, &card.id, Resolution::Accept).await.unwrap();
-    assert_eq!(contact_balance(&fx).await, 100 - 2 * first as i64);
+    assert_eq!(
+        fx.balance(Ledger::Contact).await.left(),
+        100 - 2 * first as i64
+    );
     // A selection without any of the quoted companies cancels the card.
     let card = offer_in(
         &fx,
@@ -508,7 +506,7 @@ async fn auto_spending_stops_exactly_at_the_cap() {
     }
     let counter = board(&fx).await.auto.unwrap();
     assert_eq!(counter.credits_spent, cap);
-    assert_eq!(contact_balance(&fx).await, 100 - cap as i64);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100 - cap as i64);
     // One more credit would cross the cap: it becomes a card.
     let o = offer_in(
         &fx,
@@ -519,7 +517,7 @@ async fn auto_spending_stops_exactly_at_the_cap() {
     assert!(o.auto.is_none());
     assert_eq!(o.held, Some(Held::OverBudget));
     assert_eq!(board(&fx).await.pending.len(), 1);
-    assert_eq!(contact_balance(&fx).await, 100 - cap as i64);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100 - cap as i64);
 }
 
 #[tokio::test]
@@ -569,7 +567,7 @@ async fn auto_contacts_before_the_list_is_saved_become_cards() {
     )
     .await;
     assert_eq!(o.held, Some(Held::ListNotSaved));
-    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100);
 }
 
 #[tokio::test]
@@ -885,7 +883,7 @@ async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
             .all(|r| r.get("error").is_some() || find_key(r, "email").is_none()),
         "{direct:?}"
     );
-    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100);
     assert_eq!(scalar(&fx, "select count(*) from people_reveals").await, 0);
     // The legitimate card is pending, with the server's key the model never saw.
     let pending = board(&fx).await.pending;
@@ -927,7 +925,7 @@ async fn a_model_cannot_make_anything_costly_happen_without_a_card() {
     )
     .await
     .unwrap();
-    assert_eq!(contact_balance(&fx).await, 100);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 100);
     assert_eq!(scalar(&fx, "select count(*) from people_reveals").await, 0);
     assert_eq!(
         scalar(
@@ -1000,7 +998,7 @@ async fn after_saving_the_director_quotes_the_top_ten_and_leaves_a_priced_card()
     );
     assert_eq!(pending[0].preview.len(), 10);
     assert_eq!(
-        contact_balance(&fx).await,
+        fx.balance(Ledger::Contact).await.left(),
         100,
         "nothing charged before the tap"
     );
@@ -1017,7 +1015,7 @@ async fn in_auto_mode_the_contacts_run_alone_and_the_counter_moves() {
     assert!(b.pending.is_empty(), "{:?}", b.pending);
     let counter = b.auto.unwrap();
     assert_eq!((counter.credits_spent, counter.contacts_spent), (20, 10));
-    assert_eq!(contact_balance(&fx).await, 80);
+    assert_eq!(fx.balance(Ledger::Contact).await.left(), 80);
     let resolved = resolved_events(&fx).await;
     let last = resolved.last().unwrap();
     assert_eq!(last.outcome, DecisionOutcome::Accepted);

@@ -28,7 +28,7 @@ async fn two_auto_reveals_at_once_never_cross_the_cap() {
         .unwrap();
     assert!(counter.credits_spent <= cap, "{counter:?}");
     assert_eq!(
-        contact_balance(&fx).await,
+        fx.balance(Ledger::Contact).await.left(),
         100 - i64::from(counter.credits_spent),
         "charged exactly what the counter shows"
     );
@@ -107,7 +107,10 @@ async fn changing_the_mode_never_resets_what_the_session_spent() {
     let next = reveal_card(&fx, &handles(&fx, &SUPPLIERS[1..2]).await).await;
     let o = offer_in(&fx, "t2", next).await;
     assert_eq!(o.held, Some(Held::OverBudget));
-    assert_eq!(contact_balance(&fx).await, 100 - i64::from(price));
+    assert_eq!(
+        fx.balance(Ledger::Contact).await.left(),
+        100 - i64::from(price)
+    );
 }
 
 /// An admin sets ceilings, not only defaults: a member asking for more than the
