@@ -39,6 +39,25 @@ impl Counter {
     }
 }
 
+/// Adds `$4` to the window's counter (`$1` workspace, `$2` counter, `$3` bucket) when
+/// the result stays within `$5`; affects no row when it would not.
+macro_rules! admit_sql {
+    () => {
+        "insert into usage_counters (workspace_id, counter, bucket, count) values ($1, $2, $3, $4)
+         on conflict (workspace_id, counter, bucket)
+         do update set count = usage_counters.count + excluded.count
+         where usage_counters.count + excluded.count <= $5"
+    };
+}
+const ADMIT: &str = admit_sql!();
+/// [`ADMIT`], returning what is left on the ledger `$6`'s period `$7` row (null when
+/// the period has no row yet) when it counted.
+const ADMIT_AND_LEFT: &str = concat!(
+    admit_sql!(),
+    " returning (select allowance - used from credit_ledgers
+                  where workspace_id = $1 and ledger = $6 and period = $7)"
+);
+
 /// Adds `n` to the window's counter if the result stays within `limit`.
 pub async fn admit(
     store: &Store,
@@ -54,20 +73,48 @@ pub async fn admit(
     if n > limit {
         return Ok(false);
     }
-    let done = sqlx::query(
-        "insert into usage_counters (workspace_id, counter, bucket, count) values ($1, $2, $3, $4)
-         on conflict (workspace_id, counter, bucket)
-         do update set count = usage_counters.count + excluded.count
-         where usage_counters.count + excluded.count <= $5",
-    )
-    .bind(workspace_id)
-    .bind(counter.as_str())
-    .bind(counter.bucket(now_ms))
-    .bind(n)
-    .bind(limit)
-    .execute(store.pool())
-    .await?;
+    let done = sqlx::query(ADMIT)
+        .bind(workspace_id)
+        .bind(counter.as_str())
+        .bind(counter.bucket(now_ms))
+        .bind(n)
+        .bind(limit)
+        .execute(store.pool())
+        .await?;
     Ok(done.rows_affected() > 0)
+}
+
+/// As [`admit`] for `n > 0`, and in the same statement what is left on a ledger's
+/// period row (`ledger`, `period`): `None` when the counter refused, `Some(None)` when
+/// the period has no ledger row yet. A search's admission needs both, in one round
+/// trip.
+#[allow(clippy::too_many_arguments)]
+pub async fn admit_and_left(
+    store: &Store,
+    workspace_id: &str,
+    counter: Counter,
+    n: i64,
+    limit: i64,
+    ledger: &str,
+    period: &str,
+    now_ms: i64,
+) -> EngineResult<Option<Option<i64>>> {
+    if n <= 0 || n > limit {
+        return Err(EngineError::Internal(format!(
+            "admit_and_left needs 0 < n <= limit, got {n} of {limit}"
+        )));
+    }
+    let left: Option<(Option<i64>,)> = sqlx::query_as(ADMIT_AND_LEFT)
+        .bind(workspace_id)
+        .bind(counter.as_str())
+        .bind(counter.bucket(now_ms))
+        .bind(n)
+        .bind(limit)
+        .bind(ledger)
+        .bind(period)
+        .fetch_optional(store.pool())
+        .await?;
+    Ok(left.map(|(left,)| left))
 }
 
 /// The count used in the current window.

@@ -449,6 +449,45 @@ impl Billing {
         }
     }
 
+    /// Admits a search call: its `reads` against the hour's ceiling, the plan's daily
+    /// search quota, and at least one crédito de inteligencia left, refused in that
+    /// order (what a refused search already counted stays counted). The ceiling and
+    /// the balance are one statement ([`counters::admit_and_left`]).
+    pub async fn admit_search_call(
+        &self,
+        caller: &Caller,
+        reads: i64,
+        now: i64,
+    ) -> EngineResult<()> {
+        let ledger = Ledger::Intelligence;
+        let left = counters::admit_and_left(
+            &self.store,
+            &caller.workspace_id,
+            Counter::ReadsHour,
+            reads,
+            READS_PER_HOUR,
+            ledger.as_str(),
+            &ledger.period(now),
+            now,
+        )
+        .await?;
+        let left = match left {
+            None => {
+                return Err(counters::read_ceiling_error(
+                    READS_PER_HOUR,
+                    Counter::ReadsHour.retry_after(now),
+                ))
+            }
+            Some(Some(left)) => left.max(0),
+            Some(None) => ledger.allowance(caller.plan),
+        };
+        self.admit_search(caller, now).await?;
+        if left < 1 {
+            return Err(insufficient(ledger, 1, left));
+        }
+        Ok(())
+    }
+
     pub async fn reads_left(&self, workspace_id: &str, now: i64) -> EngineResult<i64> {
         let used = counters::used(&self.store, workspace_id, Counter::ReadsHour, now).await?;
         Ok((READS_PER_HOUR - used).max(0))

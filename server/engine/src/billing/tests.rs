@@ -272,3 +272,50 @@ async fn receipts_record_surface_branch_and_auto_policy() {
     assert_eq!(r.call_ref.as_deref(), Some("call:abc"));
     assert!(r.auto_policy.unwrap().contains("Mariana"));
 }
+
+#[tokio::test]
+async fn a_search_is_admitted_while_a_read_and_a_credit_are_left() {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let (billing, ws) = (&w.engine.billing, &w.caller.workspace_id);
+    let now = 1_800_000_000_000 + 1_000; // one second into an hour
+    let reads_left = || billing.reads_left(ws, now);
+    // A new period has no ledger row yet: the whole allowance is left.
+    billing.admit_search_call(&w.caller, 1, now).await.unwrap();
+    assert_eq!(
+        reads_left().await.unwrap(),
+        599,
+        "the search counted its read"
+    );
+    // One credit left is enough.
+    let allowance = w.balance(Ledger::Intelligence).await.allowance;
+    billing
+        .charge_at(
+            &w.caller,
+            &spec(allowance - 1, Ledger::Intelligence),
+            &how("a"),
+            now,
+        )
+        .await
+        .unwrap();
+    billing.admit_search_call(&w.caller, 1, now).await.unwrap();
+    // None left: refused, and the read it asked for still counts.
+    billing
+        .charge_at(&w.caller, &spec(1, Ledger::Intelligence), &how("b"), now)
+        .await
+        .unwrap();
+    let err = billing
+        .admit_search_call(&w.caller, 1, now)
+        .await
+        .unwrap_err()
+        .body();
+    assert_eq!(err.code, ErrorCode::InsufficientCredits);
+    assert_eq!(reads_left().await.unwrap(), 597);
+    // The read ceiling is checked first.
+    billing.admit_reads(ws, 597, now).await.unwrap();
+    let err = billing
+        .admit_search_call(&w.caller, 1, now)
+        .await
+        .unwrap_err()
+        .body();
+    assert_eq!(err.code, ErrorCode::RateLimited);
+}

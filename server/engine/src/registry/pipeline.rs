@@ -13,7 +13,7 @@ use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::store::Conn;
-use crate::billing::{insufficient, key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
+use crate::billing::{key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
 use crate::Engine;
 
 use super::ctx::{ExecMode, ToolCtx};
@@ -523,20 +523,13 @@ async fn execute(
 async fn admit(engine: &Engine, caller: &Caller, def: &ToolDef, now: i64) -> EngineResult<()> {
     let cost = def.cost_class;
     let reads = i64::from(cost.reads());
-    engine
-        .billing
-        .admit_reads(&caller.workspace_id, reads, now)
-        .await?;
     if cost == CostClass::Search {
-        engine.billing.admit_search(caller, now).await?;
-        let left = engine
+        engine.billing.admit_search_call(caller, reads, now).await?;
+    } else {
+        engine
             .billing
-            .balance_at(caller, Ledger::Intelligence, now)
-            .await?
-            .left();
-        if left < 1 {
-            return Err(insufficient(Ledger::Intelligence, 1, left));
-        }
+            .admit_reads(&caller.workspace_id, reads, now)
+            .await?;
     }
     let least = def.min_charge();
     if least > 0 {
