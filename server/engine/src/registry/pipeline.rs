@@ -112,6 +112,8 @@ pub struct Unsettled {
     surface: Surface,
     duration_ms: u64,
     done: Done,
+    /// The call's `tool` span: its `ok` is recorded once the charges are settled.
+    span: tracing::Span,
 }
 
 impl Unsettled {
@@ -123,16 +125,19 @@ impl Unsettled {
 
     /// Writes the call's charges and its telemetry row on `conn` (the caller's open
     /// transaction) and returns the response. A refused charge makes the response
-    /// that error, as in [`call`]; the transaction stays usable either way.
+    /// that error, as in [`call`], and the transaction stays usable; a database error
+    /// is returned, and the caller drops the transaction.
     pub async fn settle_in(self, engine: &Engine, conn: &mut Conn) -> EngineResult<ToolResponse> {
         let Unsettled {
             caller,
             surface,
             duration_ms,
             done,
+            span,
         } = self;
         let done = settle(engine, &caller, conn, done).await?;
         let response = respond(done, duration_ms);
+        span.record("ok", response.is_ok());
         let code = response.outcome.as_ref().err().map(error_code_str);
         telemetry::record_in(conn, &used(&caller, surface, &response, code.as_deref()))
             .instrument(tracing::trace_span!("tool.telemetry"))
@@ -223,9 +228,11 @@ pub async fn call(engine: &Engine, caller: &Caller, req: ToolRequest) -> ToolRes
         surface,
         duration_ms,
         done,
+        span,
     } = unsettled;
     let done = settle_alone(engine, caller, done).await;
     let response = respond(done, duration_ms);
+    span.record("ok", response.is_ok());
     let code = response.outcome.as_ref().err().map(error_code_str);
     telemetry::record(
         &engine.store,
@@ -249,12 +256,12 @@ pub async fn call_unsettled(engine: &Engine, caller: &Caller, req: ToolRequest) 
     );
     let surface = req.surface;
     let done = run(engine, caller, req).instrument(span.clone()).await;
-    span.record("ok", done.result.is_ok());
     Unsettled {
         caller: caller.clone(),
         surface,
         duration_ms: u64::try_from(started.elapsed().as_millis()).unwrap_or(u64::MAX),
         done,
+        span,
     }
 }
 

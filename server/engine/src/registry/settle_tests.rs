@@ -190,3 +190,53 @@ async fn a_charge_over_the_keys_budget_gives_back_what_it_spent() {
         .unwrap();
     assert_eq!(key_spent, 1);
 }
+
+/// The `ok` values recorded on `tool` spans.
+#[derive(Clone, Default)]
+struct ToolSpanOk(Arc<std::sync::Mutex<Vec<bool>>>);
+
+impl<S> tracing_subscriber::Layer<S> for ToolSpanOk
+where
+    S: tracing::Subscriber + for<'a> tracing_subscriber::registry::LookupSpan<'a>,
+{
+    fn on_record(
+        &self,
+        id: &tracing::span::Id,
+        values: &tracing::span::Record<'_>,
+        ctx: tracing_subscriber::layer::Context<'_, S>,
+    ) {
+        struct Ok<'a>(&'a std::sync::Mutex<Vec<bool>>);
+        impl tracing::field::Visit for Ok<'_> {
+            fn record_bool(&mut self, field: &tracing::field::Field, value: bool) {
+                if field.name() == "ok" {
+                    self.0.lock().unwrap().push(value);
+                }
+            }
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+        }
+        if ctx.span(id).is_some_and(|span| span.name() == "tool") {
+            values.record(&mut Ok(&self.0));
+        }
+    }
+}
+
+#[tokio::test]
+async fn the_tool_span_reports_a_call_its_charge_refused_as_failed() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let seen = ToolSpanOk::default();
+    let _trace =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(seen.clone()));
+    // With one dispatcher alive, tracing asks only the registering thread's subscriber
+    // whether a new callsite is wanted, and a test on another thread (none) would
+    // switch `tool` off for good. A second live dispatcher makes it ask them all.
+    let _all = tracing::Dispatch::new(tracing_subscriber::registry());
+    let w = world().await;
+    let left = w.balance(Ledger::Intelligence).await.left();
+    // The handler succeeds; its second charge does not fit.
+    let call = unsettled(&w, left).await;
+    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
+    tx.commit().await.unwrap();
+    assert!(!response.is_ok());
+    assert_eq!(*seen.0.lock().unwrap(), vec![false]);
+}
