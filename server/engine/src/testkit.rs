@@ -185,6 +185,31 @@ impl World {
         })
     }
 
+    /// Creates an API key as this world's caller (an owner or an admin) and returns its
+    /// id and the world as the key sees it (same engine and workspace).
+    pub async fn with_key(&self, spec: &crate::accounts::KeySpec) -> EngineResult<(String, World)> {
+        let key = self
+            .engine
+            .accounts
+            .create_api_key(&self.caller, spec)
+            .await?;
+        let caller = self
+            .engine
+            .accounts
+            .api_key_caller(&key.secret)
+            .await?
+            .ok_or_else(|| {
+                crate::base::error::EngineError::internal("a new key did not authenticate")
+            })?;
+        Ok((
+            key.id,
+            World {
+                engine: self.engine.clone(),
+                caller,
+            },
+        ))
+    }
+
     /// The only member of a new workspace on the same engine: a stranger to this one.
     pub async fn other_workspace(&self, plan: Plan, role: Role) -> EngineResult<Caller> {
         caller(&self.engine, plan, role).await

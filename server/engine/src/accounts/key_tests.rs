@@ -35,23 +35,7 @@ async fn setup() -> World {
 
 /// Creates a key and returns the world as the key sees it (same engine and workspace).
 async fn key(w: &World, spec: KeySpec) -> World {
-    let k = w
-        .engine
-        .accounts
-        .create_api_key(&w.caller, &spec)
-        .await
-        .unwrap();
-    let key_caller = w
-        .engine
-        .accounts
-        .api_key_caller(&k.secret)
-        .await
-        .unwrap()
-        .unwrap();
-    World {
-        engine: w.engine.clone(),
-        caller: key_caller,
-    }
+    w.with_key(&spec).await.unwrap().1
 }
 
 fn assert_missing(outcome: Result<Envelope, ErrorBody>, scope: &str) {

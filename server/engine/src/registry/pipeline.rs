@@ -125,8 +125,9 @@ impl Unsettled {
 
     /// Writes the call's charges and its telemetry row on `conn` (the caller's open
     /// transaction) and returns the response. A refused charge makes the response
-    /// that error, as in [`call`], and the transaction stays usable; a database error
-    /// is returned, and the caller drops the transaction.
+    /// that error, as in [`call`], and the transaction stays usable; any other error
+    /// (the database's, or an internal one) is returned, and the caller drops the
+    /// transaction.
     pub async fn settle_in(self, engine: &Engine, conn: &mut Conn) -> EngineResult<ToolResponse> {
         let Unsettled {
             caller,
@@ -146,9 +147,9 @@ impl Unsettled {
     }
 }
 
-/// Writes `done`'s pending charges on `conn`. A refused one undoes itself and turns
-/// the result into its error (the charges before it stay, their receipts with it); a
-/// database error is returned, and the caller drops its transaction.
+/// Writes `done`'s pending charges on `conn`. A refused one (a typed error) undoes
+/// itself and turns the result into its error (the charges before it stay, their
+/// receipts with it); any other error is returned, and the caller drops its transaction.
 async fn settle(
     engine: &Engine,
     caller: &Caller,

@@ -148,25 +148,16 @@ async fn a_charge_over_the_keys_budget_gives_back_what_it_spent() {
     let w = world().await;
     let mut spec = crate::accounts::KeySpec::read_only("tope de dos");
     spec.credit_budget = Some(2);
-    let owner = w.teammate(Role::Owner, "Dueña").await.unwrap();
-    let key = w
-        .engine
-        .accounts
-        .create_api_key(&owner, &spec)
-        .await
-        .unwrap();
-    let agent = w
-        .engine
-        .accounts
-        .api_key_caller(&key.secret)
-        .await
-        .unwrap()
-        .unwrap();
+    let owner = World {
+        engine: w.engine.clone(),
+        caller: w.teammate(Role::Owner, "Dueña").await.unwrap(),
+    };
+    let (key_id, agent) = owner.with_key(&spec).await.unwrap();
     let left = w.balance(Ledger::Intelligence).await.left();
     // One credit, then two more: the ledger has room for both, the key only for one.
     let call = call_unsettled(
         &w.engine,
-        &agent,
+        &agent.caller,
         ToolRequest::new("market_search", json!({"amount": 2}), Surface::Mcp),
     )
     .await;
@@ -184,7 +175,7 @@ async fn a_charge_over_the_keys_budget_gives_back_what_it_spent() {
         "the refused charge's credits went back to the ledger"
     );
     let key_spent: i64 = sqlx::query_scalar("select spent from api_key_spend where key_id = $1")
-        .bind(&key.id)
+        .bind(&key_id)
         .fetch_one(w.engine.store.pool())
         .await
         .unwrap();
