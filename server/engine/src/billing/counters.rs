@@ -50,11 +50,13 @@ macro_rules! admit_sql {
     };
 }
 const ADMIT: &str = admit_sql!();
-/// [`ADMIT`], returning what is left on the ledger `$6`'s period `$7` row (null when
-/// the period has no row yet) when it counted.
-const ADMIT_AND_LEFT: &str = concat!(
+/// [`ADMIT`], returning the ledger `$6`'s period `$7` row (`allowance`, `used`; nulls
+/// when the period has no row yet) when it counted.
+const ADMIT_AND_LEDGER: &str = concat!(
     admit_sql!(),
-    " returning (select allowance - used from credit_ledgers
+    " returning (select allowance from credit_ledgers
+                  where workspace_id = $1 and ledger = $6 and period = $7),
+                (select used from credit_ledgers
                   where workspace_id = $1 and ledger = $6 and period = $7)"
 );
 
@@ -84,12 +86,12 @@ pub async fn admit(
     Ok(done.rows_affected() > 0)
 }
 
-/// As [`admit`] for `n > 0`, and in the same statement what is left on a ledger's
-/// period row (`ledger`, `period`): `None` when the counter refused, `Some(None)` when
-/// the period has no ledger row yet. A search's admission needs both, in one round
-/// trip.
+/// As [`admit`], and in the same statement a ledger's period row (`ledger`, `period`):
+/// `None` when the counter refused, `Some(None)` when the period has no ledger row
+/// yet, else `Some(Some((allowance, used)))`. A search's admission needs both, in one
+/// round trip.
 #[allow(clippy::too_many_arguments)]
-pub async fn admit_and_left(
+pub async fn admit_and_ledger(
     store: &Store,
     workspace_id: &str,
     counter: Counter,
@@ -98,23 +100,25 @@ pub async fn admit_and_left(
     ledger: &str,
     period: &str,
     now_ms: i64,
-) -> EngineResult<Option<Option<i64>>> {
-    if n <= 0 || n > limit {
-        return Err(EngineError::Internal(format!(
-            "admit_and_left needs 0 < n <= limit, got {n} of {limit}"
-        )));
+) -> EngineResult<Option<Option<(i64, i64)>>> {
+    if n > limit {
+        return Ok(None);
     }
-    let left: Option<(Option<i64>,)> = sqlx::query_as(ADMIT_AND_LEFT)
+    let row: Option<(Option<i64>, Option<i64>)> = sqlx::query_as(ADMIT_AND_LEDGER)
         .bind(workspace_id)
         .bind(counter.as_str())
         .bind(counter.bucket(now_ms))
-        .bind(n)
+        // Nothing to count still reads the ledger (and counts nothing).
+        .bind(n.max(0))
         .bind(limit)
         .bind(ledger)
         .bind(period)
         .fetch_optional(store.pool())
         .await?;
-    Ok(left.map(|(left,)| left))
+    Ok(row.map(|row| match row {
+        (Some(allowance), Some(used)) => Some((allowance, used)),
+        _ => None,
+    }))
 }
 
 /// The count used in the current window.

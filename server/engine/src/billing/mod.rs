@@ -122,6 +122,18 @@ pub struct Balance {
 }
 
 impl Balance {
+    /// The period's ledger row (`allowance`, `used`), or the plan's allowance with
+    /// nothing used when the period has no row yet.
+    fn stored_or_plan(row: Option<(i64, i64)>, ledger: Ledger, plan: Plan) -> Balance {
+        match row {
+            Some((allowance, used)) => Balance { allowance, used },
+            None => Balance {
+                allowance: ledger.allowance(plan),
+                used: 0,
+            },
+        }
+    }
+
     pub fn left(&self) -> i64 {
         (self.allowance - self.used).max(0)
     }
@@ -390,7 +402,7 @@ impl Billing {
         ledger: Ledger,
         now: i64,
     ) -> EngineResult<Balance> {
-        let row = sqlx::query(
+        let row: Option<(i64, i64)> = sqlx::query_as(
             "select allowance, used from credit_ledgers where workspace_id = $1 and ledger = $2 and period = $3",
         )
         .bind(&caller.workspace_id)
@@ -398,16 +410,7 @@ impl Billing {
         .bind(ledger.period(now))
         .fetch_optional(self.store.pool())
         .await?;
-        Ok(match row {
-            Some(r) => Balance {
-                allowance: r.get("allowance"),
-                used: r.get("used"),
-            },
-            None => Balance {
-                allowance: ledger.allowance(caller.plan),
-                used: 0,
-            },
-        })
+        Ok(Balance::stored_or_plan(row, ledger, caller.plan))
     }
 
     /// Adds prepaid créditos de contacto (a purchase or a grant).
@@ -449,18 +452,17 @@ impl Billing {
         }
     }
 
-    /// Admits a search call: its `reads` against the hour's ceiling, the plan's daily
-    /// search quota, and at least one crédito de inteligencia left, refused in that
-    /// order (what a refused search already counted stays counted). The ceiling and
-    /// the balance are one statement ([`counters::admit_and_left`]).
-    pub async fn admit_search_call(
+    /// Counts `reads` against the hour's read ceiling (refused with its error) and,
+    /// in the same statement, reads the crédito de inteligencia balance
+    /// ([`counters::admit_and_ledger`]): what a search or a count checks before it runs.
+    pub async fn admit_reads_and_balance(
         &self,
         caller: &Caller,
         reads: i64,
         now: i64,
-    ) -> EngineResult<()> {
+    ) -> EngineResult<Balance> {
         let ledger = Ledger::Intelligence;
-        let left = counters::admit_and_left(
+        let row = counters::admit_and_ledger(
             &self.store,
             &caller.workspace_id,
             Counter::ReadsHour,
@@ -470,20 +472,29 @@ impl Billing {
             &ledger.period(now),
             now,
         )
-        .await?;
-        let left = match left {
-            None => {
-                return Err(counters::read_ceiling_error(
-                    READS_PER_HOUR,
-                    Counter::ReadsHour.retry_after(now),
-                ))
-            }
-            Some(Some(left)) => left.max(0),
-            Some(None) => ledger.allowance(caller.plan),
-        };
+        .await?
+        .ok_or_else(|| {
+            counters::read_ceiling_error(READS_PER_HOUR, Counter::ReadsHour.retry_after(now))
+        })?;
+        Ok(Balance::stored_or_plan(row, ledger, caller.plan))
+    }
+
+    /// Admits a search call: its `reads` against the hour's ceiling, the plan's daily
+    /// search quota, and at least one crédito de inteligencia left, refused in that
+    /// order (what a refused search already counted stays counted).
+    pub async fn admit_search_call(
+        &self,
+        caller: &Caller,
+        reads: i64,
+        now: i64,
+    ) -> EngineResult<()> {
+        let left = self
+            .admit_reads_and_balance(caller, reads, now)
+            .await?
+            .left();
         self.admit_search(caller, now).await?;
         if left < 1 {
-            return Err(insufficient(ledger, 1, left));
+            return Err(insufficient(Ledger::Intelligence, 1, left));
         }
         Ok(())
     }

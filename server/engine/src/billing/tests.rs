@@ -319,3 +319,40 @@ async fn a_search_is_admitted_while_a_read_and_a_credit_are_left() {
         .body();
     assert_eq!(err.code, ErrorCode::RateLimited);
 }
+
+#[tokio::test]
+async fn a_count_reads_the_balance_a_charge_left_in_the_statement_that_admits_it() {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    let billing = &w.engine.billing;
+    let now = 1_800_000_000_000 + 1_000;
+    let reads_left = || billing.reads_left(&w.caller.workspace_id, now);
+    // A new period has no ledger row: the plan's allowance, nothing used.
+    let fresh = billing
+        .admit_reads_and_balance(&w.caller, 1, now)
+        .await
+        .unwrap();
+    assert_eq!(fresh.used, 0);
+    assert_eq!(
+        fresh.allowance,
+        Ledger::Intelligence.allowance(Plan::Founder)
+    );
+    billing
+        .charge_at(&w.caller, &spec(3, Ledger::Intelligence), &how("c"), now)
+        .await
+        .unwrap();
+    let after = billing
+        .admit_reads_and_balance(&w.caller, 1, now)
+        .await
+        .unwrap();
+    assert_eq!(after.used, 3);
+    assert_eq!(after.left(), fresh.left() - 3);
+    assert_eq!(reads_left().await.unwrap(), 598);
+    // Over the hour's ceiling: refused with the ceiling's error, nothing counted.
+    let err = billing
+        .admit_reads_and_balance(&w.caller, 599, now)
+        .await
+        .unwrap_err()
+        .body();
+    assert_eq!(err.code, ErrorCode::RateLimited);
+    assert_eq!(reads_left().await.unwrap(), 598);
+}

@@ -7,11 +7,8 @@ use super::*;
 async fn admit_one(ctx: &ToolCtx, pending: usize) -> EngineResult<()> {
     let now = now_ms();
     let billing = &ctx.engine.billing;
-    billing
-        .admit_reads(&ctx.caller.workspace_id, 1, now)
-        .await?;
     let left = billing
-        .balance_at(&ctx.caller, Ledger::Intelligence, now)
+        .admit_reads_and_balance(&ctx.caller, 1, now)
         .await?
         .left();
     let need = pending as i64 + 1;
