@@ -22,6 +22,7 @@ use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
 
 use super::gazetteer::{BIG_CITIES, CITY_ALIASES, COMMON_WORDS, DEMONYMS, REGIONS};
+use super::restate::TAKE_BACK;
 use super::words::{near, Token};
 
 /// The most states one request carries (`states[]` in the market tools).
@@ -185,12 +186,6 @@ fn big_city_with_typo(word: &str) -> Option<&'static str> {
     BIG_CITIES.iter().copied().find(|c| near(word, c))
 }
 
-/// Words that correct what was just said: «en Monterrey… no, mejor en Coahuila».
-const CORRECTIONS: &[&str] = &[
-    "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather", "espera", "wait", "bueno",
-    "nel", "nop", "nope",
-];
-
 /// Reads the places of a message. A correction between places keeps the places after
 /// it («los de Monterrey… jk, en Coahuila» → Coahuila); every place word stays
 /// consumed, so none is read as a giro.
@@ -200,7 +195,7 @@ pub fn find(tokens: &[Token]) -> Places {
         .iter()
         .enumerate()
         .rev()
-        .filter(|(_, t)| CORRECTIONS.contains(&t.word.as_str()))
+        .filter(|(_, t)| TAKE_BACK.contains(&t.word.as_str()))
         .map(|(cut, _)| cut)
         .find(|&cut| {
             all.spans.iter().any(|(_, end)| *end <= cut)

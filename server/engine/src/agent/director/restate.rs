@@ -5,15 +5,25 @@
 //! opened a clause just before it (a number, or a cue like «desde», «top», «más de»)
 //! drops that earlier clause. Corrections between places are read by `places` itself
 //! (it keeps every place word consumed). To add a way of correcting: a word in
-//! `MARKERS`; a slot: a word in `CUES`.
+//! `TAKE_BACK` (or `FILLERS`, for a word that is one only beside another); a slot: a
+//! word in `CUES`.
 
 use crate::base::catalog::text::fold;
 
-/// Words that take back what was just said.
-const MARKERS: &[&str] = &[
-    "no", "nel", "nop", "nope", "mejor", "digo", "corrijo", "perdon", "bueno", "mm", "mmm", "ah",
-    "espera", "wait", "jk", "actually", "rather", "sorry",
+/// Words that take back what was just said («mejor», «digo», «jk»). `places` reads
+/// the places after one of them.
+pub const TAKE_BACK: &[&str] = &[
+    "mejor", "digo", "perdon", "jk", "corrijo", "actually", "rather", "espera", "wait", "bueno",
+    "nel", "nop", "nope",
 ];
+
+/// Words that sit in a run of take-backs («no, mm, mejor 20») but on their own are
+/// no take-back between places («no» also negates: «en Jalisco, no en Colima»).
+const FILLERS: &[&str] = &["no", "mm", "mmm", "ah", "sorry"];
+
+fn is_marker(word: &str) -> bool {
+    TAKE_BACK.contains(&word) || FILLERS.contains(&word)
+}
 
 /// Words that open a slot a correction may restate.
 const CUES: &[&str] = &[
@@ -45,12 +55,12 @@ pub fn restated(message: &str) -> String {
     let mut keep = vec![true; words.len()];
     let mut i = 0;
     while i < words.len() {
-        if !MARKERS.contains(&folded[i].as_str()) {
+        if !is_marker(&folded[i]) {
             i += 1;
             continue;
         }
         let start = i;
-        while i < words.len() && MARKERS.contains(&folded[i].as_str()) {
+        while i < words.len() && is_marker(&folded[i]) {
             i += 1;
         }
         let Some(next) = folded.get(i) else { break };
