@@ -9,6 +9,9 @@
 //!
 //! [`KNOWN_UPWARD`] lists the imports that still go up, each with why; the list may
 //! only shrink: an entry that no longer occurs fails the test too.
+//!
+//! The code map, enforced: every module is named (in backticks) in ARCHITECTURE.md's
+//! "Code map", so the map lists the code a reader will find.
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -153,7 +156,8 @@ fn is_test_file(rel: &str) -> bool {
     file == "tests.rs" || file.ends_with("_tests.rs") || rel.contains("/tests/")
 }
 
-fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
+/// Every `.rs` file under `dir` as (its path relative to `root`, its text), in order.
+fn sources(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
     let mut entries: Vec<_> = std::fs::read_dir(dir)
         .expect("the engine's sources are readable")
         .map(|e| e.expect("a directory entry").path())
@@ -161,29 +165,34 @@ fn walk(dir: &Path, root: &Path, out: &mut Vec<(String, String)>) {
     entries.sort();
     for path in entries {
         if path.is_dir() {
-            walk(&path, root, out);
+            sources(&path, root, out);
         } else if path.extension().is_some_and(|e| e == "rs") {
             let rel = path
                 .strip_prefix(root)
                 .expect("under src")
                 .to_string_lossy()
                 .replace('\\', "/");
-            if rel == "lib.rs" || rel.starts_with("bin/") || is_test_file(&rel) {
-                continue;
-            }
             let src = std::fs::read_to_string(&path).expect("a source file");
-            for target in upward(&rel, &src) {
-                out.push((rel.clone(), target));
-            }
+            out.push((rel, src));
         }
     }
 }
 
+/// The engine's non-test modules (not `lib.rs`, not the binaries), with their text.
+fn modules() -> Vec<(String, String)> {
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
+    let mut all = Vec::new();
+    sources(&root, &root, &mut all);
+    all.retain(|(rel, _)| rel != "lib.rs" && !rel.starts_with("bin/") && !is_test_file(rel));
+    all
+}
+
 #[test]
 fn no_module_imports_a_layer_above_its_own() {
-    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("src");
-    let mut found = Vec::new();
-    walk(&root, &root, &mut found);
+    let found: Vec<(String, String)> = modules()
+        .iter()
+        .flat_map(|(rel, src)| upward(rel, src).into_iter().map(|t| (rel.clone(), t)))
+        .collect();
     let known: Vec<(String, String)> = KNOWN_UPWARD
         .iter()
         .map(|(f, t)| (f.to_string(), t.to_string()))
@@ -254,4 +263,58 @@ fn an_upward_import_is_caught_in_every_form() {
     .is_empty());
     // A new top-level module must be given a layer.
     assert_eq!(upward("newthing.rs", "").len(), 1);
+}
+
+/// The words named in backticks in ARCHITECTURE.md's "Code map" section, split at
+/// path and item separators (`ocds/fields.rs` names `ocds` and `fields`).
+fn code_map_names() -> BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("../../ARCHITECTURE.md");
+    let doc = std::fs::read_to_string(path).expect("ARCHITECTURE.md is readable");
+    let start = doc.find("## Code map").expect("a \"Code map\" section");
+    let map = &doc[start..];
+    let map = &map[..map[3..].find("\n## ").map_or(map.len(), |end| end + 3)];
+    map.split('`')
+        .skip(1)
+        .step_by(2)
+        .flat_map(|span| span.split(|c: char| !(c.is_alphanumeric() || c == '_')))
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
+}
+
+/// A module's name: its file's stem, or its directory's for a `mod.rs`.
+fn module_name(rel: &str) -> &str {
+    let mut parts = rel.rsplit('/');
+    let file = parts.next().unwrap_or(rel);
+    match file.strip_suffix(".rs") {
+        Some("mod") => parts.next().unwrap_or(file),
+        Some(stem) => stem,
+        None => file,
+    }
+}
+
+#[test]
+fn every_module_is_named_in_the_code_map() {
+    let names = code_map_names();
+    let unnamed: Vec<String> = modules()
+        .into_iter()
+        .map(|(rel, _)| rel)
+        .filter(|rel| !names.contains(module_name(rel)))
+        .collect();
+    assert!(
+        unnamed.is_empty(),
+        "modules ARCHITECTURE.md's code map does not name (add each where its layer is \
+         described): {unnamed:?}"
+    );
+}
+
+#[test]
+fn the_code_map_check_reads_module_names_as_the_map_writes_them() {
+    assert_eq!(module_name("market/import/ocds/fields.rs"), "fields");
+    assert_eq!(module_name("registry/mod.rs"), "registry");
+    assert_eq!(module_name("demo.rs"), "demo");
+    let names = code_map_names();
+    assert!(names.contains("base") && names.contains("pipeline"));
+    // Words outside backticks are not names.
+    assert!(!names.contains("Code"));
 }
