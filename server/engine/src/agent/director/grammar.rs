@@ -432,7 +432,9 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     // numbers («una docena» → «12 docena»), for counts.
     let counted: Vec<&str> = tokens.iter().map(|t| t.word.as_str()).collect();
     let places = vocab.find_places(&text, &tokens);
-    let giro = vocab.find_giro_in(&text, &tokens, &places.spans);
+    // Every giro named, in order; the first is the request's giro (one scan for both).
+    let giros = vocab.find_giros_in(&text, &tokens, &places.spans);
+    let giro = giros.first().cloned();
     let query = if giro.is_none() {
         super::lexicon::free_query(&tokens, &places.spans)
     } else {
@@ -460,7 +462,6 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
     let sequence_steps = acts.sequence_steps;
     let note = acts.note.clone();
     let buyers = vocab.find_buyers(&text);
-    let giros = vocab.find_giros_in(&text, &tokens, &places.spans);
     let compare = has_any(
         &text,
         &[
