@@ -2,7 +2,7 @@
 // a member turns on "Automático con presupuesto", runs the scene and watches the
 // counter move as Luna saves the list and reveals contacts inside the budget.
 import { expect, test } from '@playwright/test';
-import { ADMIN, MEMBER, clearPending, hydrated, login } from './helpers';
+import { ADMIN, MEMBER, clearPending, hydrated, login, newConversation } from './helpers';
 
 test('an admin sets the auto-mode budget in Ajustes and it is kept', async ({ page }) => {
   await login(page, ADMIN);
@@ -101,8 +101,7 @@ test('a member runs the scene in auto mode and sees the counter move', async ({ 
   await expect(page.getByTestId('auto-counter')).toHaveText(shown);
 
   // Auto mode dies with the session: a new conversation starts in Preguntar.
-  await page.getByTestId('new-session').click();
-  await hydrated(page);
+  await newConversation(page);
   await expect(page.getByText('Pídele a Luna lo que buscas.')).toBeVisible();
   await expect(page.getByTestId('auto-counter')).toHaveCount(0);
   await expect(page.getByTestId('mode-select')).toHaveValue('preguntar');

@@ -10,6 +10,20 @@ export async function hydrated(page: Page) {
   await expect(page.locator('body[data-hydrated="true"]')).toHaveCount(1);
 }
 
+/**
+ * Starts a new conversation: an empty chat and board, whatever earlier specs left. The
+ * button opens the session and reloads the page, so this waits for that load: checked
+ * on the old page, an empty chat can pass before the reload (an earlier spec may have
+ * left a new conversation), and a message typed then goes to the old session and is
+ * lost from view when the page reloads.
+ */
+export async function newConversation(page: Page) {
+  await Promise.all([page.waitForEvent('load'), page.getByTestId('new-session').click()]);
+  await hydrated(page);
+  await expect(page.getByTestId('person-message')).toHaveCount(0);
+  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+}
+
 export async function login(page: Page, email: string, password = DEMO_PASSWORD) {
   await page.goto('/login');
   await hydrated(page);

@@ -3,7 +3,7 @@
 // tool lines in the chat, its real phases on the board and the result, every figure
 // an anchor. The local director plays the model (framing and write-up).
 import { expect, test } from '@playwright/test';
-import { MEMBER, hydrated, login, shot } from './helpers';
+import { MEMBER, hydrated, login, newConversation, shot } from './helpers';
 
 const ASK = 'Investiga a los fabricantes de empaque en Jalisco que le venden a gobierno';
 
@@ -12,10 +12,7 @@ test('a person asks for an investigation, accepts the card and reads the anchore
   await login(page, MEMBER);
   await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
-  // A new conversation, whatever earlier suites left.
-  await page.getByTestId('new-session').click();
-  await expect(page.getByTestId('person-message')).toHaveCount(0);
-  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  await newConversation(page);
 
   await page.getByLabel('Mensaje para Luna').fill(ASK);
   await page.getByRole('button', { name: 'Enviar' }).click();

@@ -8,7 +8,7 @@
 import { expect, Locator, Page, test } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
-import { MEMBER, hydrated, login, shot } from './helpers';
+import { MEMBER, hydrated, login, newConversation, shot } from './helpers';
 
 // The scene runs on its own fresh Luna (.ci/e2e starts it), as a new team meets it:
 // no other spec has saved or revealed anything there.
@@ -23,14 +23,7 @@ async function freshConversation(page: Page) {
   await login(page, MEMBER);
   await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
-  // A new conversation: an empty chat and board, whatever earlier suites left. The button
-  // opens the session and reloads the page: wait for that load, or the checks below can
-  // pass on the old page (already empty when an earlier test left a new conversation)
-  // and the message goes to the old session.
-  await Promise.all([page.waitForEvent('load'), page.getByTestId('new-session').click()]);
-  await hydrated(page);
-  await expect(page.getByTestId('person-message')).toHaveCount(0);
-  await expect(page.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+  await newConversation(page);
 }
 
 async function send(page: Page, text: string) {

@@ -5,7 +5,7 @@
 import { expect, Page, test } from '@playwright/test';
 import * as fs from 'fs';
 import * as path from 'path';
-import { MEMBER, hydrated, login, shot } from './helpers';
+import { MEMBER, hydrated, login, newConversation, shot } from './helpers';
 
 const SCENE =
   'Quiero 40 fabricantes de empaque en Jalisco que ya le hayan vendido a gobierno. Guárdamelos, consígueme el correo de los 10 mejores y ármame una secuencia de tres correos.';
@@ -26,9 +26,7 @@ test('edit a draft step on the board, page to the third recipient, authorize; un
   await login(page, MEMBER);
   await expect(page).toHaveURL(/\/$/);
   await hydrated(page);
-  await Promise.all([page.waitForEvent('load'), page.getByTestId('new-session').click()]);
-  await hydrated(page);
-  await expect(page.getByTestId('person-message')).toHaveCount(0);
+  await newConversation(page);
 
   await page.getByLabel('Mensaje para Luna').fill(SCENE);
   await page.getByRole('button', { name: 'Enviar' }).click();
