@@ -85,20 +85,6 @@ fn ok_rows(exchange: &Exchange) -> &[Value] {
         .unwrap_or(&[])
 }
 
-/// Whether the message asks for prospects or clients (who to sell to) rather than
-/// for suppliers of the market data.
-fn asks_for_prospects(message: &str) -> bool {
-    super::words::tokens(message).iter().any(|t| {
-        // «busca empresas en Monterrey»: companies of any giro are not a list anyone
-        // works; «proveedores en Nuevo León» (who sells) is searched.
-        [
-            "prospect", "cliente", "lead", "empresa", "compan", "negocio",
-        ]
-        .iter()
-        .any(|p| t.word.starts_with(p))
-    })
-}
-
 /// Whether a tool call was refused with a typed error (bad criteria, a limit): then
 /// Luna says she could not do it, never «no encontré».
 fn refused(exchange: &Exchange) -> bool {

@@ -7,8 +7,8 @@
 use serde_json::{json, Value};
 
 use super::{
-    asks_for_prospects, call, calls_of, final_, ok_rows, records, stage, LocalDirector,
-    DEFAULT_SELECTION, MAX_SEARCH_PAGES, PREFERRED_COLLECTION,
+    call, calls_of, final_, ok_rows, records, stage, LocalDirector, DEFAULT_SELECTION,
+    MAX_SEARCH_PAGES, PREFERRED_COLLECTION,
 };
 use crate::agent::contract::gateway::{ModelInput, ModelStep};
 use crate::agent::contract::intent::{
@@ -366,4 +366,20 @@ fn unsearchable(input: &ModelInput, req: &Request, ask: &Ask) -> Option<ModelSte
         return Some(ModelStep::Final(intent::giro_question(req)));
     }
     None
+}
+
+/// Whether the message asks for prospects or clients (who to sell to) rather than
+/// for suppliers of the market data.
+fn asks_for_prospects(message: &str) -> bool {
+    crate::agent::director::words::tokens(message)
+        .iter()
+        .any(|t| {
+            // «busca empresas en Monterrey»: companies of any giro are not a list anyone
+            // works; «proveedores en Nuevo León» (who sells) is searched.
+            [
+                "prospect", "cliente", "lead", "empresa", "compan", "negocio",
+            ]
+            .iter()
+            .any(|p| t.word.starts_with(p))
+        })
 }
