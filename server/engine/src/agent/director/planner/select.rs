@@ -10,7 +10,7 @@ use super::{
     call, calls_of, final_, ok_rows, records, stage, LocalDirector, DEFAULT_SELECTION,
     MAX_SEARCH_PAGES, PREFERRED_COLLECTION,
 };
-use crate::agent::contract::gateway::{ModelInput, ModelStep};
+use crate::agent::contract::gateway::{Exchange, ModelInput, ModelStep};
 use crate::agent::contract::intent::{
     CierreVariante, DecisionDraft, FactField, FactStatus, Falta, FaltaTipo, Pregunta, TurnIntent,
 };
@@ -21,7 +21,8 @@ use crate::agent::director::kinds::{Ask, RecordKind};
 
 impl LocalDirector {
     /// The search chain's next step for `req` (the parsed, recalled request) and `ask`
-    /// (the kind of answer and its constraints).
+    /// (the kind of answer and its constraints): the first tool step not yet taken, or
+    /// the narration once every step has run.
     pub(super) fn search_and_select(
         &self,
         input: &ModelInput,
@@ -31,151 +32,23 @@ impl LocalDirector {
         if let Some(step) = unsearchable(input, req, ask) {
             return step;
         }
-        let t = &input.transcript;
-        let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
-        let args = records::with_ask(market_args(req), ask);
-        let wanted = req
-            .quantity
-            .or(ask.top)
-            .unwrap_or(DEFAULT_SELECTION)
-            .min(crate::tools::board::MAX_SELECTION as u32) as usize;
-        let counts = calls_of(t, "market_count");
-        let searches = calls_of(t, "market_search");
-
-        // Step 1: count exactly and search the first page together.
-        if counts.is_empty() && searches.is_empty() {
-            let mut step = Vec::new();
-            if let Some(count) = count_args(req)
-                .map(|c| records::with_ask(c, ask))
-                .filter(|_| visible("market_count"))
-            {
-                step.push(call("market_count", count));
-            }
-            if (!req.asks_count || req.query.is_some()) && visible("market_search") {
-                let mut search = args.clone();
-                search["limit"] = json!(wanted.min(50));
-                step.push(call("market_search", search));
-            }
-            // Where to save, looked up alongside the first search.
-            if req.save && visible("crm_collections") {
-                step.push(call("crm_collections", json!({})));
-            }
-            if step.is_empty() {
-                return final_(
-                    TurnIntent::Limite {
-                        falta: Falta {
-                            tipo: FaltaTipo::Operacion,
-                            detalle: "Buscar Proveedores".into(),
-                        },
-                    },
-                    "En este momento no puedo buscar Proveedores.",
-                );
-            }
-            return ModelStep::Tools(step);
-        }
-        let count_ref = counts
-            .first()
-            .filter(|c| !ok_rows(c).is_empty())
-            .map(|c| format!("[[evidence:{}.0.total]]", c.call));
-        if req.asks_count {
-            return match count_ref {
-                Some(r) => final_(
-                    TurnIntent::Responder {},
-                    format!("Hay {r} {}.", describe(req)),
-                ),
-                None => final_(
-                    TurnIntent::Cierre {
-                        variante: CierreVariante::SinCobertura,
-                        salidas: vec![],
-                    },
-                    "No pude contar esos Proveedores con la cobertura que tengo.",
-                ),
-            };
-        }
-
-        // Step 2: page through the search until the quantity is reached (honouring has_more).
-        let found: Vec<&Value> = searches.iter().flat_map(|s| ok_rows(s).iter()).collect();
-        if let Some(last) = searches.last() {
-            let has_more = last
-                .result
-                .get("has_more")
-                .and_then(Value::as_bool)
-                .unwrap_or(false);
-            let cursor = last.result.get("cursor").and_then(Value::as_str);
-            if found.len() < wanted && has_more && searches.len() < MAX_SEARCH_PAGES {
-                if let Some(cursor) = cursor {
-                    let mut next = args.clone();
-                    next["limit"] = json!((wanted - found.len()).min(50));
-                    next["cursor"] = json!(cursor);
-                    return ModelStep::Tools(vec![call("market_search", next)]);
-                }
-            }
-        }
-        if found.is_empty() {
-            return final_(
-                TurnIntent::Cierre { variante: CierreVariante::SinCobertura, salidas: vec![] },
-                format!("No encontré {} con la cobertura que tengo. Prueba con otro estado o un giro más amplio.", describe(req)),
-            );
-        }
-
-        // Step 3: the selection, each company with its why; the first ones as priority.
-        let selections = calls_of(t, "selection_update");
-        if selections.is_empty() && visible("selection_update") {
-            let top = req.contacts_top.unwrap_or(0) as usize;
-            let items: Vec<Value> = found
-                .iter()
-                .take(wanted)
-                .enumerate()
-                .filter_map(|(i, row)| {
-                    let r = row.get("ref")?.as_str()?;
-                    let mut item = json!({"ref": r, "why": why_for(row)});
-                    if i < top {
-                        item["priority"] = json!(1);
-                    }
-                    Some(item)
-                })
-                .collect();
-            let mut step = vec![call(
-                "selection_update",
-                json!({"op": "replace", "items": items}),
-            )];
-            // To save, Luna needs the team's collection: look it up in the same step.
-            if req.save && visible("crm_collections") {
-                step.push(call("crm_collections", json!({})));
-            }
-            return ModelStep::Tools(step);
-        }
-        let selection = selections.last().filter(|s| !ok_rows(s).is_empty());
-
-        // Step 4: save when asked (a level-1 preview that becomes a card).
-        let saves = calls_of(t, "crm_save_companies");
-        let collection = calls_of(t, "crm_collections").last().and_then(|c| {
-            let rows = ok_rows(c);
-            rows.iter()
-                .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
-                .or_else(|| rows.first())
-        });
-        if req.save
-            && saves.is_empty()
-            && selection.is_some()
-            && calls_of(t, "crm_collections").is_empty()
-            && visible("crm_collections")
+        let chain = Chain::new(input, req, ask);
+        if let Some(step) = chain
+            .count_and_search()
+            .or_else(|| chain.count_answer())
+            .or_else(|| chain.next_page())
+            .or_else(|| chain.nobody_found())
+            .or_else(|| chain.select())
+            .or_else(|| chain.save())
         {
-            return ModelStep::Tools(vec![call("crm_collections", json!({}))]);
+            return step;
         }
-        if req.save && saves.is_empty() && selection.is_some() && visible("crm_save_companies") {
-            if let Some(save) =
-                collection.and_then(|c| stage::save_call(c, &input.turn.message, None))
-            {
-                return ModelStep::Tools(vec![save]);
-            }
-        }
-
         // Screening asked with the search: over the companies found, before narrating.
-        let screen_sentence = if req.risk_screen && visible("market_screen") {
-            let refs: Vec<&str> = found
+        let screened = if req.risk_screen && chain.visible("market_screen") {
+            let refs: Vec<&str> = chain
+                .found
                 .iter()
-                .take(wanted.min(50))
+                .take(chain.wanted.min(50))
                 .filter_map(|r| r.get("ref").and_then(Value::as_str))
                 .collect();
             match self.screen(input, &refs) {
@@ -185,15 +58,217 @@ impl LocalDirector {
         } else {
             None
         };
+        chain.narrate(screened)
+    }
+}
 
-        let mut narration = String::new();
-        match &count_ref {
-            Some(r) => narration.push_str(&format!("Hay {r} {}.", describe(req))),
-            None => narration.push_str(&format!("Busqué {}.", describe(req))),
+/// What the chain knows at one step: the request, the tools the caller may see, and
+/// what this turn's earlier steps returned.
+struct Chain<'a> {
+    input: &'a ModelInput,
+    req: &'a Request,
+    ask: &'a Ask,
+    /// The search's arguments (criteria and the ask's constraints).
+    args: Value,
+    /// How many companies the selection should hold.
+    wanted: usize,
+    counts: Vec<&'a Exchange>,
+    searches: Vec<&'a Exchange>,
+    /// Every row the searches returned, in order.
+    found: Vec<&'a Value>,
+}
+
+impl<'a> Chain<'a> {
+    fn new(input: &'a ModelInput, req: &'a Request, ask: &'a Ask) -> Self {
+        let t = &input.transcript;
+        let searches = calls_of(t, "market_search");
+        Chain {
+            input,
+            req,
+            ask,
+            args: records::with_ask(market_args(req), ask),
+            wanted: req
+                .quantity
+                .or(ask.top)
+                .unwrap_or(DEFAULT_SELECTION)
+                .min(crate::tools::board::MAX_SELECTION as u32) as usize,
+            counts: calls_of(t, "market_count"),
+            found: searches.iter().flat_map(|s| ok_rows(s).iter()).collect(),
+            searches,
         }
-        if let Some(sel) = selection {
-            let rows = ok_rows(sel);
-            let names: Vec<String> = rows
+    }
+
+    fn visible(&self, name: &str) -> bool {
+        self.input.tools.iter().any(|tool| tool.name == name)
+    }
+
+    fn calls(&self, tool: &str) -> Vec<&'a Exchange> {
+        calls_of(&self.input.transcript, tool)
+    }
+
+    /// The anchor of the exact count, once a count returned one.
+    fn count_ref(&self) -> Option<String> {
+        self.counts
+            .first()
+            .filter(|c| !ok_rows(c).is_empty())
+            .map(|c| format!("[[evidence:{}.0.total]]", c.call))
+    }
+
+    /// Step 1: count exactly and search the first page together (and look up where to
+    /// save alongside).
+    fn count_and_search(&self) -> Option<ModelStep> {
+        if !(self.counts.is_empty() && self.searches.is_empty()) {
+            return None;
+        }
+        let (req, ask) = (self.req, self.ask);
+        let mut step = Vec::new();
+        if let Some(count) = count_args(req)
+            .map(|c| records::with_ask(c, ask))
+            .filter(|_| self.visible("market_count"))
+        {
+            step.push(call("market_count", count));
+        }
+        if (!req.asks_count || req.query.is_some()) && self.visible("market_search") {
+            let mut search = self.args.clone();
+            search["limit"] = json!(self.wanted.min(50));
+            step.push(call("market_search", search));
+        }
+        if req.save && self.visible("crm_collections") {
+            step.push(call("crm_collections", json!({})));
+        }
+        if step.is_empty() {
+            return Some(final_(
+                TurnIntent::Limite {
+                    falta: Falta {
+                        tipo: FaltaTipo::Operacion,
+                        detalle: "Buscar Proveedores".into(),
+                    },
+                },
+                "En este momento no puedo buscar Proveedores.",
+            ));
+        }
+        Some(ModelStep::Tools(step))
+    }
+
+    /// «¿cuántos…?»: the count is the answer.
+    fn count_answer(&self) -> Option<ModelStep> {
+        if !self.req.asks_count {
+            return None;
+        }
+        Some(match self.count_ref() {
+            Some(r) => final_(
+                TurnIntent::Responder {},
+                format!("Hay {r} {}.", describe(self.req)),
+            ),
+            None => final_(
+                TurnIntent::Cierre {
+                    variante: CierreVariante::SinCobertura,
+                    salidas: vec![],
+                },
+                "No pude contar esos Proveedores con la cobertura que tengo.",
+            ),
+        })
+    }
+
+    /// Step 2: page through the search until the quantity is reached (honouring
+    /// has_more).
+    fn next_page(&self) -> Option<ModelStep> {
+        let last = self.searches.last()?;
+        let has_more = last
+            .result
+            .get("has_more")
+            .and_then(Value::as_bool)
+            .unwrap_or(false);
+        let cursor = last.result.get("cursor").and_then(Value::as_str)?;
+        if self.found.len() >= self.wanted || !has_more || self.searches.len() >= MAX_SEARCH_PAGES {
+            return None;
+        }
+        let mut next = self.args.clone();
+        next["limit"] = json!((self.wanted - self.found.len()).min(50));
+        next["cursor"] = json!(cursor);
+        Some(ModelStep::Tools(vec![call("market_search", next)]))
+    }
+
+    fn nobody_found(&self) -> Option<ModelStep> {
+        self.found.is_empty().then(|| final_(
+            TurnIntent::Cierre { variante: CierreVariante::SinCobertura, salidas: vec![] },
+            format!("No encontré {} con la cobertura que tengo. Prueba con otro estado o un giro más amplio.", describe(self.req)),
+        ))
+    }
+
+    /// Step 3: the selection, each company with its why; the first ones as priority.
+    fn select(&self) -> Option<ModelStep> {
+        if !self.calls("selection_update").is_empty() || !self.visible("selection_update") {
+            return None;
+        }
+        let top = self.req.contacts_top.unwrap_or(0) as usize;
+        let items: Vec<Value> = self
+            .found
+            .iter()
+            .take(self.wanted)
+            .enumerate()
+            .filter_map(|(i, row)| {
+                let r = row.get("ref")?.as_str()?;
+                let mut item = json!({"ref": r, "why": why_for(row)});
+                if i < top {
+                    item["priority"] = json!(1);
+                }
+                Some(item)
+            })
+            .collect();
+        let mut step = vec![call(
+            "selection_update",
+            json!({"op": "replace", "items": items}),
+        )];
+        // To save, Luna needs the team's collection: look it up in the same step.
+        if self.req.save && self.visible("crm_collections") {
+            step.push(call("crm_collections", json!({})));
+        }
+        Some(ModelStep::Tools(step))
+    }
+
+    /// The selection this turn made, when it holds companies.
+    fn selection(&self) -> Option<&'a Exchange> {
+        self.calls("selection_update")
+            .last()
+            .copied()
+            .filter(|s| !ok_rows(s).is_empty())
+    }
+
+    /// Step 4: save when asked (a level-1 preview that becomes a card).
+    fn save(&self) -> Option<ModelStep> {
+        if !self.req.save || !self.calls("crm_save_companies").is_empty() {
+            return None;
+        }
+        self.selection()?;
+        let collections = self.calls("crm_collections");
+        if collections.is_empty() {
+            return self
+                .visible("crm_collections")
+                .then(|| ModelStep::Tools(vec![call("crm_collections", json!({}))]));
+        }
+        if !self.visible("crm_save_companies") {
+            return None;
+        }
+        let rows = ok_rows(collections.last()?);
+        let collection = rows
+            .iter()
+            .find(|r| r.get("ref_label").and_then(Value::as_str) == Some(PREFERRED_COLLECTION))
+            .or_else(|| rows.first())?;
+        stage::save_call(collection, &self.input.turn.message, None)
+            .map(|save| ModelStep::Tools(vec![save]))
+    }
+
+    /// The answer once every step ran: the count, the selection, the save card, the
+    /// screening's sentence, and what this chat cannot do yet.
+    fn narrate(&self, screened: Option<String>) -> ModelStep {
+        let req = self.req;
+        let mut narration = match self.count_ref() {
+            Some(r) => format!("Hay {r} {}.", describe(req)),
+            None => format!("Busqué {}.", describe(req)),
+        };
+        if let Some(sel) = self.selection() {
+            let names: Vec<String> = ok_rows(sel)
                 .iter()
                 .skip(1)
                 .take(2)
@@ -209,36 +284,36 @@ impl LocalDirector {
                 names.join(" y ")
             ));
         }
-        if let Some(save) = saves.last() {
-            if let Some(pid) = ok_rows(save)
+        let saves = self.calls("crm_save_companies");
+        if let Some(pid) = saves.last().and_then(|save| {
+            ok_rows(save)
                 .iter()
                 .find_map(|r| r.get("proposal_id").and_then(Value::as_str))
-            {
-                narration.push_str(" Te dejo la tarjeta para guardarlas en el CRM.");
-                return final_(
-                    TurnIntent::ProponerDecision {
-                        decision: DecisionDraft::GuardarEnCrm {
-                            proposal_id: pid.to_owned(),
-                        },
+        }) {
+            narration.push_str(" Te dejo la tarjeta para guardarlas en el CRM.");
+            return final_(
+                TurnIntent::ProponerDecision {
+                    decision: DecisionDraft::GuardarEnCrm {
+                        proposal_id: pid.to_owned(),
                     },
-                    narration,
-                );
-            }
+                },
+                narration,
+            );
         }
-        if let Some(sentence) = screen_sentence {
+        if let Some(sentence) = screened {
             narration.push(' ');
             narration.push_str(&sentence);
         }
         let mut missing = Vec::new();
-        if req.save && !(visible("crm_save_companies") && visible("crm_collections")) {
+        if req.save && !(self.visible("crm_save_companies") && self.visible("crm_collections")) {
             missing.push("guardar en el CRM");
         } else if req.save && saves.is_empty() {
             narration.push_str(" No encontré una colección del CRM donde guardarlas; crea una y lo intento de nuevo.");
         }
-        if req.contacts_top.is_some() && !visible("people_quote") {
+        if req.contacts_top.is_some() && !self.visible("people_quote") {
             missing.push("conseguir correos de contacto");
         }
-        if req.sequence_steps.is_some() && !visible("sequence_draft") {
+        if req.sequence_steps.is_some() && !self.visible("sequence_draft") {
             missing.push("armar la secuencia de correos");
         }
         if !missing.is_empty() {
