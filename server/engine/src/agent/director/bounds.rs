@@ -2,7 +2,8 @@
 //! dates, as people write them. Amounts: «de más de 10 millones», «10 mdp para arriba»,
 //! «entre 1 y 3 millones», «medio millón o menos», «> 5M», «800k», «arriba de 5
 //! melones». Dates: «en 2024», «desde 2023», «este año», «el año pasado», «este mes»,
-//! and months («entre enero y junio del 2024», «desde febrero de 2023»).
+//! and months («entre enero y junio del 2024», «desde febrero de 2023»). Company size:
+//! «micro», «pequeñas», «medianas», «grandes».
 
 use super::words::phrase;
 use crate::base::catalog::text::fold;
@@ -309,4 +310,24 @@ fn months_window(words: &[&str], this_year: i32) -> Option<(Option<String>, Opti
             _ => (Some(at(m1)), Some(at(m1))),
         }
     })
+}
+
+/// The size band a request names, by word stem.
+pub(super) fn size(words: &[&str]) -> Option<&'static str> {
+    if starts_any(words, &["micro"]) {
+        Some("micro")
+    } else if starts_any(words, &["pequen", "chica", "chico", "small"]) {
+        Some("pequena")
+    } else if starts_any(words, &["median", "medium"]) {
+        Some("mediana")
+    } else if starts_any(words, &["grand", "large", "big"]) {
+        Some("grande")
+    } else {
+        None
+    }
+}
+
+/// Whether any word starts with any of `stems`.
+pub(super) fn starts_any(words: &[&str], stems: &[&str]) -> bool {
+    words.iter().any(|w| stems.iter().any(|s| w.starts_with(s)))
 }

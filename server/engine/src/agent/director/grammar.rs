@@ -315,21 +315,6 @@ pub(super) fn number_before(words: &[&str], nouns: &[&str]) -> Option<u32> {
     None
 }
 
-/// «like 12 max», «máximo 15», «a lo mucho 10»: a cap on how many.
-fn capped(words: &[&str]) -> Option<u32> {
-    words.iter().enumerate().find_map(|(i, w)| {
-        let cap = ["max", "maximo", "maximum", "tops"].contains(w)
-            || (*w == "mucho" && i > 0 && words[i - 1] == "lo");
-        if !cap {
-            return None;
-        }
-        let before = i.checked_sub(1).and_then(|p| number(words[p]));
-        before
-            .or_else(|| words.get(i + 1).and_then(|w| number(w)))
-            .filter(|n| (1..=200).contains(n))
-    })
-}
-
 /// «¿a quién le conviene más venderle, a CFE o a PEMEX?», «which is bigger, qro or
 /// gto?»: a comparative over two or more segments of one kind (buyers, states or
 /// giros) set as alternatives is a comparison, whatever the verb.
@@ -510,7 +495,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
             .concat(),
         )
         .or_else(|| number_before_giro(vocab, &tokens))
-        .or_else(|| capped(&counted)),
+        .or_else(|| words::cap(&counted)),
         giro,
         state: places.states.first().map(named),
         sold_to_government: has_any(

@@ -202,6 +202,9 @@ fn a_cap_is_a_quantity_and_a_restated_number_wins() {
     let quantity = |m: &str| parse(m, &CatalogVocabulary).quantity;
     assert_eq!(quantity("despachos contables en puebla, 8 max"), Some(8));
     assert_eq!(quantity("imprentas de toluca, a lo mucho 6"), Some(6));
+    // An article before the cap word is not a number: «un máximo de 20» caps at 20.
+    assert_eq!(quantity("talleres en León, un máximo de 20"), Some(20));
+    assert_eq!(quantity("talleres en León, máximo de 9"), Some(9));
     assert_eq!(
         quantity("dame 12 constructoras, digo 15 constructoras"),
         Some(15)

@@ -18,7 +18,7 @@
 //! To add a word: put it in the list of its kind below; everything reads whole folded
 //! words or word stems, so forms and accents follow.
 
-use super::bounds::{amounts, number, spell_out, window};
+use super::bounds::{amounts, number, size, spell_out, starts_any, window};
 use super::words::phrase;
 use crate::base::catalog::text::fold;
 
@@ -230,10 +230,6 @@ const RANKING_PHRASES: &[&str] = &[
     "top de proveedores",
 ];
 
-fn starts(words: &[&str], stems: &[&str]) -> bool {
-    words.iter().any(|w| stems.iter().any(|s| w.starts_with(s)))
-}
-
 fn has(words: &[&str], list: &[&str]) -> bool {
     words.iter().any(|w| list.contains(w))
 }
@@ -241,9 +237,9 @@ fn has(words: &[&str], list: &[&str]) -> bool {
 /// «¿hay algo abierto para meter propuesta?»: something open to bid on is a tender,
 /// even when no word for tenders is said.
 fn open_to_bid(folded: &str, words: &[&str]) -> bool {
-    let open = starts(words, &["abiert", "vigente"])
+    let open = starts_any(words, &["abiert", "vigente"])
         || has(words, &["viva", "vivas", "open", "todavia", "aun", "still"]);
-    let bid = starts(
+    let bid = starts_any(
         words,
         &["propuesta", "cotiz", "particip", "concurs", "postul"],
     ) || phrase(folded, "meter propuesta");
@@ -277,7 +273,7 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
         .filter_map(|l| first_of(l))
         .min()
         .is_some_and(|at| first_of(COMPANY_NOUNS).is_none_or(|c| at < c));
-    let names_companies = has_contracts || (starts(&words, COMPANY_NOUNS) && !records_first);
+    let names_companies = has_contracts || (starts_any(&words, COMPANY_NOUNS) && !records_first);
     let mut ask = Ask {
         kind: if risk_list(&folded, &words) {
             RecordKind::Risks
@@ -285,14 +281,14 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
             counted
         } else if names_companies {
             RecordKind::Suppliers
-        } else if starts(&words, TENDER_WORDS)
+        } else if starts_any(&words, TENDER_WORDS)
             || open_to_bid(&folded, &words)
             // «¿hay algo abierto pa obra?»: something open is a tender.
             || (has(&words, &["algo", "something"])
-                && starts(&words, &["abiert", "vigente", "activ", "open"]))
+                && starts_any(&words, &["abiert", "vigente", "activ", "open"]))
         {
             RecordKind::Opportunities
-        } else if starts(&words, AWARD_WORDS) {
+        } else if starts_any(&words, AWARD_WORDS) {
             RecordKind::Awards
         } else {
             RecordKind::Suppliers
@@ -301,7 +297,7 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     };
     ask.rank = rank(&folded, &words);
     ask.active = ask.kind == RecordKind::Opportunities
-        && (starts(
+        && (starts_any(
             &words,
             &["abiert", "vigente", "activa", "activo", "particip"],
         ) || phrase(&folded, "puedo entrar")
@@ -323,7 +319,7 @@ pub fn read(message: &str, today: (i32, u32)) -> Ask {
     ask.procedure =
         if phrase(&folded, "licitaciones publicas") || phrase(&folded, "licitacion publica") {
             Some("open")
-        } else if starts(&words, &["invitacion"]) {
+        } else if starts_any(&words, &["invitacion"]) {
             Some("limited")
         } else if (phrase(&folded, "adjudicacion directa")
             || phrase(&folded, "adjudicaciones directas"))
@@ -354,14 +350,14 @@ fn risk_list(folded: &str, words: &[&str]) -> bool {
         || has(words, &["69b", "efos"])
         || phrase(folded, "lista negra")
         || phrase(folded, "marcas de riesgo");
-    let listed = starts(
+    let listed = starts_any(
         words,
         &[
             "cuant", "dame", "lista", "listado", "cuales", "quienes", "muestra", "ensena", "busca",
             "empresas", "padron", "how", "which", "show",
         ],
     );
-    let selection = starts(
+    let selection = starts_any(
         words,
         &[
             "esta", "esa", "esto", "eso", "alguna", "alguno", "ninguna", "ninguno", "ellas",
@@ -373,13 +369,13 @@ fn risk_list(folded: &str, words: &[&str]) -> bool {
 
 /// «presuntas», «definitivos», «desvirtuadas», «sentencia favorable».
 fn mark_kind(words: &[&str]) -> Option<&'static str> {
-    if starts(words, &["presunt"]) {
+    if starts_any(words, &["presunt"]) {
         Some("sat_69b_presunto")
-    } else if starts(words, &["definitiv"]) {
+    } else if starts_any(words, &["definitiv"]) {
         Some("sat_69b_definitivo")
-    } else if starts(words, &["desvirtuad"]) {
+    } else if starts_any(words, &["desvirtuad"]) {
         Some("sat_69b_desvirtuado")
-    } else if starts(words, &["sentencia"]) {
+    } else if starts_any(words, &["sentencia"]) {
         Some("sat_69b_sentencia_favorable")
     } else {
         None
@@ -432,7 +428,7 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
             && w[2] == w[0]
     });
     // «la tendencia», «cómo ha evolucionado», «¿sube o baja?»: over the years.
-    let trend = starts(words, &["tendencia", "evoluci", "trend"])
+    let trend = starts_any(words, &["tendencia", "evoluci", "trend"])
         || phrase(folded, "sube o baja")
         || phrase(folded, "crece o baja")
         || phrase(folded, "ha crecido");
@@ -447,7 +443,7 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     }) || phrase(folded, "top proveedores");
     // Who sells most, in verbs («quién le vende más») or in what they win («los que
     // tienen más contratos», «más monto»); or a ranking named as such.
-    let sells = has(words, SELL_VERBS) || starts(words, RANKED_BY);
+    let sells = has(words, SELL_VERBS) || starts_any(words, RANKED_BY);
     // Next to each other, or with the giro between («biggest cleaning contractors»).
     let who_at = |i: usize| {
         words
@@ -478,15 +474,15 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     // «¿quién se lleva la lana…?», «quiénes ganan los contratos de…»: who wins what is
     // won, asked as such.
     let who_wins = has(words, &["quien", "quienes", "who"])
-        && starts(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
-        && starts(words, RANKED_BY);
+        && starts_any(words, &["lleva", "gana", "factur", "takes", "wins", "gets"])
+        && starts_any(words, RANKED_BY);
     // «¿quién es el rey de…?», «quién manda ahí», «los 5 más pesados», «los meros
     // meros», «los pesos pesados», «los peces gordos»: who leads, in the ways people
     // say it. («las dos de arriba» is the top
     // of the selection, not a ranking.)
     let leads = (has(words, &["quien", "quienes", "who"])
         && (has(words, &["rey", "reyes", "reina", "reinas"])
-            || starts(words, &["manda", "domin", "lider", "gallo"])))
+            || starts_any(words, &["manda", "domin", "lider", "gallo"])))
         || words.windows(2).any(|p| {
             MORE_WORDS.contains(&p[0])
                 && ["pesad", "fuert", "chingon"]
@@ -506,9 +502,9 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
     if !(named || (more && sells)) {
         return None;
     }
-    if starts(words, &["dependencia", "comprador", "institucion", "buyer"]) {
+    if starts_any(words, &["dependencia", "comprador", "institucion", "buyer"]) {
         Some("buyer")
-    } else if starts(words, &["estado", "entidad", "state"])
+    } else if starts_any(words, &["estado", "entidad", "state"])
         || has(words, &["edos"])
         || phrase(folded, "que edo")
         || phrase(folded, "q edo")
@@ -516,20 +512,6 @@ fn rank(folded: &str, words: &[&str]) -> Option<&'static str> {
         Some("state")
     } else {
         Some("supplier")
-    }
-}
-
-fn size(words: &[&str]) -> Option<&'static str> {
-    if starts(words, &["micro"]) {
-        Some("micro")
-    } else if starts(words, &["pequen", "chica", "chico", "small"]) {
-        Some("pequena")
-    } else if starts(words, &["median", "medium"]) {
-        Some("mediana")
-    } else if starts(words, &["grand", "large", "big"]) {
-        Some("grande")
-    } else {
-        None
     }
 }
 
@@ -571,12 +553,9 @@ fn top(words: &[&str]) -> Option<u32> {
                 return Some(v);
             }
         }
-        // «top 5» said as a cap: «12 max», «máximo 10».
-        if ["max", "maximo", "maximum"].contains(w) {
-            let before = i.checked_sub(1).and_then(|p| n(words[p]));
-            if let Some(v) = before.or_else(|| words.get(i + 1).and_then(|w| n(w))) {
-                return Some(v);
-            }
+        // «top 5» said as a cap: «12 max», «un máximo de 10».
+        if let Some(v) = super::words::cap_at(words, i).filter(|v| *v <= 50) {
+            return Some(v);
         }
         // «los 3 pesos pesados», «los 5 peces gordos».
         if ["pesos", "peces"].contains(w)

@@ -388,6 +388,14 @@ fn something_open_is_a_tender_and_caps_and_heavyweights_are_a_top() {
         Some(4)
     );
     assert_eq!(
+        read("quién le vende más al imss, un máximo de 5", TODAY).top,
+        Some(5)
+    );
+    assert_eq!(
+        read("a quién le compra más la sedena, a lo mucho 3", TODAY).top,
+        Some(3)
+    );
+    assert_eq!(
         read("el top 6.. no, mejor top 2 de pemex", TODAY).top,
         Some(2)
     );

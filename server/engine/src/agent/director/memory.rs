@@ -18,6 +18,7 @@ use crate::base::catalog::text::fold;
 
 use super::grammar::Request;
 use super::places::MAX_STATES;
+use super::words::bare_number;
 
 /// What the person said in this message, as ledger fields said at `turn`.
 pub fn said_in(request: &Request, turn: u32) -> FactLedger {
@@ -231,62 +232,6 @@ pub(super) fn value(facts: &FactLedger, field: FactField) -> Option<&str> {
         | FactStatus::Perfil { valor } => Some(valor.as_str()),
         FactStatus::Faltante => None,
     }
-}
-
-/// A bare number that ends the message («mejor que sean 20»), or the new one of «30 en
-/// vez de 20», when the grammar found
-/// no quantity before a company noun. A number before another noun («2 correos») counts
-/// something else.
-fn bare_number(folded: &str) -> Option<u32> {
-    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
-    // «pásame 30 en vez de 20», «mejor 15 en lugar de 10»: the first is the new one.
-    if let Some(at) = words
-        .windows(3)
-        .position(|w| w[0] == "en" && ["vez", "lugar"].contains(&w[1]) && w[2] == "de")
-    {
-        if let Some(n) = at
-            .checked_sub(1)
-            .and_then(|p| words[p].parse::<u32>().ok())
-            .filter(|n| (1..=500).contains(n))
-        {
-            return Some(n);
-        }
-    }
-    let last = words.iter().rposition(|w| w.parse::<u32>().is_ok())?;
-    let after = &words[last + 1..];
-    let tail_ok = after.is_empty()
-        || after.iter().all(|w| {
-            [
-                "empresas",
-                "proveedores",
-                "companias",
-                "nada",
-                "mas",
-                "nomas",
-                "porfa",
-                "por",
-                "favor",
-                "de",
-                "esos",
-                "esas",
-                "estos",
-                "estas",
-                "mejores",
-                "primeros",
-                "primeras",
-                "mejor",
-                "plis",
-                "pls",
-                "please",
-                "entonces",
-                "ahora",
-            ]
-            .contains(w)
-        });
-    tail_ok
-        .then(|| words[last].parse::<u32>().ok())
-        .flatten()
-        .filter(|n| (1..=500).contains(n))
 }
 
 /// Word stems of requests for another kind of answer — a ranking («¿quién le vende

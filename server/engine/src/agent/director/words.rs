@@ -144,6 +144,90 @@ pub fn number(word: &str) -> Option<u32> {
     })
 }
 
+/// The cap said around `words[i]` when it is a cap word: «12 max», «máximo 15», «un
+/// máximo de 20», «tops 8», «a lo mucho 10». An article before the cap word («un»,
+/// «una») is not a number; a cap outside 1–200 is not a cap.
+pub fn cap_at(words: &[&str], i: usize) -> Option<u32> {
+    let w = *words.get(i)?;
+    let is_cap = ["max", "maximo", "maximum", "tops"].contains(&w)
+        || (w == "mucho" && i > 0 && words[i - 1] == "lo");
+    if !is_cap {
+        return None;
+    }
+    let count = |w: &str| number(w).filter(|_| !["un", "una", "uno"].contains(&w));
+    let before = i.checked_sub(1).and_then(|p| count(words[p]));
+    let after = || {
+        let next = if words.get(i + 1) == Some(&"de") {
+            i + 2
+        } else {
+            i + 1
+        };
+        words.get(next).and_then(|w| count(w))
+    };
+    before.or_else(after).filter(|n| (1..=200).contains(n))
+}
+
+/// The first cap the words say (see [`cap_at`]).
+pub fn cap(words: &[&str]) -> Option<u32> {
+    (0..words.len()).find_map(|i| cap_at(words, i))
+}
+
+/// A bare number that ends the message («mejor que sean 20»), or the new one of «30 en
+/// vez de 20», when the grammar found
+/// no quantity before a company noun. A number before another noun («2 correos») counts
+/// something else.
+pub fn bare_number(folded: &str) -> Option<u32> {
+    let words: Vec<&str> = folded.split(' ').filter(|w| !w.is_empty()).collect();
+    // «pásame 30 en vez de 20», «mejor 15 en lugar de 10»: the first is the new one.
+    if let Some(at) = words
+        .windows(3)
+        .position(|w| w[0] == "en" && ["vez", "lugar"].contains(&w[1]) && w[2] == "de")
+    {
+        if let Some(n) = at
+            .checked_sub(1)
+            .and_then(|p| words[p].parse::<u32>().ok())
+            .filter(|n| (1..=500).contains(n))
+        {
+            return Some(n);
+        }
+    }
+    let last = words.iter().rposition(|w| w.parse::<u32>().is_ok())?;
+    let after = &words[last + 1..];
+    let tail_ok = after.is_empty()
+        || after.iter().all(|w| {
+            [
+                "empresas",
+                "proveedores",
+                "companias",
+                "nada",
+                "mas",
+                "nomas",
+                "porfa",
+                "por",
+                "favor",
+                "de",
+                "esos",
+                "esas",
+                "estos",
+                "estas",
+                "mejores",
+                "primeros",
+                "primeras",
+                "mejor",
+                "plis",
+                "pls",
+                "please",
+                "entonces",
+                "ahora",
+            ]
+            .contains(w)
+        });
+    tail_ok
+        .then(|| words[last].parse::<u32>().ok())
+        .flatten()
+        .filter(|n| (1..=500).contains(n))
+}
+
 /// Edits allowed between a written word and a catalogue word of `len` letters: none
 /// under five letters (too many short words are one edit apart), one up to eight,
 /// two from nine.
