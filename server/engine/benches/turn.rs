@@ -110,10 +110,11 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Phases {
     }
 }
 
-/// Statements the database ran, counted from sqlx's per-statement `sqlx::query` events
-/// and grouped by their text (whitespace collapsed, cut at 100 characters). SQLite runs
-/// every statement on its connection's own thread, where no span is entered, so this
-/// is a list per turn, not per phase.
+/// Queries sent to the database, counted from sqlx's per-query `sqlx::query` events
+/// and grouped by their text (whitespace collapsed, cut at 100 characters). A query is
+/// one round trip: on SQLite a `WriteBatch` flush sends several statements as one
+/// query, listed by its first statement. SQLite runs every query on its connection's
+/// own thread, where no span is entered, so this is a list per turn, not per phase.
 #[derive(Clone, Default)]
 struct Statements(Arc<Mutex<HashMap<String, usize>>>);
 
@@ -342,7 +343,7 @@ async fn main() {
                    "p95_ms": (p95 * 100.0).round() / 100.0,
                    "overhead_p50_ms": (o50 * 100.0).round() / 100.0,
                    "tools_p50_ms": (tools50 * 100.0).round() / 100.0,
-                   "statements_per_turn": per_turn})
+                   "queries_per_turn": per_turn})
         );
         return;
     }
@@ -353,7 +354,9 @@ async fn main() {
          events per turn.\n",
         seed_time.as_secs_f64()
     );
-    println!("Statements the database ran per turn (tools' own included): {per_turn}.\n");
+    println!(
+        "Queries sent to the database per turn (tools' own included; a batch of statements sent as one query counts once): {per_turn}.\n"
+    );
     println!("| metric | p50 | p95 |\n|---|---|---|");
     println!("| whole turn (8 steps: 7 tool calls + final answer) | {p50:.2} ms | {p95:.2} ms |");
     println!("| per step | {s50:.2} ms | {s95:.2} ms |");
@@ -379,7 +382,7 @@ async fn main() {
         mean(&timed)
     );
     if std::env::var("LUNA_BENCH_STATEMENTS").is_ok_and(|v| v == "1") {
-        println!("\n### Statements per turn, by text (the bench's own resets included)\n");
+        println!("\n### Queries per turn, by text (the bench's own resets included)\n");
         println!("| per turn | statement |\n|---|---|");
         for (sql, n) in &listed_statements {
             println!("| {n:.1} | `{}` |", sql.replace('|', "\\|"));

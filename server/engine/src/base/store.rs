@@ -12,7 +12,9 @@ use sqlx::{AnyPool, ConnectOptions, Connection, Executor};
 
 use crate::base::error::{EngineError, EngineResult};
 
+mod batch;
 mod temp;
+pub use batch::{Outcome, Param, Statement, Ticket, WriteBatch};
 use temp::TempDb;
 
 /// The database type every query runs on.

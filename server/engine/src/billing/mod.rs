@@ -10,6 +10,7 @@
 //! before it returns, so the caller's transaction goes on without it and needs no
 //! savepoint; after a database error the caller must drop its transaction.
 
+mod charge;
 pub mod counters;
 pub mod key_budget;
 pub mod plans;
@@ -21,7 +22,6 @@ use sqlx::Row;
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::ids::new_id;
 use crate::base::store::Store;
 
 pub use counters::Counter;
@@ -139,65 +139,6 @@ impl Balance {
     }
 }
 
-/// Spends `spec.amount` from the period's ledger when it has that much left; false when
-/// it has not, or when the period has no ledger row yet.
-async fn spend(
-    conn: &mut crate::base::store::Conn,
-    caller: &Caller,
-    spec: &ChargeSpec,
-    period: &str,
-    now: i64,
-) -> EngineResult<bool> {
-    let spent = sqlx::query(
-        "update credit_ledgers set used = used + $1, updated_at = $2
-          where workspace_id = $3 and ledger = $4 and period = $5 and allowance - used >= $6",
-    )
-    .bind(spec.amount)
-    .bind(now)
-    .bind(&caller.workspace_id)
-    .bind(spec.ledger.as_str())
-    .bind(period)
-    .bind(spec.amount)
-    .execute(&mut *conn)
-    .await?;
-    Ok(spent.rows_affected() == 1)
-}
-
-/// Gives back what [`spend`] took, when a later check of the same charge refuses it.
-/// The caller's transaction still holds the ledger row it spent from.
-async fn unspend(
-    conn: &mut crate::base::store::Conn,
-    caller: &Caller,
-    spec: &ChargeSpec,
-    period: &str,
-) -> EngineResult<()> {
-    sqlx::query(
-        "update credit_ledgers set used = used - $1
-          where workspace_id = $2 and ledger = $3 and period = $4",
-    )
-    .bind(spec.amount)
-    .bind(&caller.workspace_id)
-    .bind(spec.ledger.as_str())
-    .bind(period)
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
-}
-
-/// Removes the receipt a refused charge claimed its key with, so the key can pay later.
-async fn unclaim(
-    conn: &mut crate::base::store::Conn,
-    workspace_id: &str,
-    receipt_id: &str,
-) -> EngineResult<()> {
-    sqlx::query("delete from receipts where workspace_id = $1 and id = $2")
-        .bind(workspace_id)
-        .bind(receipt_id)
-        .execute(&mut *conn)
-        .await?;
-    Ok(())
-}
-
 #[derive(Clone, Debug)]
 pub struct Billing {
     store: Store,
@@ -236,126 +177,6 @@ impl Billing {
                 other
             }
         }
-    }
-
-    /// Charges inside the caller's write transaction, so a domain write (e.g. the
-    /// people revealed by a reveal) and its charge commit or roll back together. The
-    /// caller commits on `Ok` and rolls back on `Err` (dropping the transaction does).
-    /// A key that already charged returns the original receipt with `replayed: true`
-    /// and spends nothing.
-    pub async fn charge_in(
-        &self,
-        conn: &mut crate::base::store::Conn,
-        caller: &Caller,
-        spec: &ChargeSpec,
-        how: &ChargeContext<'_>,
-        now: i64,
-    ) -> EngineResult<Receipt> {
-        if spec.amount < 0 {
-            return Err(EngineError::Internal("negative charge".into()));
-        }
-        if how.idempotency_key.trim().is_empty() {
-            return Err(EngineError::Internal(
-                "charge without idempotency key".into(),
-            ));
-        }
-        let period = spec.ledger.period(now);
-        let id = new_id("rcpt");
-        // The first statement writes (it claims the key), so SQLite takes the write lock
-        // here and a concurrent charge waits instead of failing on a lock upgrade.
-        let claimed = sqlx::query(
-            "insert into receipts (id, workspace_id, user_id, action, branch, amount, ledger, period,
-                                   idempotency_key, surface, auto_policy, call_ref, created_at)
-             values ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13)
-             on conflict (workspace_id, idempotency_key) do nothing",
-        )
-        .bind(&id)
-        .bind(&caller.workspace_id)
-        .bind(&caller.user_id)
-        .bind(&spec.action)
-        .bind(&spec.branch)
-        .bind(spec.amount)
-        .bind(spec.ledger.as_str())
-        .bind(&period)
-        .bind(how.idempotency_key)
-        .bind(how.surface)
-        .bind(how.auto_policy)
-        .bind(how.call_ref)
-        .bind(now)
-        .execute(&mut *conn)
-        .await?;
-        if claimed.rows_affected() == 0 {
-            let row = sqlx::query(&format!(
-                "select {RECEIPT_COLS} from receipts where workspace_id = $1 and idempotency_key = $2"
-            ))
-            .bind(&caller.workspace_id)
-            .bind(how.idempotency_key)
-            .fetch_optional(&mut *conn)
-            .await?;
-            let mut r = row
-                .map(|r| receipt_from_row(&r))
-                .transpose()?
-                .ok_or_else(|| EngineError::Internal("receipt vanished".into()))?;
-            r.replayed = true;
-            return Ok(r);
-        }
-        // The period's ledger row is created by its first charge: the spend is tried
-        // first, and only when it finds no row (or too little left) is the row made and
-        // the spend tried again. The retry runs whether this charge or a concurrent one
-        // made the row: on PostgreSQL the other may have committed it meanwhile.
-        let mut spent = spend(conn, caller, spec, &period, now).await?;
-        if !spent {
-            sqlx::query(
-                "insert into credit_ledgers (workspace_id, ledger, period, allowance, used, updated_at)
-                 values ($1, $2, $3, $4, 0, $5) on conflict (workspace_id, ledger, period) do nothing",
-            )
-            .bind(&caller.workspace_id)
-            .bind(spec.ledger.as_str())
-            .bind(&period)
-            .bind(spec.ledger.allowance(caller.plan))
-            .bind(now)
-            .execute(&mut *conn)
-            .await?;
-            spent = spend(conn, caller, spec, &period, now).await?;
-        }
-        if !spent {
-            let left: i64 = sqlx::query_scalar(
-                "select case when allowance > used then allowance - used else 0 end from credit_ledgers
-                  where workspace_id = $1 and ledger = $2 and period = $3",
-            )
-            .bind(&caller.workspace_id)
-            .bind(spec.ledger.as_str())
-            .bind(&period)
-            .fetch_optional(&mut *conn)
-            .await?
-            .unwrap_or(0);
-            unclaim(conn, &caller.workspace_id, &id).await?;
-            return Err(insufficient(spec.ledger, spec.amount, left));
-        }
-        // An API key's monthly budget, in the same transaction (see `key_budget`).
-        if let Err(e) = key_budget::spend_in(conn, caller, spec.amount, now).await {
-            if let EngineError::Typed(_) = e {
-                unspend(conn, caller, spec, &period).await?;
-                unclaim(conn, &caller.workspace_id, &id).await?;
-            }
-            return Err(e);
-        }
-        Ok(Receipt {
-            id,
-            workspace_id: caller.workspace_id.clone(),
-            user_id: caller.user_id.clone(),
-            action: spec.action.clone(),
-            branch: spec.branch.clone(),
-            amount: spec.amount,
-            ledger: spec.ledger,
-            period,
-            idempotency_key: how.idempotency_key.to_owned(),
-            surface: how.surface.to_owned(),
-            auto_policy: how.auto_policy.map(str::to_owned),
-            call_ref: how.call_ref.map(str::to_owned),
-            created_at: now,
-            replayed: false,
-        })
     }
 
     pub async fn receipt_by_key(

@@ -145,6 +145,55 @@ async fn simultaneous_retries_of_one_key_charge_exactly_once() {
     assert_eq!(w.balance(Ledger::Intelligence).await.used, 5);
 }
 
+/// A charge in a turn step's batch, committed.
+async fn charge_batched(w: &World, amount: i64, key: &str) -> Receipt {
+    let mut batch = w.engine.store.begin_batch(None).await.unwrap();
+    let receipt = w
+        .engine
+        .billing
+        .charge_batched(
+            &mut batch,
+            &w.caller,
+            &spec(amount, Ledger::Intelligence),
+            &how(key),
+            now_ms(),
+        )
+        .await
+        .unwrap();
+    batch.commit().await.unwrap();
+    receipt
+}
+
+#[tokio::test]
+async fn a_batched_charge_spends_once_per_key_though_its_spend_travels_with_its_claim() {
+    let w = World::new(Plan::Founder, Role::Member).await.unwrap();
+    // The period's first charge finds no ledger row, makes it and pays.
+    let first = charge_batched(&w, 3, "kb").await;
+    // The next pays in the statement sent with its claim.
+    charge_batched(&w, 4, "kb2").await;
+    assert_eq!(w.balance(Ledger::Intelligence).await.used, 7);
+    // A key that already charged: the spend sent with the claim finds no receipt of
+    // its own and changes nothing.
+    let again = charge_batched(&w, 3, "kb").await;
+    assert!(again.replayed);
+    assert_eq!(again.id, first.id);
+    assert_eq!(w.balance(Ledger::Intelligence).await.used, 7);
+
+    let mut tasks = Vec::new();
+    for _ in 0..8 {
+        let w = w.clone();
+        tasks.push(tokio::spawn(async move {
+            charge_batched(&w, 5, "same").await.id
+        }));
+    }
+    let mut ids = std::collections::HashSet::new();
+    for t in tasks {
+        ids.insert(t.await.unwrap());
+    }
+    assert_eq!(ids.len(), 1);
+    assert_eq!(w.balance(Ledger::Intelligence).await.used, 12);
+}
+
 #[tokio::test]
 async fn explorer_has_no_contact_credits_and_a_daily_search_quota() {
     let w = World::new(Plan::Explorer, Role::Owner).await.unwrap();

@@ -12,7 +12,7 @@ use tracing::Instrument;
 use crate::accounts::Caller;
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::store::Conn;
+use crate::base::store::WriteBatch;
 use crate::billing::{key_budget, ChargeContext, ChargeSpec, Ledger, Receipt};
 use crate::Engine;
 
@@ -123,12 +123,16 @@ impl Unsettled {
         self.done.result.as_ref().ok()
     }
 
-    /// Writes the call's charges and its telemetry row on `conn` (the caller's open
-    /// transaction) and returns the response. A refused charge makes the response
+    /// Writes the call's charges and queues its telemetry row in `batch` (the caller's
+    /// open transaction) and returns the response. A refused charge makes the response
     /// that error, as in [`call`], and the transaction stays usable; any other error
     /// (the database's, or an internal one) is returned, and the caller drops the
     /// transaction.
-    pub async fn settle_in(self, engine: &Engine, conn: &mut Conn) -> EngineResult<ToolResponse> {
+    pub async fn settle_in(
+        self,
+        engine: &Engine,
+        batch: &mut WriteBatch,
+    ) -> EngineResult<ToolResponse> {
         let Unsettled {
             caller,
             surface,
@@ -136,24 +140,30 @@ impl Unsettled {
             done,
             span,
         } = self;
-        let done = settle(engine, &caller, conn, done).await?;
+        let done = settle(engine, &caller, batch, done).await?;
         let response = respond(done, duration_ms);
         span.record("ok", response.is_ok());
         let code = response.outcome.as_ref().err().map(error_code_str);
-        telemetry::record_in(conn, &used(&caller, surface, &response, code.as_deref()))
+        batch
+            .push(telemetry::statement(&used(
+                &caller,
+                surface,
+                &response,
+                code.as_deref(),
+            )))
             .instrument(tracing::trace_span!("tool.telemetry"))
             .await?;
         Ok(response)
     }
 }
 
-/// Writes `done`'s pending charges on `conn`. A refused one (a typed error) undoes
+/// Writes `done`'s pending charges in `batch`. A refused one (a typed error) undoes
 /// itself and turns the result into its error (the charges before it stay, their
 /// receipts with it); any other error is returned, and the caller drops its transaction.
 async fn settle(
     engine: &Engine,
     caller: &Caller,
-    conn: &mut Conn,
+    batch: &mut WriteBatch,
     mut done: Done,
 ) -> EngineResult<Done> {
     if done.result.is_err() {
@@ -168,7 +178,7 @@ async fn settle(
         };
         let charged = engine
             .billing
-            .charge_in(conn, caller, &pending.spec, &how, now_ms())
+            .charge_batched(batch, caller, &pending.spec, &how, now_ms())
             .instrument(tracing::trace_span!("tool.charge"))
             .await;
         match charged {
@@ -274,9 +284,9 @@ async fn settle_alone(engine: &Engine, caller: &Caller, done: Done) -> Done {
     }
     let (tool, label, mode) = (done.tool.clone(), done.label.clone(), done.mode);
     let settled = async {
-        let mut tx = engine.store.pool().begin().await?;
-        let done = settle(engine, caller, &mut tx, done).await?;
-        tx.commit().await?;
+        let mut batch = engine.store.begin_batch(None).await?;
+        let done = settle(engine, caller, &mut batch, done).await?;
+        batch.commit().await?;
         EngineResult::Ok(done)
     }
     .await;

@@ -71,6 +71,12 @@ async fn telemetry(w: &World) -> i64 {
 }
 
 /// Intelligence credits left this period.
+/// The write batch a turn step settles a call in.
+async fn batch(w: &World) -> crate::base::store::WriteBatch {
+    let scope = crate::base::store::Scope::Workspace(&w.caller.workspace_id);
+    w.engine.store.begin_batch(Some(scope)).await.unwrap()
+}
+
 async fn unsettled(w: &World, amount: i64) -> pipeline::Unsettled {
     call_unsettled(
         &w.engine,
@@ -87,17 +93,17 @@ async fn the_charges_and_the_row_commit_or_roll_back_with_the_callers_transactio
 
     // Rolled back: the call ran, but nothing of it was recorded.
     let call = unsettled(&w, 2).await;
-    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let mut tx = batch(&w).await;
     let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
     assert!(response.is_ok());
     assert_eq!(response.receipts.len(), 2);
-    tx.rollback().await.unwrap();
+    drop(tx);
     assert_eq!((receipts(&w).await, telemetry(&w).await), (0, 0));
     assert_eq!(w.balance(Ledger::Intelligence).await.left(), left);
 
     // Committed: both charges and the row, with the caller's commit.
     let call = unsettled(&w, 2).await;
-    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let mut tx = batch(&w).await;
     call.settle_in(&w.engine, &mut tx).await.unwrap();
     assert_eq!(
         receipts(&w).await,
@@ -115,7 +121,7 @@ async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
     let left = w.balance(Ledger::Intelligence).await.left();
     // The second charge asks for more than is left after the first.
     let call = unsettled(&w, left).await;
-    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let mut tx = batch(&w).await;
     let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
     let err = response.outcome.as_ref().unwrap_err();
     assert_eq!(err.code, ErrorCode::InsufficientCredits);
@@ -125,7 +131,7 @@ async fn a_refused_charge_undoes_only_itself_and_the_step_still_commits() {
         "insert into usage_counters (workspace_id, counter, bucket, count) values ($1, 'searches_day', 999, 1)",
     )
     .bind(&w.caller.workspace_id)
-    .execute(&mut *tx)
+    .execute(tx.conn().await.unwrap())
     .await
     .unwrap();
     tx.commit().await.unwrap();
@@ -161,7 +167,7 @@ async fn a_charge_over_the_keys_budget_gives_back_what_it_spent() {
         ToolRequest::new("market_search", json!({"amount": 2}), Surface::Mcp),
     )
     .await;
-    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let mut tx = batch(&w).await;
     let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
     let err = response.outcome.as_ref().unwrap_err();
     assert_eq!(err.code, ErrorCode::InsufficientCredits);
@@ -225,7 +231,7 @@ async fn the_tool_span_reports_a_call_its_charge_refused_as_failed() {
     let left = w.balance(Ledger::Intelligence).await.left();
     // The handler succeeds; its second charge does not fit.
     let call = unsettled(&w, left).await;
-    let mut tx = w.engine.store.pool().begin().await.unwrap();
+    let mut tx = batch(&w).await;
     let response = call.settle_in(&w.engine, &mut tx).await.unwrap();
     tx.commit().await.unwrap();
     assert!(!response.is_ok());

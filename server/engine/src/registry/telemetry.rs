@@ -4,7 +4,7 @@
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
-use crate::base::store::{Conn, Store};
+use crate::base::store::{Conn, Statement, Store};
 
 #[derive(Debug, Clone)]
 pub struct ToolUsed<'a> {
@@ -31,7 +31,14 @@ pub async fn record(store: &Store, event: &ToolUsed<'_>) {
 /// Writes the row on `conn`, inside the transaction that records the call (a turn
 /// step's): it commits with the step or not at all.
 pub async fn record_in(conn: &mut Conn, event: &ToolUsed<'_>) -> EngineResult<()> {
-    sqlx::query(
+    statement(event).run(conn).await?;
+    Ok(())
+}
+
+/// The row's insert, for a [`crate::base::store::WriteBatch`] that sends it with the
+/// rest of a turn step.
+pub fn statement(event: &ToolUsed<'_>) -> Statement {
+    Statement::new(
         "insert into tool_calls (event, workspace_id, user_id, tool, ok, duration_ms, surface, error_code, created_at)
          values ('agent_tool_used', $1, $2, $3, $4, $5, $6, $7, $8)",
     )
@@ -43,9 +50,6 @@ pub async fn record_in(conn: &mut Conn, event: &ToolUsed<'_>) -> EngineResult<()
     .bind(event.surface)
     .bind(event.error_code)
     .bind(now_ms())
-    .execute(conn)
-    .await?;
-    Ok(())
 }
 
 fn lost(e: &EngineError, event: &ToolUsed<'_>) {

@@ -34,7 +34,7 @@ use tokio::sync::broadcast;
 use crate::accounts::Caller;
 use crate::base::error::{EngineError, EngineResult};
 use crate::base::ids::new_id;
-use crate::base::store::{Scope, Store};
+use crate::base::store::{Outcome, Scope, Store, Ticket, WriteBatch};
 
 pub use follow::Follow;
 pub use hub::Hub;
@@ -52,6 +52,13 @@ const PAGE: u64 = 500;
 pub struct Appended {
     pub session_id: String,
     pub event: StoredEvent,
+}
+
+/// An event queued in a [`WriteBatch`] ([`Sessions::queue`]), waiting for its seq.
+pub struct Queued {
+    ticket: Ticket,
+    session_id: String,
+    event: SessionEvent,
 }
 
 /// The work-session service. Cheap to clone; clones share the fan-out hub.
@@ -112,6 +119,70 @@ impl Sessions {
     /// update of the session, so it stays gap-free and unique either way.
     pub async fn begin(&self, session_id: &str) -> EngineResult<Tx<'static>> {
         self.store.begin_write_in(Scope::Session(session_id)).await
+    }
+
+    /// Begins a [`WriteBatch`] of `session_id`, locked as [`Sessions::begin`] is: for a
+    /// turn step, whose events, trajectory step and telemetry row go to SQLite with the
+    /// commit in one round trip.
+    pub async fn begin_batch(&self, session_id: &str) -> EngineResult<WriteBatch> {
+        self.store
+            .begin_batch(Some(Scope::Session(session_id)))
+            .await
+    }
+
+    /// Queues `event` in `batch`; its seq is known once the batch has run
+    /// ([`Sessions::committed`]).
+    pub async fn queue(
+        &self,
+        batch: &mut WriteBatch,
+        session_id: &str,
+        event: &SessionEvent,
+    ) -> EngineResult<Queued> {
+        event.validate().map_err(|e| {
+            EngineError::Internal(format!("refusing to append {}: {e}", event.kind()))
+        })?;
+        let mut first = None;
+        for statement in
+            rows::append_statements(self.store.backend(), session_id, event, stage_of(event))?
+        {
+            let ticket = batch.push(statement).await?;
+            first.get_or_insert(ticket);
+        }
+        Ok(Queued {
+            ticket: first.ok_or_else(|| EngineError::Internal("append queued nothing".into()))?,
+            session_id: session_id.to_owned(),
+            event: event.clone(),
+        })
+    }
+
+    /// The events `queued` in a batch that committed with `outcomes`, with their seqs.
+    /// A view snapshot that falls due is cached after the commit, as for an event
+    /// appended on its own: a failure is logged and a later append caches it.
+    pub async fn committed(
+        &self,
+        outcomes: &[Outcome],
+        queued: Vec<Queued>,
+    ) -> EngineResult<Vec<Appended>> {
+        let mut appended = Vec::with_capacity(queued.len());
+        for q in queued {
+            let outcome = outcomes
+                .get(q.ticket.index())
+                .ok_or_else(|| EngineError::Internal("queued event did not run".into()))?;
+            let seq = rows::appended_seq(outcome)?
+                .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
+            if seq % SNAPSHOT_EVERY == 0 {
+                let mut conn = self.store.pool().acquire().await?;
+                cache_view(&mut conn, &q.session_id, seq, Snapshot::BestEffort).await?;
+            }
+            appended.push(Appended {
+                session_id: q.session_id,
+                event: StoredEvent {
+                    seq,
+                    event: q.event,
+                },
+            });
+        }
+        Ok(appended)
     }
 
     /// Appends `event` to the session's log inside `tx` and returns it with its seq.
@@ -280,18 +351,7 @@ async fn append_in(
         .await?
         .ok_or_else(|| EngineError::not_found("esa sesión de trabajo"))?;
     if seq % SNAPSHOT_EVERY == 0 {
-        let cached = async {
-            let (at, view) = fold_latest(conn, session_id).await?;
-            rows::insert_snapshot(conn, session_id, at, &view).await
-        }
-        .await;
-        match (cached, snapshot) {
-            (Ok(()), _) => {}
-            (Err(e), Snapshot::InTransaction) => return Err(e),
-            (Err(e), Snapshot::BestEffort) => {
-                tracing::warn!(error = %e, session = session_id, seq, "view snapshot not cached")
-            }
-        }
+        cache_view(conn, session_id, seq, snapshot).await?;
     }
     Ok(Appended {
         session_id: session_id.to_owned(),
@@ -300,6 +360,29 @@ async fn append_in(
             event: event.clone(),
         },
     })
+}
+
+/// Caches the session's view as of `seq`, the snapshot that falls due every
+/// `SNAPSHOT_EVERY` events.
+async fn cache_view(
+    conn: &mut Conn,
+    session_id: &str,
+    seq: u64,
+    snapshot: Snapshot,
+) -> EngineResult<()> {
+    let cached = async {
+        let (at, view) = fold_latest(conn, session_id).await?;
+        rows::insert_snapshot(conn, session_id, at, &view).await
+    }
+    .await;
+    match (cached, snapshot) {
+        (Ok(()), _) => Ok(()),
+        (Err(e), Snapshot::InTransaction) => Err(e),
+        (Err(e), Snapshot::BestEffort) => {
+            tracing::warn!(error = %e, session = session_id, seq, "view snapshot not cached");
+            Ok(())
+        }
+    }
 }
 
 /// Every event with `seq > since`, page by page (a short page is the last).

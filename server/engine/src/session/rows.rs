@@ -1,7 +1,7 @@
 //! SQL for work sessions: the session row, the event log and snapshots. Every query
 //! of this aggregate lives here; callers above pass the transaction or the pool.
 
-use crate::base::store::Conn;
+use crate::base::store::{Conn, Outcome, Statement};
 use luna_protocol::event::{SessionEvent, StoredEvent};
 use luna_protocol::session::{SessionBudget, SessionInfo, SessionMode, Stage};
 use luna_protocol::view::SessionView;
@@ -129,36 +129,57 @@ pub async fn append_event(
     event: &SessionEvent,
     stage: Option<Stage>,
 ) -> EngineResult<Option<u64>> {
+    let backend = crate::base::store::backend_of(conn);
+    let mut seq = None;
+    for (i, statement) in append_statements(backend, session_id, event, stage)?
+        .iter()
+        .enumerate()
+    {
+        let outcome = statement.run(&mut *conn).await?;
+        if i == 0 {
+            seq = appended_seq(&outcome)?;
+            if seq.is_none() {
+                break;
+            }
+        }
+    }
+    Ok(seq)
+}
+
+/// The statements of [`append_event`] on `backend`, to run in order (or send in one
+/// [`crate::base::store::WriteBatch`]); the first one answers the seq
+/// ([`appended_seq`]).
+pub fn append_statements(
+    backend: Backend,
+    session_id: &str,
+    event: &SessionEvent,
+    stage: Option<Stage>,
+) -> EngineResult<Vec<Statement>> {
     let payload = serde_json::to_string(event)
         .map_err(|e| EngineError::Internal(format!("event json: {e}")))?;
     let now = now_ms();
-    let seq: Option<i64> = match crate::base::store::backend_of(conn) {
-        Backend::Postgres => {
-            let row: Option<(i64, Option<String>)> = sqlx::query_as(&format!(
-                "with claimed as (
-                     update work_sessions
-                        set last_seq = last_seq + 1, stage = coalesce($5, stage), updated_at = $4
-                      where id = $1
-                  returning id, last_seq
-                 ), appended as (
-                     insert into session_events (session_id, seq, kind, payload, created_at)
-                     select id, last_seq, $2, $3, $4 from claimed
-                  returning seq
-                 )
-                 select seq, cast(pg_notify('{channel}', $1 || ' ' || seq) as text) from appended",
-                channel = super::bus::CHANNEL
-            ))
-            .bind(session_id)
-            .bind(event.kind())
-            .bind(payload)
-            .bind(now)
-            .bind(stage.map(Stage::as_str))
-            .fetch_optional(conn)
-            .await?;
-            row.map(|(seq, _)| seq)
-        }
+    Ok(match backend {
+        Backend::Postgres => vec![Statement::new(format!(
+            "with claimed as (
+                 update work_sessions
+                    set last_seq = last_seq + 1, stage = coalesce($5, stage), updated_at = $4
+                  where id = $1
+              returning id, last_seq
+             ), appended as (
+                 insert into session_events (session_id, seq, kind, payload, created_at)
+                 select id, last_seq, $2, $3, $4 from claimed
+              returning seq
+             )
+             select seq, cast(pg_notify('{channel}', $1 || ' ' || seq) as text) from appended",
+            channel = super::bus::CHANNEL
+        ))
+        .bind(session_id)
+        .bind(event.kind())
+        .bind(payload)
+        .bind(now)
+        .bind(stage.map(Stage::as_str))],
         Backend::Sqlite => {
-            let seq = sqlx::query_scalar(
+            let insert = Statement::new(
                 "insert into session_events (session_id, seq, kind, payload, created_at)
                  select id, last_seq + 1, $2, $3, $4 from work_sessions where id = $1
                  returning seq",
@@ -166,20 +187,30 @@ pub async fn append_event(
             .bind(session_id)
             .bind(event.kind())
             .bind(payload)
-            .bind(now)
-            .fetch_optional(&mut *conn)
-            .await?;
-            if let (Some(_), Some(stage)) = (seq, stage) {
-                sqlx::query("update work_sessions set stage = $1 where id = $2")
-                    .bind(stage.as_str())
-                    .bind(session_id)
-                    .execute(conn)
-                    .await?;
+            .bind(now);
+            match stage {
+                None => vec![insert],
+                Some(stage) => vec![
+                    insert,
+                    Statement::new("update work_sessions set stage = $1 where id = $2")
+                        .bind(stage.as_str())
+                        .bind(session_id),
+                ],
             }
-            seq
         }
-    };
-    Ok(seq.map(|s| s as u64))
+    })
+}
+
+/// The seq the first statement of [`append_statements`] answered (`None`: no such
+/// session).
+pub fn appended_seq(outcome: &Outcome) -> EngineResult<Option<u64>> {
+    match outcome.rows.first() {
+        Some(row) => {
+            let seq: i64 = sqlx::Row::try_get(row, 0)?;
+            Ok(Some(seq as u64))
+        }
+        None => Ok(None),
+    }
 }
 
 /// True when appending an event with this `stage` takes more than one statement on

@@ -13,7 +13,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sqlx::{AnyPool, Row};
 
-use crate::base::store::Conn;
+use crate::base::store::{Conn, Statement, WriteBatch};
 
 use crate::base::clock::now_ms;
 use crate::base::error::{EngineError, EngineResult};
@@ -278,28 +278,32 @@ impl Recorder {
         events: &[luna_protocol::event::SessionEvent],
         step: Step,
     ) -> EngineResult<()> {
-        let tx = sessions.begin(&self.trajectory.session_id).await?;
-        self.log_in(sessions, tx, events, step).await
+        let batch = sessions.begin_batch(&self.trajectory.session_id).await?;
+        self.log_in(sessions, batch, events, step).await
     }
 
-    /// [`Recorder::log`] in `tx`, the session's write transaction the caller began
-    /// ([`crate::session::Sessions::begin`]) and may have written in already (a tool
-    /// call's charges and telemetry row): all of it commits here, together.
+    /// [`Recorder::log`] in `batch`, the session's write transaction the caller began
+    /// ([`crate::session::Sessions::begin_batch`]) and may have written in already (a
+    /// tool call's charges and telemetry row): all of it commits here, together, and on
+    /// SQLite what is still queued goes in the commit's round trip.
     #[tracing::instrument(level = "trace", name = "session.append", skip_all)]
     pub async fn log_in(
         &mut self,
         sessions: &crate::session::Sessions,
-        mut tx: crate::session::Tx<'static>,
+        mut batch: WriteBatch,
         events: &[luna_protocol::event::SessionEvent],
         step: Step,
     ) -> EngineResult<()> {
         let session_id = self.trajectory.session_id.as_str();
-        let mut appended = Vec::with_capacity(events.len());
+        let mut queued = Vec::with_capacity(events.len());
         for event in events {
-            appended.push(sessions.append(&mut tx, session_id, event).await?);
+            queued.push(sessions.queue(&mut batch, session_id, event).await?);
         }
-        append_in(&mut tx, session_id, &self.trajectory.turn_id, &step).await?;
-        tx.commit().await?;
+        batch
+            .push(step_statement(session_id, &self.trajectory.turn_id, &step)?)
+            .await?;
+        let outcomes = batch.commit().await?;
+        let appended = sessions.committed(&outcomes, queued).await?;
         sessions.publish(appended);
         self.trajectory.steps.push(step);
         Ok(())
@@ -333,17 +337,20 @@ pub async fn append_in(
     turn_id: &str,
     step: &Step,
 ) -> EngineResult<()> {
-    sqlx::query(
+    step_statement(session_id, turn_id, step)?.run(conn).await?;
+    Ok(())
+}
+
+/// The insert of one step, to run or to send in a [`WriteBatch`].
+fn step_statement(session_id: &str, turn_id: &str, step: &Step) -> EngineResult<Statement> {
+    Ok(Statement::new(
         "insert into trajectory_steps (session_id, turn_id, kind, body, created_at) values ($1, $2, $3, $4, $5)",
     )
     .bind(session_id)
     .bind(turn_id)
     .bind(step.kind())
     .bind(to_json(step)?)
-    .bind(now_ms())
-    .execute(&mut *conn)
-    .await?;
-    Ok(())
+    .bind(now_ms()))
 }
 
 /// Reads a persisted trajectory (`None` if the turn recorded none).

@@ -153,7 +153,7 @@ impl Turn<'_> {
         };
         let mut tx = engine
             .sessions
-            .begin(session_id)
+            .begin_batch(session_id)
             .instrument(tracing::trace_span!("session.append"))
             .await?;
         let response = unsettled.settle_in(engine, &mut tx).await?;
