@@ -200,6 +200,15 @@ impl WriteBatch {
         // BEGIN leaves it open), cleared only when COMMIT answered.
         *open = *open || begins;
         let mut outcomes = run_all(conn, &sql, args).await?;
+        if outcomes.len() != statements.len() {
+            // Tickets are positions: a statement that answered nothing would shift the
+            // answers of the ones after it.
+            return Err(EngineError::Internal(format!(
+                "a batch of {} statements answered {}",
+                statements.len(),
+                outcomes.len()
+            )));
+        }
         if commits {
             *open = false;
         }
