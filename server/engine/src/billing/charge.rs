@@ -12,8 +12,7 @@ use crate::base::ids::new_id;
 use crate::base::store::{Conn, Statement, WriteBatch};
 
 use super::{
-    insufficient, key_budget, receipt_from_row, Billing, ChargeContext, ChargeSpec, Receipt,
-    RECEIPT_COLS,
+    insufficient, key_budget, receipt_by_key_in, Billing, ChargeContext, ChargeSpec, Receipt,
 };
 
 /// A charge about to be written: its receipt's id and the ledger period it spends from.
@@ -103,16 +102,8 @@ impl<'a> Claim<'a> {
             caller, spec, how, ..
         } = self;
         if !claimed {
-            let row = sqlx::query(&format!(
-                "select {RECEIPT_COLS} from receipts where workspace_id = $1 and idempotency_key = $2"
-            ))
-            .bind(&caller.workspace_id)
-            .bind(how.idempotency_key)
-            .fetch_optional(&mut *conn)
-            .await?;
-            let mut r = row
-                .map(|r| receipt_from_row(&r))
-                .transpose()?
+            let mut r = receipt_by_key_in(conn, &caller.workspace_id, how.idempotency_key)
+                .await?
                 .ok_or_else(|| EngineError::Internal("receipt vanished".into()))?;
             r.replayed = true;
             return Ok(r);

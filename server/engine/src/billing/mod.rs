@@ -184,16 +184,8 @@ impl Billing {
         workspace_id: &str,
         key: &str,
     ) -> EngineResult<Option<Receipt>> {
-        let row = sqlx::query(
-            "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
-                    surface, auto_policy, call_ref, created_at
-               from receipts where workspace_id = $1 and idempotency_key = $2",
-        )
-        .bind(workspace_id)
-        .bind(key)
-        .fetch_optional(self.store.pool())
-        .await?;
-        row.map(|r| receipt_from_row(&r)).transpose()
+        let mut conn = self.store.pool().acquire().await?;
+        receipt_by_key_in(&mut conn, workspace_id, key).await
     }
 
     /// Receipts of the caller's workspace, newest first.
@@ -201,9 +193,8 @@ impl Billing {
         // Charges made in one millisecond (a turn's contacts) come newest first too.
         let made = self.store.backend().insertion_order();
         let rows = sqlx::query(&format!(
-            "select id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key,
-                    surface, auto_policy, call_ref, created_at
-               from receipts where workspace_id = $1 order by created_at desc, {made} desc limit $2",
+            "select {RECEIPT_COLS} from receipts
+              where workspace_id = $1 order by created_at desc, {made} desc limit $2",
         ))
         .bind(&caller.workspace_id)
         .bind(limit)
@@ -364,6 +355,22 @@ impl Billing {
             }
         }
     }
+}
+
+/// The receipt a workspace's idempotency key charged, read on `conn`.
+async fn receipt_by_key_in(
+    conn: &mut crate::base::store::Conn,
+    workspace_id: &str,
+    key: &str,
+) -> EngineResult<Option<Receipt>> {
+    let row = sqlx::query(&format!(
+        "select {RECEIPT_COLS} from receipts where workspace_id = $1 and idempotency_key = $2"
+    ))
+    .bind(workspace_id)
+    .bind(key)
+    .fetch_optional(conn)
+    .await?;
+    row.map(|r| receipt_from_row(&r)).transpose()
 }
 
 const RECEIPT_COLS: &str = "id, workspace_id, user_id, action, branch, amount, ledger, period, idempotency_key, surface, auto_policy, call_ref, created_at";
