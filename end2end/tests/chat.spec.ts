@@ -76,8 +76,10 @@ test('a reopened conversation on a phone shows its newest message and follows ne
   const composer = page.getByLabel('Mensaje para Luna');
   const answers = page.getByTestId('luna-message');
   const ask = async (p: typeof page, text: string) => {
-    const before = await p.getByTestId('luna-message').count();
+    // The composer opens once the conversation so far is on screen: count after that,
+    // or a tab opened a moment ago counts no answers yet.
     await expect(p.getByRole('button', { name: 'Enviar' })).toBeEnabled();
+    const before = await p.getByTestId('luna-message').count();
     await p.getByLabel('Mensaje para Luna').fill(text);
     await p.getByRole('button', { name: 'Enviar' }).click();
     await expect(p.getByTestId('luna-message')).toHaveCount(before + 1, { timeout: 30_000 });
