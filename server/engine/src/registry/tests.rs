@@ -170,6 +170,17 @@ fn every_luna_tool_is_reachable_where_its_job_arises() {
             "{tool} while a card waits"
         );
     }
+    // Contacts asked for while a card waits (the card of another company's contact).
+    for tool in ["people_search", "people_quote"] {
+        assert!(
+            visible(
+                Stage::DecisionPendiente,
+                "consígueme el correo de la tercera",
+                tool
+            ),
+            "{tool} asked for while a card waits"
+        );
+    }
     for tool in ["sequence_update_draft", "sequence_get", "sequence_list"] {
         assert!(visible(Stage::ConBorrador, "", tool), "{tool} with a draft");
     }

@@ -80,6 +80,21 @@ pub struct StatusArgs {
     pub quote_id: String,
 }
 
+/// Words of asking for someone's contact: whatever the board holds (a card waiting
+/// too), a person who asks for an email or a phone gets the tools that find and quote
+/// it.
+const CONTACT_CUES: &[&str] = &[
+    "correo",
+    "contacto",
+    "mail",
+    "email",
+    "telefono",
+    "celular",
+    "whatsapp",
+    "desbloque",
+    "revel",
+];
+
 pub fn register(reg: &mut Registry) {
     reg.add(
         ToolDef::new::<SearchArgs>("people_search", Family::People)
@@ -105,6 +120,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 70)
             .stage(Stage::ConListaGuardada, 50)
             .stage(Stage::ConBorrador, 70)
+            .cues(CONTACT_CUES)
             .handler(search),
     );
     reg.add(
@@ -129,6 +145,7 @@ pub fn register(reg: &mut Registry) {
             .stage(Stage::ConSeleccion, 80)
             .stage(Stage::ConListaGuardada, 60)
             .stage(Stage::ConBorrador, 80)
+            .cues(CONTACT_CUES)
             .handler(quote),
     );
     reg.add(

@@ -152,6 +152,10 @@ pub struct Request {
     /// action on it takes (a risk check).
     #[serde(default)]
     pub first: Option<u32>,
+    /// «el correo de la tercera», «la número uno»: the one company of the selection
+    /// an action on it takes (contacts), when no first N was said.
+    #[serde(default)]
+    pub one: Option<u32>,
     /// «quita Coahuila y pon Tamaulipas»: in a removal, how many of the places named
     /// (the last ones) come after a verb of adding and join instead.
     #[serde(default)]
@@ -444,6 +448,7 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         .or_else(|| number_before(&counted, &["correo", "contacto", "email", "mail"]))
         .unwrap_or(10)
     });
+    let first = number_before(&counted, &["primer", "mejor", "arriba", "first", "top"]);
     let sequence_steps = acts.sequence_steps;
     let note = acts.note.clone();
     let buyers = vocab.find_buyers(&text);
@@ -567,7 +572,11 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         } else {
             0
         },
-        first: number_before(&counted, &["primer", "mejor", "arriba", "first", "top"]),
+        first,
+        one: first
+            .is_none()
+            .then(|| super::words::one_company(&text, &words))
+            .flatten(),
         risk_screen: risk_screen(&text, &words),
         connector: acts.connector.clone(),
         research: acts.research,

@@ -16,11 +16,12 @@
 //!
 //! A move of one company named by its name is left to a model. To add a way of
 //! saying it: a verb form in `VERBS`, a stage word in `STAGE_WORDS`, an ordinal in
-//! `ORDINALS`.
+//! `words::ORDINALS`.
 
 use serde::{Deserialize, Serialize};
 
 use super::grammar::{number_after, number_before};
+use super::words::{one_company, ordinal};
 
 /// Which companies of the selection go to which stage of the saved list.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -98,30 +99,6 @@ const STAGE_WORDS: &[&str] = &[
     "cerrad",
 ];
 
-/// Singular ordinals and their place.
-const ORDINALS: &[(&str, u32)] = &[
-    ("primera", 1),
-    ("primero", 1),
-    ("segunda", 2),
-    ("segundo", 2),
-    ("tercera", 3),
-    ("tercero", 3),
-    ("cuarta", 4),
-    ("cuarto", 4),
-    ("quinta", 5),
-    ("quinto", 5),
-    ("sexta", 6),
-    ("sexto", 6),
-    ("septima", 7),
-    ("septimo", 7),
-    ("octava", 8),
-    ("octavo", 8),
-    ("novena", 9),
-    ("noveno", 9),
-    ("decima", 10),
-    ("decimo", 10),
-];
-
 const STOP: &[&str] = &[
     "y", "porfa", "por", "ya", "plis", "please", "que", "para", "con",
 ];
@@ -153,37 +130,6 @@ fn after(text: &str, marker: &str) -> Option<String> {
     (!stage.is_empty()).then(|| stage.join(" "))
 }
 
-/// The one company an ordinal points at: «la tercera», «la de hasta arriba», «la
-/// mejor» (not «las primeras 6», which is a top N).
-fn nth(text: &str, words: &[&str]) -> Option<u32> {
-    let padded = format!(" {text} ");
-    if [
-        " la de hasta arriba",
-        " la de arriba",
-        " el de hasta arriba",
-        " el de arriba",
-        " la mejor ",
-        " el mejor ",
-        " la top ",
-    ]
-    .iter()
-    .any(|p| padded.contains(p))
-    {
-        return Some(1);
-    }
-    words.windows(2).find_map(|pair| {
-        ["la", "el", "a"]
-            .contains(&pair[0])
-            .then(|| {
-                ORDINALS
-                    .iter()
-                    .find(|(o, _)| *o == pair[1])
-                    .map(|(_, n)| *n)
-            })
-            .flatten()
-    })
-}
-
 /// Reads a stage move from the folded message and its words.
 pub fn read(text: &str, words: &[&str]) -> Option<StageMove> {
     let padded = format!(" {text} ");
@@ -203,7 +149,7 @@ pub fn read(text: &str, words: &[&str]) -> Option<StageMove> {
     )
     .or_else(|| number_after(words, &["mejor", "primer", "top"]));
     let one = if top.is_none() {
-        nth(text, words)
+        one_company(text, words)
     } else {
         None
     };
@@ -226,7 +172,7 @@ pub fn read(text: &str, words: &[&str]) -> Option<StageMove> {
         .find(|s| {
             s.split(' ').next().is_some_and(|w| {
                 !["los", "las", "la", "el", "un", "una"].contains(&w)
-                    && !ORDINALS.iter().any(|(o, _)| *o == w)
+                    && ordinal(w).is_none()
                     && w.parse::<u32>().is_err()
             })
         })

@@ -284,9 +284,9 @@ impl LocalDirector {
             if let (Some(mv), Some(_)) = (&req.stage_move, &input.turn.board.saved_collection) {
                 return self.move_stage(input, mv);
             }
-            if let Some(top) = req.contacts_top {
+            if let Some(whose) = outreach::Whose::of(&req) {
                 let then = req.sequence_steps.map(|n| (n, req.stage_named.as_deref()));
-                return self.contacts_or_next(input, top, then);
+                return self.contacts_or_next(input, whose, then);
             }
             if let (Some(n), Some(_)) = (req.sequence_steps, &input.turn.board.saved_collection) {
                 return self.sequence(input, n, req.stage_named.as_deref());

@@ -634,6 +634,73 @@ async fn contacts_already_revealed_are_not_offered_again() {
     assert!(again.narration.text.contains("ya los revelaste"));
 }
 
+/// «el cel del director de la primera», «la número 3»: the contacts of that one
+/// company of the selection are looked up and quoted, not those of the first ten.
+#[tokio::test]
+async fn contacts_of_one_company_named_by_its_place_quote_only_that_one() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    crate::crm::directory::ensure_demo(engine.crm.store())
+        .await
+        .unwrap();
+    run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "Quiero 10 fabricantes de empaque en Jalisco",
+    )
+    .await
+    .unwrap();
+    let selection = engine
+        .sessions
+        .snapshot_at_latest(&caller, &session)
+        .await
+        .unwrap()
+        .view
+        .board
+        .selection;
+    assert_eq!(selection.len(), 10);
+    for (i, (message, place)) in [
+        ("dame el cel del director de la primera", 0),
+        ("consigueme el email de quien compra en la numero 3", 2),
+        ("a la segunda sacale el correo del de compras", 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        let out = run_turn(
+            &engine,
+            &LocalDirector,
+            &caller,
+            &session,
+            &format!("c{i}"),
+            message,
+        )
+        .await
+        .unwrap();
+        let looked_up: Vec<&serde_json::Value> = out
+            .transcript
+            .iter()
+            .filter(|e| e.tool.name == "people_search")
+            .map(|e| &e.tool.args["company_ref"])
+            .collect();
+        assert_eq!(
+            looked_up,
+            [&serde_json::json!(selection[place].reference)],
+            "{message}: {:?} {}",
+            out.intent,
+            out.narration.text
+        );
+        assert!(
+            out.transcript.iter().any(|e| e.tool.name == "people_quote"),
+            "{message}: {}",
+            out.narration.text
+        );
+    }
+}
+
 /// A new search while a card waits for the person becomes the selection, and the
 /// card keeps waiting.
 #[tokio::test]

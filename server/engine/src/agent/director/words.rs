@@ -228,6 +228,72 @@ pub fn bare_number(folded: &str) -> Option<u32> {
         .filter(|n| (1..=500).contains(n))
 }
 
+/// Singular ordinals and their place.
+const ORDINALS: &[(&str, u32)] = &[
+    ("primera", 1),
+    ("primero", 1),
+    ("segunda", 2),
+    ("segundo", 2),
+    ("tercera", 3),
+    ("tercero", 3),
+    ("cuarta", 4),
+    ("cuarto", 4),
+    ("quinta", 5),
+    ("quinto", 5),
+    ("sexta", 6),
+    ("sexto", 6),
+    ("septima", 7),
+    ("septimo", 7),
+    ("octava", 8),
+    ("octavo", 8),
+    ("novena", 9),
+    ("noveno", 9),
+    ("decima", 10),
+    ("decimo", 10),
+];
+
+/// The place a singular ordinal names («tercera» → 3).
+pub fn ordinal(word: &str) -> Option<u32> {
+    ORDINALS.iter().find(|(o, _)| *o == word).map(|(_, n)| *n)
+}
+
+/// The one company of the selection an ordinal points at: «la tercera», «el segundo»,
+/// «la número uno», «la no. 2», «la de hasta arriba», «la mejor» (not «las primeras 6»,
+/// which is a top N). `text` is the folded message and `words` its words.
+pub fn one_company(text: &str, words: &[&str]) -> Option<u32> {
+    let padded = format!(" {text} ");
+    if [
+        " la de hasta arriba",
+        " la de arriba",
+        " el de hasta arriba",
+        " el de arriba",
+        " la mejor ",
+        " el mejor ",
+        " la top ",
+    ]
+    .iter()
+    .any(|p| padded.contains(p))
+    {
+        return Some(1);
+    }
+    let article = |w: &str| ["la", "el", "a"].contains(&w);
+    words.iter().enumerate().find_map(|(i, w)| {
+        if !article(w) {
+            return None;
+        }
+        let next = words.get(i + 1)?;
+        // A number only after «número»: a bare «la 2» is too often a count («a 2
+        // empresas»).
+        ordinal(next).or_else(|| {
+            ["numero", "num", "no"]
+                .contains(next)
+                .then(|| words.get(i + 2).and_then(|n| number(n)))
+                .flatten()
+                .filter(|n| (1..=50).contains(n))
+        })
+    })
+}
+
 /// Edits allowed between a written word and a catalogue word of `len` letters: none
 /// under five letters (too many short words are one edit apart), one up to eight,
 /// two from nine.

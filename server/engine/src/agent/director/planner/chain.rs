@@ -25,15 +25,14 @@ impl LocalDirector {
                 return step;
             }
         }
-        if let Some(top) = req
-            .contacts_top
-            .filter(|_| !plan.done(DecisionKind::RevelarContactos))
+        if let Some(whose) =
+            super::outreach::Whose::of(req).filter(|_| !plan.done(DecisionKind::RevelarContactos))
         {
             let then = req
                 .sequence_steps
                 .filter(|_| !plan.done(DecisionKind::RevisarSecuencia))
                 .map(|n| (n, req.stage_named.as_deref()));
-            return self.contacts_or_next(input, top, then);
+            return self.contacts_or_next(input, whose, then);
         }
         if let Some(n) = req
             .sequence_steps

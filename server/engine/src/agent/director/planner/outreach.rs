@@ -50,13 +50,30 @@ const ALREADY_REVEALED: &str =
 /// Most companies whose contacts one turn quotes (the auto lock is 10 per turn too).
 const MAX_CONTACT_COMPANIES: usize = 10;
 
+/// Whose contacts a request asks for, in the selection's order (priorities first).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Whose {
+    /// «el correo de los 10 mejores»: the first N.
+    First(u32),
+    /// «el cel del director de la primera», «la número 3»: that one company.
+    Nth(u32),
+}
+
+impl Whose {
+    /// What `req` asks for, when it asks for contacts.
+    pub(super) fn of(req: &crate::agent::director::grammar::Request) -> Option<Whose> {
+        let top = req.contacts_top?;
+        Some(req.one.map_or(Whose::First(top), Whose::Nth))
+    }
+}
+
 impl LocalDirector {
     /// «consígueme el correo de los 10 mejores» over the board's selection: find the
     /// people of the priority companies, quote the most senior one of each, and leave
     /// the `revelar_contactos` card (nothing is charged before the person accepts, or
     /// the auto budget covers it). `None` when every contact asked for was revealed
     /// before: nothing to reveal, so no card (see `contacts_or_next`).
-    pub(super) fn contacts(&self, input: &ModelInput, top: u32) -> Option<ModelStep> {
+    pub(super) fn contacts(&self, input: &ModelInput, whose: Whose) -> Option<ModelStep> {
         let t = &input.transcript;
         let visible = |name: &str| input.tools.iter().any(|tool| tool.name == name);
         if !visible("people_search") || !visible("people_quote") {
@@ -71,7 +88,6 @@ impl LocalDirector {
             ));
         }
         let board = &input.turn.board.selection;
-        let n = (top as usize).clamp(1, MAX_CONTACT_COMPANIES);
         let mut targets: Vec<&str> = board
             .iter()
             .filter(|i| i.priority)
@@ -83,7 +99,25 @@ impl LocalDirector {
                 .filter(|i| !i.priority)
                 .map(|i| i.reference.as_str()),
         );
-        targets.truncate(n);
+        match whose {
+            Whose::First(top) => targets.truncate((top as usize).clamp(1, MAX_CONTACT_COMPANIES)),
+            Whose::Nth(k) => {
+                let Some(one) = (k as usize)
+                    .checked_sub(1)
+                    .and_then(|i| targets.get(i))
+                    .copied()
+                else {
+                    return Some(final_(
+                        TurnIntent::Responder {},
+                        format!(
+                            "Tu selección tiene {} empresas; dime cuál de ellas quieres.",
+                            targets.len()
+                        ),
+                    ));
+                };
+                targets = vec![one];
+            }
+        }
         let searches = calls_of(t, "people_search");
         if searches.is_empty() {
             return Some(ModelStep::Tools(
@@ -163,10 +197,10 @@ impl LocalDirector {
     pub(super) fn contacts_or_next(
         &self,
         input: &ModelInput,
-        top: u32,
+        whose: Whose,
         then: Option<(u32, Option<&str>)>,
     ) -> ModelStep {
-        if let Some(step) = self.contacts(input, top) {
+        if let Some(step) = self.contacts(input, whose) {
             return step;
         }
         match then.filter(|_| input.turn.board.saved_collection.is_some()) {
@@ -277,7 +311,7 @@ impl LocalDirector {
             }
             // The next step the person needs: the contacts of the list, on their card.
             return match self
-                .contacts(input, MAX_CONTACT_COMPANIES as u32)
+                .contacts(input, Whose::First(MAX_CONTACT_COMPANIES as u32))
                 .unwrap_or_else(|| final_(TurnIntent::Responder {}, ALREADY_REVEALED))
             {
                 ModelStep::Final(mut out) => {
