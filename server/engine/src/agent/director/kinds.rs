@@ -68,6 +68,14 @@ pub struct Ask {
 }
 
 impl Ask {
+    /// Whether the message states a constraint of its own (size, amounts, dates).
+    pub fn has_constraint(&self) -> bool {
+        self.size_band.is_some()
+            || self.amount_min.is_some()
+            || self.amount_max.is_some()
+            || self.date_from.is_some()
+    }
+
     /// Whether the answer is not a list of companies: a ranking or records.
     pub fn is_records(&self) -> bool {
         self.rank.is_some() || self.kind != RecordKind::Suppliers

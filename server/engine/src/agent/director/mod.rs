@@ -17,6 +17,7 @@ pub mod places;
 pub mod planner;
 mod restate;
 mod saves;
+mod trim;
 pub mod vocab;
 pub mod words;
 pub mod writeup;

@@ -150,11 +150,12 @@ impl LocalDirector {
         let mut ask = super::kinds::read(&input.turn.message, today());
         // A ranking or a question about records is its own request, never a refinement.
         let req = if !ask.is_records() {
-            let constraint = ask.size_band.is_some()
-                || ask.amount_min.is_some()
-                || ask.amount_max.is_some()
-                || ask.date_from.is_some();
-            match super::memory::recall(&req, &input.turn.facts, &input.turn.message, constraint) {
+            match super::memory::recall(
+                &req,
+                &input.turn.facts,
+                &input.turn.message,
+                ask.has_constraint(),
+            ) {
                 Some(refined) => {
                     // A follow-up to a ranking or a records question asks for the same
                     // kind of answer («¿y al ISSSTE?»).
@@ -222,6 +223,17 @@ impl LocalDirector {
         }
         if req.research {
             return self.research(input);
+        }
+        // «deja nomás las top 5»: the board's first companies stay, the rest leave it.
+        if let Some(n) = super::trim::keep_first(&fold(&input.turn.message)).filter(|n| {
+            !req.has_criterion()
+                && !req.has_action()
+                && !req.risk_screen
+                && req.stage_move.is_none()
+                && !super::kinds::read(&input.turn.message, today()).has_constraint()
+                && (*n as usize) < input.turn.board.selection.len()
+        }) {
+            return self.cut_selection(input, n as usize);
         }
         // Rankings and Licitaciones/Adjudicaciones are answered with records; the board
         // stays as it is.

@@ -52,6 +52,7 @@ async fn an_unclear_message_changes_nothing() {
         "fusiona esa nota con la de ayer",
         "empaque, Jalisco",
         "hmm no sé",
+        "deja lo pienso, tengo 2 juntas hoy",
     ]
     .iter()
     .enumerate()
@@ -699,6 +700,67 @@ async fn contacts_of_one_company_named_by_its_place_quote_only_that_one() {
             out.narration.text
         );
     }
+}
+
+/// «con las 6 mejores basta»: the selection keeps its first six companies, in order,
+/// without a new search (nothing charged).
+#[tokio::test]
+async fn a_cut_keeps_the_first_companies_of_the_selection_without_searching() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t1",
+        "Busca 12 proveedores de limpieza en Jalisco",
+    )
+    .await
+    .unwrap();
+    let selection = || {
+        let (engine, caller, session) = (engine.clone(), caller.clone(), session.clone());
+        async move {
+            engine
+                .sessions
+                .snapshot_at_latest(&caller, &session)
+                .await
+                .unwrap()
+                .view
+                .board
+                .selection
+        }
+    };
+    let before = selection().await;
+    assert_eq!(before.len(), 12);
+    let out = run_turn(
+        &engine,
+        &LocalDirector,
+        &caller,
+        &session,
+        "t2",
+        "con las 6 mejores basta",
+    )
+    .await
+    .unwrap();
+    assert!(
+        !out.transcript
+            .iter()
+            .any(|e| e.tool.name.starts_with("market_")),
+        "{:?}",
+        out.transcript
+    );
+    assert_eq!(
+        selection().await,
+        before[..6].to_vec(),
+        "{}",
+        out.narration.text
+    );
+    assert!(
+        out.narration.text.contains("quedó con 6 empresas"),
+        "{}",
+        out.narration.text
+    );
 }
 
 /// A new search while a card waits for the person becomes the selection, and the

@@ -62,6 +62,37 @@ impl LocalDirector {
     }
 }
 
+impl LocalDirector {
+    /// «con las 6 mejores basta»: the selection keeps its first `keep` companies (in
+    /// the board's order) and the rest leave it; no search, nothing charged.
+    pub(super) fn cut_selection(&self, input: &ModelInput, keep: usize) -> ModelStep {
+        let Some(done) = calls_of(&input.transcript, "selection_update").pop() else {
+            let items: Vec<Value> = input
+                .turn
+                .board
+                .selection
+                .iter()
+                .skip(keep)
+                .map(|i| json!({"ref": i.reference, "why": format!("Fuera de las primeras {keep} de la selección")}))
+                .collect();
+            return ModelStep::Tools(vec![call(
+                "selection_update",
+                json!({"op": "remove", "items": items}),
+            )]);
+        };
+        if super::refused(done) || ok_rows(done).is_empty() {
+            return final_(
+                TurnIntent::Responder {},
+                "No pude recortar la selección en este momento; no cambié nada.",
+            );
+        }
+        final_(
+            TurnIntent::Cierre { variante: CierreVariante::Completo, salidas: vec![] },
+            format!("Listo: tu selección quedó con [[evidence:{}.0.total]] empresas, las primeras que tenías; quité el resto.", done.call),
+        )
+    }
+}
+
 /// What the chain knows at one step: the request, the tools the caller may see, and
 /// what this turn's earlier steps returned.
 struct Chain<'a> {
