@@ -27,6 +27,7 @@ use serde::{Deserialize, Serialize};
 use crate::base::catalog::states::{State, StateContext};
 use crate::base::catalog::text::fold;
 
+use super::edits::{adds, removes, restricts, swapped_in};
 use super::intent::{self, SmallTalk};
 use super::places::Places;
 use super::words::{self, Token};
@@ -144,8 +145,8 @@ pub struct Request {
     /// «agrega Oaxaca también»: the places named join the criteria's places.
     #[serde(default)]
     pub adds_places: bool,
-    /// «ya no quiero los de Edomex, nomás CDMX»: a removal whose last place named is
-    /// the one that stays.
+    /// «ya no quiero los de Edomex, nomás CDMX», «Nayarit sobra, déjalo en Jalisco y
+    /// Colima»: a removal whose places put in (`swapped_in`) are the only ones that stay.
     #[serde(default)]
     pub keeps_last_place: bool,
     /// «las dos primeras», «los 5 de hasta arriba»: the first N of the selection an
@@ -160,87 +161,6 @@ pub struct Request {
     /// (the last ones) come after a verb of adding and join instead.
     #[serde(default)]
     pub swapped_in: usize,
-}
-
-/// «quita los de CDMX», «sin los de Jalisco», «excepto Nuevo León»: what follows is
-/// taken out of the session's criteria.
-fn removes(text: &str) -> bool {
-    let padded = format!(" {text} ");
-    // «sin Michoacán», «pero sin Colima», «menos Sonora»: a short reply that only
-    // takes places out.
-    let words: Vec<&str> = text
-        .split(' ')
-        .filter(|w| !w.is_empty())
-        .skip_while(|w| ["pero", "y", "ahora", "ya", "mejor"].contains(w))
-        .collect();
-    if words.len() <= 4
-        && words
-            .first()
-            .is_some_and(|w| ["sin", "menos", "excepto", "without"].contains(w))
-    {
-        return true;
-    }
-    [
-        " quita ",
-        " quitale ",
-        " quitame ",
-        " sin los de ",
-        " sin las de ",
-        " excepto ",
-        " menos los de ",
-        " menos las de ",
-        " fuera los de ",
-        " descarta ",
-        " elimina ",
-        " no quiero los de ",
-        " no quiero las de ",
-        " no quiero los del ",
-        " no quiero las del ",
-        " ya no los de ",
-        " ya no las de ",
-        " saca los de ",
-        " saca las de ",
-        " remove ",
-        " except ",
-    ]
-    .iter()
-    .any(|cue| padded.contains(cue))
-}
-
-/// «agrega Oaxaca también», «inclúyeme Puebla», «y además Tlaxcala»: the places
-/// named are added to the session's places.
-/// The places named after a verb of putting in, in a removal («quita Coahuila y pon
-/// Tamaulipas» → 1).
-fn swapped_in(tokens: &[Token]) -> usize {
-    const PUT: &[&str] = &[
-        "pon", "ponle", "agrega", "agregale", "mete", "metele", "cambialo", "add",
-    ];
-    tokens
-        .iter()
-        .rposition(|t| PUT.contains(&t.word.as_str()))
-        .map_or(0, |at| super::places::find(&tokens[at + 1..]).states.len())
-}
-
-fn adds(text: &str) -> bool {
-    let padded = format!(" {text} ");
-    [
-        " tambien ",
-        " ademas ",
-        " agrega ",
-        " agregale ",
-        " agregame ",
-        " incluye ",
-        " incluyeme ",
-        " incluyendo ",
-        " suma ",
-        " sumale ",
-        " anade ",
-        " too ",
-        " also ",
-        " add ",
-    ]
-    .iter()
-    .any(|cue| padded.contains(cue))
 }
 
 pub use super::moves::StageMove;
@@ -560,14 +480,13 @@ pub fn parse(message: &str, vocab: &dyn Vocabulary) -> Request {
         knowledge_edit: acts.knowledge_edit,
         knowledge_ask: acts.knowledge_ask && names_no_market,
         merge: acts.merge,
-        removes_places: removes(&text) && !places.states.is_empty(),
-        keeps_last_place: removes(&text)
-            && places.states.len() >= 2
-            && ["nomas", "solo", "solamente", "unicamente", "only"]
-                .iter()
-                .any(|w| format!(" {text} ").contains(&format!(" {w} "))),
-        adds_places: adds(&text) && !removes(&text) && !acts.save && !places.states.is_empty(),
-        swapped_in: if removes(&text) {
+        removes_places: removes(&text, &tokens) && !places.states.is_empty(),
+        keeps_last_place: removes(&text, &tokens) && restricts(&tokens),
+        adds_places: adds(&text)
+            && !removes(&text, &tokens)
+            && !acts.save
+            && !places.states.is_empty(),
+        swapped_in: if removes(&text, &tokens) {
             swapped_in(&tokens)
         } else {
             0

@@ -113,11 +113,11 @@ pub fn said_over(previous: &FactLedger, request: &Request, turn: u32) -> FactLed
             .map(|(_, n)| n.as_str())
             .collect();
         said.fields.remove(&FactField::Estado);
-        if let Some(kept) = dropped.last().filter(|_| request.keeps_last_place) {
+        if request.keeps_last_place && !swapped.is_empty() {
             said.set(
                 FactField::Estado,
                 FactStatus::Dicho {
-                    valor: (*kept).to_owned(),
+                    valor: swapped.join(", "),
                     turno: turn,
                 },
             );
@@ -403,11 +403,11 @@ pub fn recall(
         out.state = None;
         out.region = None;
         fill(&mut out, facts);
-        // «ya no quiero las del Edomex, nomás CDMX»: the last place named stays.
-        let kept = dropped.last().cloned().filter(|_| req.keeps_last_place);
-        match kept {
-            Some(kept) => out.states = vec![kept],
-            None => out.states.retain(|s| !dropped.contains(s)),
+        // «ya no quiero las del Edomex, nomás CDMX»: only the places put in stay.
+        if req.keeps_last_place && !swapped.is_empty() {
+            out.states.clear();
+        } else {
+            out.states.retain(|s| !dropped.contains(s));
         }
         for s in swapped {
             if !out.states.contains(&s) && out.states.len() < MAX_STATES {

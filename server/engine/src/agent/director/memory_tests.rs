@@ -82,6 +82,29 @@ fn a_removed_place_leaves_the_others() {
         r.states.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
         vec!["Nuevo León", "Tamaulipas"]
     );
+    // A place taken out in other words: a verb, a word after it, «sin» before it; and
+    // a removal whose places put in after «déjalo en» are the only ones left.
+    let first = "constructoras en jalisco, colima y nayarit";
+    for m in [
+        "olvida nayarit",
+        "excluye nayarit",
+        "nayarit sobra",
+        "nayarit no me sirve",
+        "todo menos nayarit",
+        "nayarit sobra, dejalo en jalisco y colima",
+    ] {
+        let r = recall_of(&[first], m).expect(m);
+        assert_eq!(
+            r.states.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+            vec!["Jalisco", "Colima"],
+            "{m}"
+        );
+    }
+    let r = recall_of(&[first], "ya no quiero las de nayarit, nomas jalisco").expect("only");
+    assert_eq!(
+        r.states.iter().map(|s| s.0.as_str()).collect::<Vec<_>>(),
+        vec!["Jalisco"]
+    );
 }
 
 #[test]

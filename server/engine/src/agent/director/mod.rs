@@ -4,6 +4,7 @@
 pub mod acts;
 mod bounds;
 pub mod criteria;
+mod edits;
 mod gazetteer;
 pub mod grammar;
 pub mod intent;
