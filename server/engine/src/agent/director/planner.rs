@@ -113,6 +113,29 @@ fn earlier_records_ask(input: &ModelInput) -> Option<super::kinds::Ask> {
     Some(super::kinds::read(previous, today())).filter(super::kinds::Ask::is_records)
 }
 
+/// Whether the person's previous message asked «¿cuántos…?».
+fn earlier_asked_count(input: &ModelInput) -> bool {
+    let mut said = said_before(input);
+    let previous = match said.next() {
+        Some(m) if m == input.turn.message => said.next(),
+        other => other,
+    };
+    previous.is_some_and(|m| parse(m, &CatalogVocabulary).asks_count)
+}
+
+/// Most words of an elliptic follow-up («¿y el ISSSTE?», «y de limpieza?»).
+const ELLIPTIC_WORDS: usize = 6;
+
+/// Whether a refined request is an elliptic follow-up that only swaps a segment: short,
+/// with no quantity and no action of its own.
+fn elliptic(req: &super::grammar::Request, message: &str) -> bool {
+    fold(message).split(' ').filter(|w| !w.is_empty()).count() <= ELLIPTIC_WORDS
+        && req.quantity.is_none()
+        && !req.has_action()
+        && !req.asks_usage
+        && !req.risk_screen
+}
+
 /// The constraints (size, amounts, time window, procedure) the session's company
 /// search carries: from the last message that named a giro, refined by each message
 /// after it. «solo medianas» and then «¿y en SLP?» still wants medium companies.
@@ -156,13 +179,20 @@ impl LocalDirector {
                 &input.turn.message,
                 ask.has_constraint(),
             ) {
-                Some(refined) => {
+                Some(mut refined) => {
                     // A follow-up to a ranking or a records question asks for the same
                     // kind of answer («¿y al ISSSTE?»).
                     if let Some(earlier) = earlier_records_ask(input) {
                         ask = earlier.refined_by(&ask);
                     } else {
                         ask = session_constraints(input).refined_by(&ask);
+                    }
+                    // «¿cuántas hay en Jalisco?» then «¿y en Colima?»: a count again.
+                    if ask.rank.is_none()
+                        && elliptic(&refined, &input.turn.message)
+                        && earlier_asked_count(input)
+                    {
+                        refined.asks_count = true;
                     }
                     refined
                 }

@@ -763,6 +763,43 @@ async fn a_cut_keeps_the_first_companies_of_the_selection_without_searching() {
     );
 }
 
+/// «¿cuántas…?» and then «¿y en Colima?» / «¿y PEMEX?»: the follow-up is a count again,
+/// of companies or of records, and never builds a selection.
+#[tokio::test]
+async fn a_follow_up_to_a_count_counts_again() {
+    let (World { engine, caller }, session) = in_session(Role::Member).await;
+    engine.market.ensure_demo().await.unwrap();
+    for (i, (first, then, expected)) in [
+        (
+            "¿cuántas constructoras hay en Jalisco?",
+            "¿y en Colima?",
+            serde_json::json!({"kind": "suppliers", "filters": {"state": "Colima"}}),
+        ),
+        (
+            "cuantas adjudicaciones de limpieza tiene la cfe?",
+            "y pemex?",
+            serde_json::json!({"kind": "awards", "filters": {"buyer": "PEMEX", "giro": "limpieza"}}),
+        ),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        run_turn(&engine, &LocalDirector, &caller, &session, &format!("a{i}"), first)
+            .await
+            .unwrap();
+        let out = run_turn(&engine, &LocalDirector, &caller, &session, &format!("b{i}"), then)
+            .await
+            .unwrap();
+        let names: Vec<&str> = out.transcript.iter().map(|e| e.tool.name.as_str()).collect();
+        assert_eq!(names, ["market_count"], "{then}: {}", out.narration.text);
+        let args = &out.transcript[0].tool.args;
+        assert_eq!(args["kind"], expected["kind"], "{then}: {args}");
+        for (k, v) in expected["filters"].as_object().unwrap() {
+            assert_eq!(&args["filters"][k], v, "{then}: {args}");
+        }
+    }
+}
+
 /// A new search while a card waits for the person becomes the selection, and the
 /// card keeps waiting.
 #[tokio::test]
