@@ -104,6 +104,9 @@ pub(super) const CITY_ALIASES: &[(&str, State)] = {
     use State::*;
     &[
         ("cancun", QuintanaRoo),
+        // «Q. Roo», the state's usual written short form (the tokens write the chat
+        // shorthand «q» out as «que»).
+        ("que roo", QuintanaRoo),
         ("playa del carmen", QuintanaRoo),
         ("chetumal", QuintanaRoo),
         ("ciudad juarez", Chihuahua),

@@ -26,6 +26,12 @@ fn a_demonym_names_its_state_in_any_number_and_gender() {
     assert_eq!(states("empresas neoleonesas"), ["Nuevo León"]);
     assert_eq!(states("un despacho mexiquense"), ["Estado de México"]);
     assert_eq!(states("algo en el edo de mex"), ["Estado de México"]);
+    // Quintana Roo's written short form, with or without its dot.
+    assert_eq!(
+        states("obra en yucatan, q roo y campeche"),
+        ["Yucatán", "Quintana Roo", "Campeche"]
+    );
+    assert_eq!(states("hoteles en Q. Roo"), ["Quintana Roo"]);
     // The country is no state.
     assert_eq!(states("empresas mexicanas de limpieza"), Vec::<&str>::new());
 }
