@@ -1,5 +1,6 @@
 // Ajustes › «Correos excluidos» (issue 23): an admin excludes an address by hand,
-// imports a CSV with one bad row, and takes an address off the list again.
+// imports a CSV with one bad row, and takes an address off the list again; an
+// unsubscribe offers no «Quitar».
 import { expect, test } from '@playwright/test';
 import { ADMIN, hydrated, login } from './helpers';
 
@@ -26,9 +27,11 @@ test('an admin excludes, imports and removes addresses in Ajustes', async ({ pag
   await section.getByTestId('suppression-import').click();
   await expect(section.getByRole('status')).toContainText('Importados: 1');
   await expect(section.getByRole('status')).toContainText('Línea 3: no es un correo válido');
-  await expect(section.getByTestId('suppression-row').filter({ hasText: `baja-${stamp}@ejemplo.mx` })).toContainText(
-    'se dio de baja',
-  );
+  const unsubscribed = section.getByTestId('suppression-row').filter({ hasText: `baja-${stamp}@ejemplo.mx` });
+  await expect(unsubscribed).toContainText('se dio de baja');
+  // An unsubscribe is the recipient's (issue 43): no one on the team can take it off.
+  await expect(unsubscribed.getByTestId('suppression-by-recipient')).toHaveText('Del destinatario');
+  await expect(unsubscribed.getByTestId('suppression-remove')).toHaveCount(0);
 
   await row.getByTestId('suppression-remove').click();
   await expect(section.getByRole('status')).toContainText('puede volver a recibir correos');

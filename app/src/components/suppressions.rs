@@ -147,6 +147,8 @@ pub fn SuppressionsSection() -> impl IntoView {
 
 fn row(s: SuppressionView, remove: impl Fn(String) + Copy + 'static) -> impl IntoView {
     let address = s.email.clone();
+    // An unsubscribe or a complaint is the recipient's: the server refuses to remove it.
+    let by_recipient = matches!(s.reason.as_str(), "unsubscribed" | "complained");
     let why = match &s.detail {
         Some(d) => format!("{} ({d})", s.label),
         None => s.label.clone(),
@@ -157,9 +159,20 @@ fn row(s: SuppressionView, remove: impl Fn(String) + Copy + 'static) -> impl Int
             <td>{why}</td>
             <td>{date_from_ms(s.created_at)}</td>
             <td>
-                <button type="button" class="text-sm underline" data-testid="suppression-remove"
-                    aria-label=format!("Quitar {} de la lista", s.email)
-                    on:click=move |_| remove(address.clone())>"Quitar"</button>
+                {if by_recipient {
+                    view! {
+                        <span class="text-sm text-slate-500" data-testid="suppression-by-recipient"
+                            title="La pidió el destinatario: nadie del equipo puede quitarla">
+                            "Del destinatario"
+                        </span>
+                    }.into_any()
+                } else {
+                    view! {
+                        <button type="button" class="text-sm underline" data-testid="suppression-remove"
+                            aria-label=format!("Quitar {} de la lista", s.email)
+                            on:click=move |_| remove(address.clone())>"Quitar"</button>
+                    }.into_any()
+                }}
             </td>
         </tr>
     }

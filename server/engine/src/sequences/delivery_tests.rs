@@ -348,8 +348,8 @@ async fn admins_keep_the_list_removing_is_audited_and_members_are_refused() {
         &fx.engine,
         &adm,
         &who,
-        Reason::Complained,
-        Some("pidió no más correos")
+        Reason::Bounced,
+        Some("550 buzón inexistente")
     )
     .await
     .unwrap());
@@ -360,14 +360,11 @@ async fn admins_keep_the_list_removing_is_audited_and_members_are_refused() {
     );
     assert_eq!(
         status_of(&fx, &who, 1).await,
-        (
-            "cancelled".into(),
-            Some("marcó los correos como spam".into())
-        )
+        ("cancelled".into(), Some("su correo rebotó".into()))
     );
     let list = suppressions::list(&fx.engine, &adm).await.unwrap();
     assert_eq!(list.len(), 1);
-    assert_eq!(list[0].reason, Reason::Complained);
+    assert_eq!(list[0].reason, Reason::Bounced);
     assert_eq!(
         suppressions::add(&fx.engine, &adm, "no es correo", Reason::Manual, None)
             .await
@@ -438,4 +435,55 @@ async fn a_csv_import_adds_good_rows_reports_bad_ones_and_is_bounded() {
             .code(),
         ErrorCode::Forbidden
     );
+}
+
+/// An unsubscribe belongs to the recipient (issue 43, bug 6): an admin may take a
+/// manual exclusion or a bounce off the list, never an unsubscribe or a spam
+/// complaint — not even one that arrived after the admin had excluded the address by
+/// hand, which must not leave the admin's removable reason in its place.
+#[tokio::test]
+async fn an_unsubscribe_belongs_to_the_recipient_and_no_admin_removes_it() {
+    let fx = fx().await;
+    first_step_sent(&fx).await;
+    let adm = admin(&fx).await;
+    let [first, second] = [sent(&fx)[0].clone(), sent(&fx)[1].clone()];
+    // The admin excluded the first recipient by hand; then the recipient unsubscribed.
+    suppressions::add(
+        &fx.engine,
+        &adm,
+        &first.to,
+        Reason::Manual,
+        Some("pidió llamada"),
+    )
+    .await
+    .unwrap();
+    unsubscribe::confirm(&fx.engine, &token_of(&first))
+        .await
+        .unwrap();
+    // The second marked the emails as spam.
+    suppressions::add(&fx.engine, &adm, &second.to, Reason::Complained, None)
+        .await
+        .unwrap();
+    for who in [&first.to, &second.to] {
+        let e = suppressions::remove(&fx.engine, &adm, who)
+            .await
+            .unwrap_err();
+        assert_eq!(e.code(), ErrorCode::Forbidden, "{who}: {e:?}");
+        assert!(e.body().message.contains("destinatario"), "{e:?}");
+    }
+    let list = suppressions::list(&fx.engine, &adm).await.unwrap();
+    let reason_of = |who: &str| list.iter().find(|s| s.email == who).map(|s| s.reason);
+    assert_eq!(reason_of(&first.to), Some(Reason::Unsubscribed));
+    assert_eq!(reason_of(&second.to), Some(Reason::Complained));
+    // A bounce and a manual exclusion stay the admins' to remove.
+    for (who, why) in [
+        ("rebote@ejemplo.mx", Reason::Bounced),
+        ("nota@ejemplo.mx", Reason::Manual),
+    ] {
+        suppressions::add(&fx.engine, &adm, who, why, None)
+            .await
+            .unwrap();
+        suppressions::remove(&fx.engine, &adm, who).await.unwrap();
+    }
+    assert_eq!(suppressions::list(&fx.engine, &adm).await.unwrap().len(), 2);
 }

@@ -68,6 +68,12 @@ impl Reason {
         }
     }
 
+    /// Whether the recipient asked for it (an unsubscribe or a spam complaint): such a
+    /// suppression is the recipient's, and no one on the team may take it off the list.
+    pub fn by_recipient(self) -> bool {
+        matches!(self, Reason::Unsubscribed | Reason::Complained)
+    }
+
     /// What the board and the review card say (es-MX).
     pub fn label(self) -> &'static str {
         match self {
@@ -147,9 +153,11 @@ pub async fn find(
     row.as_ref().map(from_row).transpose()
 }
 
-/// Suppresses `email` (a first reason stays) and cancels every pending step to it in
-/// the workspace. Returns (whether it was new, steps cancelled). Run it inside the
-/// caller's write transaction.
+/// Suppresses `email` and cancels every pending step to it in the workspace. A first
+/// reason stays, except that the recipient's own (an unsubscribe or a complaint)
+/// replaces a team's one (manual or bounce), so the team can never remove what the
+/// recipient asked for. Returns (whether it was new, steps cancelled). Run it inside
+/// the caller's write transaction.
 pub async fn suppress_in(
     conn: &mut Conn,
     workspace_id: &str,
@@ -173,6 +181,20 @@ pub async fn suppress_in(
     .await?
     .rows_affected()
         == 1;
+    if !added && reason.by_recipient() {
+        sqlx::query(
+            "update email_suppressions set reason = $1, detail = $2, created_by = $3, created_at = $4
+              where workspace_id = $5 and email = $6 and reason in ('manual', 'bounced')",
+        )
+        .bind(reason.as_str())
+        .bind(detail)
+        .bind(by)
+        .bind(now_ms())
+        .bind(workspace_id)
+        .bind(&email)
+        .execute(&mut *conn)
+        .await?;
+    }
     let cancelled = cancel_pending(conn, workspace_id, &email, None, reason.label()).await?;
     Ok((added, cancelled))
 }
@@ -296,8 +318,10 @@ pub async fn add(
     Ok(added)
 }
 
-/// Admins: takes an address off the list (audited with what it was). Steps already
-/// cancelled stay cancelled; a later authorization may include the address again.
+/// Admins: takes a manual exclusion or a bounce off the list (audited with what it
+/// was); an unsubscribe or a complaint belongs to the recipient and is refused. Steps
+/// already cancelled stay cancelled; a later authorization may include the address
+/// again.
 pub async fn remove(engine: &impl Deps, caller: &Caller, email: &str) -> EngineResult<()> {
     caller.require_admin()?;
     let email = email.trim().to_lowercase();
@@ -310,6 +334,16 @@ pub async fn remove(engine: &impl Deps, caller: &Caller, email: &str) -> EngineR
             "ese correo en la lista de supresión",
         ));
     };
+    if was.reason.by_recipient() {
+        return Err(EngineError::typed(
+            ErrorCode::Forbidden,
+            format!(
+                "Esta baja la pidió el destinatario ({}); nadie del equipo puede quitarla.",
+                was.reason.label()
+            ),
+            "Solo el destinatario puede volver a recibir correos: si te lo pide, que responda a un correo tuyo.",
+        ));
+    }
     sqlx::query("delete from email_suppressions where workspace_id = $1 and email = $2")
         .bind(&caller.workspace_id)
         .bind(&email)
