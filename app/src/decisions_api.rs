@@ -18,13 +18,20 @@ pub async fn resolve_decision(
     session_id: String,
     decision_id: String,
     resolution: Resolution,
+    fingerprint: String,
 ) -> Result<DecisionResolution, AppError> {
     let caller = caller()?;
     let engine = engine()?;
-    let resolved =
-        luna_engine::decisions::resolve(&engine, &caller, &session_id, &decision_id, resolution)
-            .await
-            .map_err(fail)?;
+    let resolved = luna_engine::decisions::resolve(
+        &engine,
+        &caller,
+        &session_id,
+        &decision_id,
+        resolution,
+        Some(&fingerprint),
+    )
+    .await
+    .map_err(fail)?;
     // A chained request goes on with its next part (or ends, if declined).
     luna_engine::turn::service::continue_after(&engine, &caller, &session_id);
     Ok(resolved)
@@ -36,6 +43,7 @@ pub async fn authorize_sequence_steps(
     session_id: String,
     decision_id: String,
     steps: Vec<u32>,
+    fingerprint: String,
 ) -> Result<DecisionResolution, AppError> {
     let caller = caller()?;
     let steps: Vec<usize> = steps.into_iter().map(|s| s as usize).collect();
@@ -46,6 +54,7 @@ pub async fn authorize_sequence_steps(
         &session_id,
         &decision_id,
         &steps,
+        Some(&fingerprint),
     )
     .await
     .map_err(fail)?;

@@ -152,9 +152,11 @@ def act(client, session, step, key, decision):
     kind, arg, _ = step
     if kind == "turn":
         return client.call("send_message", {"session_id": session, "text": arg, "idempotency_key": key})
+    decision_id, fingerprint = decision
     if kind == "accept":
-        return client.call("resolve_decision", {"session_id": session, "decision_id": decision, "resolution": "accept"})
-    form = {"session_id": session, "decision_id": decision}
+        return client.call("resolve_decision", {"session_id": session, "decision_id": decision_id,
+                                                "resolution": "accept", "fingerprint": fingerprint})
+    form = {"session_id": session, "decision_id": decision_id, "fingerprint": fingerprint}
     form.update({f"steps[{i}]": str(i) for i in range(3)})
     return client.call("authorize_sequence_steps", form)
 
@@ -196,7 +198,8 @@ def run(args):
                 step_i += 1
                 session = None if step_i == len(STEPS) else session
                 continue
-            decision = card["id"]
+            # The click carries the card as the person saw it (its fingerprint).
+            decision = (card["id"], card.get("fingerprint", ""))
         key = f"{session}-{step_i}-{attempt}"
         # Fire the step and kill the server while it works (or just after).
         done = []

@@ -159,6 +159,12 @@ pub struct DecisionCard {
     /// whatever the audience.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub recipients: Option<u32>,
+    /// What this version of the card shows, sealed by the server when it offers the
+    /// card (and again when an edit or a re-quote issues it anew under the same id). A
+    /// person's click sends back the fingerprint of the card they looked at; a stale
+    /// one is `VERSION_CONFLICT` and nothing happens.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
+    pub fingerprint: String,
 }
 
 /// One recipient's email as the server renders it, for the review card's pager

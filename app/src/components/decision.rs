@@ -44,6 +44,9 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
     let (busy, set_busy) = signal(false);
     let (error, set_error) = signal(None::<String>);
     let id = StoredValue::new(card.id.clone());
+    // The version the person is looking at: a click on it authorizes this, never a
+    // version a teammate's edit issued after.
+    let seen = StoredValue::new(card.fingerprint.clone());
     // revisar_secuencia: one checkbox per step, all ticked to start with.
     let (ticked, set_ticked) = signal(card.steps.iter().map(|s| s.index).collect::<Vec<u32>>());
     let is_sequence = !card.steps.is_empty();
@@ -68,10 +71,21 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
             // A sequence card authorizes exactly the ticked steps, never the whole card.
             let r = if is_sequence && resolution == Resolution::Accept {
                 let steps = ticked.get_untracked();
-                crate::decisions_api::authorize_sequence_steps(session_id, id.get_value(), steps)
-                    .await
+                crate::decisions_api::authorize_sequence_steps(
+                    session_id,
+                    id.get_value(),
+                    steps,
+                    seen.get_value(),
+                )
+                .await
             } else {
-                crate::decisions_api::resolve_decision(session_id, id.get_value(), resolution).await
+                crate::decisions_api::resolve_decision(
+                    session_id,
+                    id.get_value(),
+                    resolution,
+                    seen.get_value(),
+                )
+                .await
             };
             if let Err(e) = r {
                 set_error.set(Some(e.message()));
@@ -79,7 +93,7 @@ fn DecisionCardView(card: DecisionCard, inline: bool) -> impl IntoView {
             set_busy.set(false);
         });
         #[cfg(not(feature = "hydrate"))]
-        let _ = (session_id, resolution, id, is_sequence, ticked);
+        let _ = (session_id, resolution, id, seen, is_sequence, ticked);
     };
 
     let expired_text = match card.kind {

@@ -293,7 +293,7 @@ async fn concurrent_messages_in_auto_mode_never_pass_the_budget() {
     let session: String = serde_json::from_str(&body).unwrap();
     let mut socket = app.connect(Some(&token), &session, 0).await.unwrap();
     let first = turn_over_socket(&app, &token, &mut socket, &session, SAVE, "a-1").await;
-    let save = pending_card(&first).id.clone();
+    let save = pending_card(&first).clone();
     resolve_over_socket(
         &app,
         &token,

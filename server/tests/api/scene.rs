@@ -310,11 +310,18 @@ pub(crate) async fn resolve_over_socket(
     token: &str,
     socket: &mut crate::helpers::Socket,
     session: &str,
-    decision: &str,
+    card: &luna_protocol::decision::DecisionCard,
     endpoint: &str,
     extra: &[(&str, &str)],
 ) -> Vec<SessionEvent> {
-    let mut form = vec![("session_id", session), ("decision_id", decision)];
+    // The click carries the card as the person saw it (its fingerprint), as the
+    // browser's does.
+    let decision = card.id.as_str();
+    let mut form = vec![
+        ("session_id", session),
+        ("decision_id", decision),
+        ("fingerprint", card.fingerprint.as_str()),
+    ];
     form.extend_from_slice(extra);
     let (code, body) = server_fn(app, token, endpoint, &form).await;
     assert_eq!(code, 200, "{body}");
@@ -369,7 +376,7 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
         &token,
         &mut socket,
         &session,
-        &save.id.clone(),
+        &save.clone(),
         "resolve_decision",
         &[("resolution", "accept")],
     )
@@ -418,7 +425,7 @@ async fn the_scene_continues_through_contacts_to_the_sequence_card_over_the_sock
         &token,
         &mut socket,
         &session,
-        &reveal.id.clone(),
+        &reveal.clone(),
         "resolve_decision",
         &[("resolution", "accept")],
     )
@@ -492,7 +499,7 @@ async fn pg_only_the_scene_completes_with_the_browser_on_one_instance_and_the_tu
         &token,
         &mut socket,
         &session,
-        &save.id.clone(),
+        &save.clone(),
         "resolve_decision",
         &[("resolution", "accept")],
     )

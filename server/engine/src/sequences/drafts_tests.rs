@@ -1,6 +1,7 @@
 //! Editing a draft's step from the board and paging the review card through every
 //! recipient's rendered email.
 
+use luna_protocol::account::Role;
 use luna_protocol::error::ErrorCode;
 
 use super::drafts::{edit_step, recipient_email, StepEdit};
@@ -238,8 +239,73 @@ async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
         "{:?}",
         r.steps[0]
     );
-    let done = decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &o.card.id, &[0])
-        .await
-        .unwrap();
+    let done =
+        decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &o.card.id, &[0], None)
+            .await
+            .unwrap();
     assert!(done.result.unwrap().summary.contains("Autoricé 1 paso"));
+}
+
+/// A review card offered in the fixture's session over the drafted sequence.
+async fn offered_review(
+    fx: &super::tests::Fx,
+    s: &Sequence,
+) -> luna_protocol::decision::DecisionCard {
+    use crate::agent::contract::intent::DecisionDraft;
+    use crate::agent::decisions;
+    let p = decisions::prepare(
+        &fx.engine,
+        &fx.caller,
+        &DecisionDraft::RevisarSecuencia {
+            sequence_id: s.id.clone(),
+        },
+        None,
+    )
+    .await
+    .unwrap();
+    decisions::offer(&fx.engine, &fx.caller, &fx.session, Some("t1"), p)
+        .await
+        .unwrap()
+        .card
+}
+
+/// Two people authorizing one card at once (issue 43, bug 3): each request authorizes
+/// exactly its own ticks in its own name, or loses; never the other's ticks.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn two_people_authorizing_one_card_at_once_never_run_each_others_ticks() {
+    use crate::agent::decisions;
+    for round in 0..12 {
+        let fx = fx().await;
+        let s = drafted(&fx).await;
+        let card = offered_review(&fx, &s).await;
+        let mate = fx.teammate(Role::Member, "Compañera").await.unwrap();
+        let (mine, theirs) = tokio::join!(
+            decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0], None),
+            decisions::authorize_steps(&fx.engine, &mate, &fx.session, &card.id, &[0, 1, 2], None),
+        );
+        let winners: Vec<(&crate::accounts::Caller, &[usize])> = [
+            (&mine, &fx.caller, &[0usize][..]),
+            (&theirs, &mate, &[0, 1, 2][..]),
+        ]
+        .into_iter()
+        .filter(|(r, _, _)| matches!(r, Ok(d) if !d.already))
+        .map(|(_, who, steps)| (who, steps))
+        .collect();
+        assert_eq!(winners.len(), 1, "round {round}: {mine:?} / {theirs:?}");
+        let (who, steps) = winners[0];
+        let resolved_by: String =
+            sqlx::query_scalar("select resolved_by from decisions where id = $1")
+                .bind(&card.id)
+                .fetch_one(fx.engine.store.pool())
+                .await
+                .unwrap();
+        assert_eq!(resolved_by, who.user_id, "round {round}");
+        let authorized =
+            super::tests::scalar(&fx, "select count(distinct step) from sequence_sends").await;
+        assert_eq!(
+            authorized as usize,
+            steps.len(),
+            "round {round}: the winner's own ticks"
+        );
+    }
 }

@@ -645,14 +645,21 @@ async fn the_review_card_authorizes_only_the_ticked_steps_and_never_in_auto() {
         api_key: Some(crate::testkit::grant(&[])),
         ..fx.caller.clone()
     };
-    let e = decisions::authorize_steps(&fx.engine, &agent, &fx.session, &o.card.id, &[0])
+    let e = decisions::authorize_steps(&fx.engine, &agent, &fx.session, &o.card.id, &[0], None)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::Forbidden);
 
-    let r = decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &o.card.id, &[0, 2])
-        .await
-        .unwrap();
+    let r = decisions::authorize_steps(
+        &fx.engine,
+        &fx.caller,
+        &fx.session,
+        &o.card.id,
+        &[0, 2],
+        None,
+    )
+    .await
+    .unwrap();
     assert!(r.result.unwrap().summary.contains("Autoricé 2 pasos"));
     assert_eq!(scalar(&fx, "select count(*) from sequence_sends").await, 4);
     assert_eq!(

@@ -36,6 +36,7 @@ fn card(kind: DecisionKind, title: &str, consequence: String) -> DecisionCard {
         resolves_in: kind.resolves_in(),
         steps: Vec::new(),
         recipients: None,
+        fingerprint: String::new(),
     }
 }
 

@@ -110,6 +110,18 @@ impl Prepared {
             contacts: 0,
         }
     }
+
+    /// Seals the card's fingerprint over what it shows and what accepting it runs:
+    /// done when the card is offered or issued again, so every version a person can
+    /// see has its own.
+    fn seal(&mut self) -> EngineResult<()> {
+        use sha2::{Digest, Sha256};
+        self.card.fingerprint.clear();
+        let shown = serde_json::to_vec(&(&self.card, &self.target))
+            .map_err(|e| EngineError::Internal(format!("card fingerprint: {e}")))?;
+        self.card.fingerprint = hex::encode(&Sha256::digest(&shown)[..16]);
+        Ok(())
+    }
 }
 
 /// The person's answer and its outcome are wire types (the browser sends and reads
@@ -146,8 +158,9 @@ pub async fn offer(
     caller: &Caller,
     session_id: &str,
     turn_id: Option<&str>,
-    prepared: Prepared,
+    mut prepared: Prepared,
 ) -> EngineResult<Offered> {
+    prepared.seal()?;
     if prepared.card.kind == DecisionKind::GuardarEnCrm {
         supersede_saves(engine, caller, session_id).await?;
     }
@@ -193,7 +206,7 @@ pub async fn offer(
                 caller,
                 session_id,
                 &prepared.card.id,
-                Resolution::Accept,
+                Click::auto(),
                 Via::Auto(&reservation),
             )
             .await;
@@ -254,35 +267,54 @@ async fn find_in_session(
 }
 
 /// A person authorizes the ticked steps of a `revisar_secuencia` card and accepts it.
+/// The ticks travel with this request only (never written onto the shared card before
+/// it is resolved), so two people authorizing one card at once each run their own
+/// ticks in their own name, or lose. `seen` is the card fingerprint the person looked
+/// at (see [`resolve`]).
 pub async fn authorize_steps(
     engine: &Engine,
     caller: &Caller,
     session_id: &str,
     decision_id: &str,
     steps: &[usize],
+    seen: Option<&str>,
 ) -> EngineResult<Resolved> {
     if steps.is_empty() {
         return Err(no_steps_ticked());
     }
-    let row = find_in_session(engine, caller, session_id, decision_id).await?;
-    if let (
-        Target::Sequence {
-            sequence_id,
-            version,
-            ..
+    resolve_as(
+        engine,
+        caller,
+        session_id,
+        decision_id,
+        Click {
+            resolution: Resolution::Accept,
+            seen,
+            steps: Some(steps),
         },
-        None,
-    ) = (&row.target, row.outcome())
-    {
-        let target = Target::Sequence {
-            sequence_id: sequence_id.clone(),
-            version: *version,
-            steps: Some(steps.to_vec()),
-        };
-        let mut conn = engine.store.pool().acquire().await?;
-        rows::update_target(&mut conn, &row.id, &target).await?;
+        Via::Person,
+    )
+    .await
+}
+
+/// One resolution request: the answer, the fingerprint of the card the person saw
+/// (`None` only for the engine's own callers: the auto policy, tests), and the ticked
+/// steps of a sequence card.
+#[derive(Debug, Clone, Copy)]
+struct Click<'a> {
+    resolution: Resolution,
+    seen: Option<&'a str>,
+    steps: Option<&'a [usize]>,
+}
+
+impl Click<'_> {
+    fn auto() -> Self {
+        Click {
+            resolution: Resolution::Accept,
+            seen: None,
+            steps: None,
+        }
     }
-    resolve(engine, caller, session_id, decision_id, Resolution::Accept).await
 }
 
 fn no_steps_ticked() -> EngineError {

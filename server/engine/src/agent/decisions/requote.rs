@@ -48,6 +48,7 @@ pub async fn requote_on_selection(
                     credits: 0,
                     contacts: 0,
                     receipt: None,
+                    target: None,
                 },
                 Vec::new(),
             )
@@ -85,6 +86,7 @@ pub(super) async fn supersede_saves(
                 credits: 0,
                 contacts: 0,
                 receipt: None,
+                target: None,
             },
             Vec::new(),
         )
@@ -121,6 +123,7 @@ pub(super) async fn reoffer(
     mut next: Prepared,
 ) -> EngineResult<bool> {
     next.card.id = row.id.clone();
+    next.seal()?;
     let mut tx = engine.sessions.begin(session_id).await?;
     if !rows::update_card(&mut tx, &row.id, &next.target, &next.card).await? {
         tx.rollback().await?;

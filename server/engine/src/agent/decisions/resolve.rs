@@ -5,20 +5,28 @@
 
 use super::*;
 
-/// A person accepts or declines a card (the chat's buttons, the review page).
+/// A person accepts or declines a card (the chat's buttons, the review page). `seen`
+/// is the fingerprint of the card the person looked at: when the card was issued
+/// again since (a teammate's edit, a re-quote), the click is `VERSION_CONFLICT` and
+/// nothing happens. The app always sends it; `None` is for the engine's own callers.
 pub async fn resolve(
     engine: &Engine,
     caller: &Caller,
     session_id: &str,
     decision_id: &str,
     resolution: Resolution,
+    seen: Option<&str>,
 ) -> EngineResult<Resolved> {
     resolve_as(
         engine,
         caller,
         session_id,
         decision_id,
-        resolution,
+        Click {
+            resolution,
+            seen,
+            steps: None,
+        },
         Via::Person,
     )
     .await
@@ -29,7 +37,7 @@ pub(super) async fn resolve_as(
     caller: &Caller,
     session_id: &str,
     decision_id: &str,
-    resolution: Resolution,
+    click: Click<'_>,
     via: Via<'_>,
 ) -> EngineResult<Resolved> {
     let row = find_in_session(engine, caller, session_id, decision_id).await?;
@@ -41,6 +49,33 @@ pub(super) async fn resolve_as(
             already: true,
         });
     }
+    if click
+        .seen
+        .is_some_and(|seen| seen.trim() != row.fingerprint)
+    {
+        return Err(EngineError::typed(
+            ErrorCode::VersionConflict,
+            "La tarjeta cambió después de que la viste; no hice nada.",
+            "Revisa la versión nueva de la tarjeta y vuelve a decidir.",
+        ));
+    }
+    // The steps this request ticked, never ones stored by another request.
+    let target = match (&row.target, click.steps) {
+        (
+            Target::Sequence {
+                sequence_id,
+                version,
+                ..
+            },
+            Some(steps),
+        ) => Target::Sequence {
+            sequence_id: sequence_id.clone(),
+            version: *version,
+            steps: Some(steps.to_vec()),
+        },
+        _ => row.target.clone(),
+    };
+    let resolution = click.resolution;
     if resolution == Resolution::Decline {
         let done = finish(
             engine,
@@ -54,6 +89,7 @@ pub(super) async fn resolve_as(
                 credits: 0,
                 contacts: 0,
                 receipt: None,
+                target: None,
             },
             Vec::new(),
         )
@@ -75,7 +111,7 @@ pub(super) async fn resolve_as(
     }
     // A sequence card is accepted only with the steps the person ticked
     // (`authorize_steps`); a bare «aceptar» names none and authorizes nothing.
-    if matches!(&row.target, Target::Sequence { steps, .. } if steps.as_ref().is_none_or(Vec::is_empty))
+    if matches!(&target, Target::Sequence { steps, .. } if steps.as_ref().is_none_or(Vec::is_empty))
     {
         return Err(no_steps_ticked());
     }
@@ -87,7 +123,7 @@ pub(super) async fn resolve_as(
         engine,
         caller,
         &row.session_id,
-        &row.target,
+        &target,
         &row.idempotency_key,
         auto_text.as_deref(),
     )
@@ -121,6 +157,7 @@ pub(super) async fn resolve_as(
             credits: executed.credits,
             contacts: executed.contacts,
             receipt: executed.receipt.clone(),
+            target: (target != row.target).then_some(&target),
         },
         executed.patch,
         reserved,
@@ -301,6 +338,7 @@ pub(super) async fn expire(
             credits: 0,
             contacts: 0,
             receipt: None,
+            target: None,
         },
         Vec::new(),
     )

@@ -59,6 +59,9 @@ pub struct DecisionRow {
     pub expires_at: Option<i64>,
     pub status: DecisionStatus,
     pub result: Option<DecisionResult>,
+    /// The fingerprint of the card as last offered (empty for cards stored before
+    /// fingerprints existed).
+    pub fingerprint: String,
 }
 
 impl DecisionRow {
@@ -80,6 +83,14 @@ struct StoredDecision {
     expires_at: Option<i64>,
     status: String,
     result: Option<String>,
+    card: String,
+}
+
+/// The one field of the stored card the resolution reads.
+#[derive(serde::Deserialize)]
+struct SealedCard {
+    #[serde(default)]
+    fingerprint: String,
 }
 
 impl TryFrom<StoredDecision> for DecisionRow {
@@ -91,6 +102,7 @@ impl TryFrom<StoredDecision> for DecisionRow {
             target: stored::json("decisions.target", &r.target)?,
             status: r.status.parse()?,
             result: stored::opt_json("decisions.result", r.result.as_deref())?,
+            fingerprint: stored::json::<SealedCard>("decisions.card", &r.card)?.fingerprint,
             id: r.id,
             session_id: r.session_id,
             turn_id: r.turn_id,
@@ -140,7 +152,7 @@ pub async fn find(
 ) -> EngineResult<Option<DecisionRow>> {
     sqlx::query_as::<_, StoredDecision>(
         "select id, session_id, turn_id, kind, target, idempotency_key, expires_at,
-                status, result
+                status, result, card
            from decisions where id = $1 and session_id = $2 and workspace_id = $3",
     )
     .bind(id)
@@ -172,16 +184,6 @@ pub async fn update_card(
     Ok(done.rows_affected() == 1)
 }
 
-/// Replaces a pending decision's target (the steps a person ticked).
-pub async fn update_target(conn: &mut Conn, id: &str, target: &Target) -> EngineResult<bool> {
-    let done = sqlx::query("update decisions set target = $1 where id = $2 and status = 'pending'")
-        .bind(to_json(target)?)
-        .bind(id)
-        .execute(conn)
-        .await?;
-    Ok(done.rows_affected() == 1)
-}
-
 /// How a decision left `pending`.
 pub struct Finish<'a> {
     pub status: DecisionOutcome,
@@ -192,6 +194,9 @@ pub struct Finish<'a> {
     pub contacts: u32,
     /// The billing receipt, when the execution charged (audit only).
     pub receipt: Option<String>,
+    /// What was executed, when it differs from the stored target (the steps a person
+    /// ticked on a sequence card): stored with the status, in the same statement.
+    pub target: Option<&'a Target>,
 }
 
 /// Moves a pending decision to its final status. False when it was not pending any
@@ -199,7 +204,8 @@ pub struct Finish<'a> {
 pub async fn finish(conn: &mut Conn, id: &str, f: &Finish<'_>) -> EngineResult<bool> {
     let done = sqlx::query(
         "update decisions set status = $1, resolved_by = $2, resolved_via = $3, resolved_at = $4,
-                              result = $5, credits = $6, contacts = $7
+                              result = $5, credits = $6, contacts = $7,
+                              target = coalesce($9, target)
           where id = $8 and status = 'pending'",
     )
     .bind(DecisionStatus::of(f.status).as_str())
@@ -210,6 +216,7 @@ pub async fn finish(conn: &mut Conn, id: &str, f: &Finish<'_>) -> EngineResult<b
     .bind(i64::from(f.credits))
     .bind(i64::from(f.contacts))
     .bind(id)
+    .bind(f.target.map(to_json).transpose()?)
     .execute(conn)
     .await?;
     Ok(done.rows_affected() == 1)

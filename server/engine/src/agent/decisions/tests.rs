@@ -134,7 +134,7 @@ async fn offer_in(fx: &Fx, turn: &str, p: Prepared) -> Offered {
 
 /// The fixture's person resolves a card of the fixture's session.
 async fn decide(fx: &Fx, decision_id: &str, how: Resolution) -> EngineResult<Resolved> {
-    resolve(&fx.engine, &fx.caller, &fx.session, decision_id, how).await
+    resolve(&fx.engine, &fx.caller, &fx.session, decision_id, how, None).await
 }
 
 async fn scalar(fx: &Fx, sql: &str) -> i64 {
@@ -414,6 +414,7 @@ async fn only_an_owner_or_admin_resolves_a_merge() {
         &fx.session,
         &card.id,
         Resolution::Accept,
+        None,
     )
     .await
     .unwrap();
@@ -477,6 +478,7 @@ async fn another_workspace_cannot_resolve_a_card() {
         &fx.session,
         &card.id,
         Resolution::Accept,
+        None,
     )
     .await
     .unwrap_err();
@@ -1069,11 +1071,11 @@ async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
     // sequence does not have authorizes nothing and leaves the card pending.
     let e = decide(&fx, &card.id, Resolution::Accept).await.unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
-    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[])
+    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[], None)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
-    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 7])
+    let e = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 7], None)
         .await
         .unwrap_err();
     assert_eq!(e.code(), ErrorCode::InvalidArgument);
@@ -1084,7 +1086,7 @@ async fn the_scene_ends_with_a_sequence_a_person_authorizes_step_by_step() {
     );
     assert_eq!(board(&fx).await.pending.len(), 1, "the card still waits");
 
-    let r = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 1])
+    let r = authorize_steps(&fx.engine, &fx.caller, &fx.session, &card.id, &[0, 1], None)
         .await
         .unwrap();
     assert_eq!(r.outcome, DecisionOutcome::Accepted);

@@ -287,6 +287,7 @@ async fn accept_pending(engine: &crate::Engine, caller: &crate::accounts::Caller
             session,
             &card.id,
             crate::agent::decisions::Resolution::Accept,
+            None,
         )
         .await
         .unwrap();

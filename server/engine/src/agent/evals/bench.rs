@@ -380,7 +380,8 @@ pub async fn run(engine: &Engine, briefs: &[Brief]) -> EngineResult<Report> {
                         Then::Accept => Resolution::Accept,
                         Then::Decline => Resolution::Decline,
                     };
-                    decisions::resolve(engine, &caller, &session, &card.id, resolution).await?;
+                    decisions::resolve(engine, &caller, &session, &card.id, resolution, None)
+                        .await?;
                 }
             }
             turn_ids.push(turn_id);

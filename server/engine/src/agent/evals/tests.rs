@@ -771,6 +771,7 @@ async fn a_real_level_0_write_exposes_an_undo_token_the_reducer_shows() {
         &session,
         &card,
         crate::agent::decisions::Resolution::Accept,
+        None,
     )
     .await
     .unwrap();

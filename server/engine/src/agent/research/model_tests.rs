@@ -477,6 +477,7 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         &session,
         &decision,
         Resolution::Accept,
+        None,
     )
     .await
     .unwrap_err();
@@ -510,6 +511,7 @@ async fn an_expired_proposal_cannot_be_accepted_and_starts_nothing() {
         &session,
         &decision,
         Resolution::Accept,
+        None,
     )
     .await
     .unwrap_err();

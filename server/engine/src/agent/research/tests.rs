@@ -69,7 +69,7 @@ pub(super) async fn accept(
     session: &str,
     decision: &str,
 ) -> String {
-    let r = decisions::resolve(engine, caller, session, decision, Resolution::Accept)
+    let r = decisions::resolve(engine, caller, session, decision, Resolution::Accept, None)
         .await
         .unwrap();
     let refs = r.result.unwrap().refs;
@@ -394,9 +394,16 @@ async fn explorer_and_the_concurrency_limit_are_refused_with_typed_errors() {
     let (_, first) = offer(&w.engine, &w.caller, &session).await;
     let (_, second) = offer(&w.engine, &w.caller, &session).await;
     accept(&w.engine, &w.caller, &session, &first).await;
-    let e = decisions::resolve(&w.engine, &w.caller, &session, &second, Resolution::Accept)
-        .await
-        .unwrap_err();
+    let e = decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &second,
+        Resolution::Accept,
+        None,
+    )
+    .await
+    .unwrap_err();
     assert_eq!(e.code(), ErrorCode::PlanLimit);
     // And a new preview is refused too while the first runs.
     let e = research_start(&w.engine, &w.caller, &session)
@@ -425,6 +432,7 @@ async fn accepting_the_card_twice_starts_exactly_one_run() {
         &session,
         &decision,
         Resolution::Accept,
+        None,
     )
     .await
     .unwrap();

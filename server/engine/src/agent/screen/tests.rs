@@ -367,9 +367,16 @@ async fn from_a_session_moves_update_the_saved_counts_and_deshacer_is_in_the_log
         .pending[0]
         .id
         .clone();
-    crate::agent::decisions::resolve(&w.engine, &w.caller, &session, &save, Resolution::Accept)
-        .await
-        .unwrap();
+    crate::agent::decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &save,
+        Resolution::Accept,
+        None,
+    )
+    .await
+    .unwrap();
     let saved = || async {
         w.engine
             .sessions

@@ -90,7 +90,7 @@ fn count(v: &SessionView, person: bool) -> usize {
 
 async fn accept(engine: &Engine, caller: &Caller, session: &str, v: &SessionView) {
     let card = &v.board.pending[0];
-    crate::agent::decisions::resolve(engine, caller, session, &card.id, Resolution::Accept)
+    crate::agent::decisions::resolve(engine, caller, session, &card.id, Resolution::Accept, None)
         .await
         .unwrap();
     continue_after(engine, caller, session);
@@ -172,9 +172,16 @@ async fn declining_a_card_ends_the_plan_with_a_note_and_starts_nothing() {
     )
     .await;
     let card = v.board.pending[0].id.clone();
-    crate::agent::decisions::resolve(&w.engine, &w.caller, &session, &card, Resolution::Decline)
-        .await
-        .unwrap();
+    crate::agent::decisions::resolve(
+        &w.engine,
+        &w.caller,
+        &session,
+        &card,
+        Resolution::Decline,
+        None,
+    )
+    .await
+    .unwrap();
     continue_after(&w.engine, &w.caller, &session);
     for _ in 0..100 {
         let v = view(&w.engine, &w.caller, &session).await;
