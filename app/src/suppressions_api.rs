@@ -22,6 +22,9 @@ pub struct SuppressionView {
     pub detail: Option<String>,
     /// Unix ms.
     pub created_at: i64,
+    /// Whether the team may take it off the list (a manual exclusion or a bounce); an
+    /// unsubscribe or a complaint is the recipient's.
+    pub removable: bool,
 }
 
 /// What a CSV import did.
@@ -49,6 +52,7 @@ pub async fn list_suppressions() -> Result<Vec<SuppressionView>, AppError> {
             label: s.reason.label().to_owned(),
             detail: s.detail,
             created_at: s.created_at,
+            removable: !s.reason.by_recipient(),
         })
         .collect())
 }

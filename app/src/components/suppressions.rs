@@ -147,8 +147,6 @@ pub fn SuppressionsSection() -> impl IntoView {
 
 fn row(s: SuppressionView, remove: impl Fn(String) + Copy + 'static) -> impl IntoView {
     let address = s.email.clone();
-    // An unsubscribe or a complaint is the recipient's: the server refuses to remove it.
-    let by_recipient = matches!(s.reason.as_str(), "unsubscribed" | "complained");
     let why = match &s.detail {
         Some(d) => format!("{} ({d})", s.label),
         None => s.label.clone(),
@@ -159,7 +157,7 @@ fn row(s: SuppressionView, remove: impl Fn(String) + Copy + 'static) -> impl Int
             <td>{why}</td>
             <td>{date_from_ms(s.created_at)}</td>
             <td>
-                {if by_recipient {
+                {if !s.removable {
                     view! {
                         <span class="text-sm text-slate-500" data-testid="suppression-by-recipient"
                             title="La pidió el destinatario: nadie del equipo puede quitarla">

@@ -104,13 +104,9 @@ async fn declining_the_sequence_card_leaves_a_session_that_answers() {
 async fn editing_a_drafted_step_leaves_a_session_that_answers_and_a_draft_that_can_be_authorized() {
     let app = spawn_app().await;
     let (token, session, mut socket, card) = scene_to_sequence_card(&app).await;
-    let snapshot = app
-        .engine
-        .sessions
-        .snapshot_at_latest(&app.login("ventas@demo.luna.mx").await.1, &session)
-        .await
-        .unwrap();
-    let sequence = &snapshot.view.board.sequences[0];
+    let caller = app.login("ventas@demo.luna.mx").await.1;
+    let before = board(&app, &caller, &session).await;
+    let sequence = &before.sequences[0];
     let version = sequence.version.to_string();
     let (code, body) = server_fn(
         &app,
@@ -130,16 +126,8 @@ async fn editing_a_drafted_step_leaves_a_session_that_answers_and_a_draft_that_c
     answers(&app, &token, &mut socket, &session, "d-2").await;
 
     // The card issued again over the edit authorizes the new version.
-    let caller = app.login("ventas@demo.luna.mx").await.1;
-    let view = app
-        .engine
-        .sessions
-        .snapshot_at_latest(&caller, &session)
-        .await
-        .unwrap()
-        .view;
-    let again = view
-        .board
+    let after = board(&app, &caller, &session).await;
+    let again = after
         .pending
         .iter()
         .find(|c| c.id == card.id)
@@ -160,4 +148,19 @@ async fn editing_a_drafted_step_leaves_a_session_that_answers_and_a_draft_that_c
         matches!(done.last(), Some(SessionEvent::DecisionResolved(r)) if r.outcome == DecisionOutcome::Accepted)
     );
     answers(&app, &token, &mut socket, &session, "d-3").await;
+}
+
+/// The session's board as its log folds it now.
+pub(crate) async fn board(
+    app: &crate::helpers::TestApp,
+    caller: &luna_engine::accounts::Caller,
+    session: &str,
+) -> luna_protocol::board::Board {
+    app.engine
+        .sessions
+        .snapshot_at_latest(caller, session)
+        .await
+        .unwrap()
+        .view
+        .board
 }

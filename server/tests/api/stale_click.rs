@@ -6,7 +6,7 @@
 use luna_protocol::decision::DecisionOutcome;
 use luna_protocol::event::SessionEvent;
 
-use crate::draft_stage::scene_to_sequence_card;
+use crate::draft_stage::{board, scene_to_sequence_card};
 use crate::helpers::spawn_app;
 use crate::scene::{resolve_over_socket, server_fn};
 
@@ -101,18 +101,4 @@ async fn a_click_on_the_card_as_it_was_before_a_teammates_edit_authorizes_nothin
     assert!(
         matches!(done.last(), Some(SessionEvent::DecisionResolved(r)) if r.outcome == DecisionOutcome::Accepted)
     );
-}
-
-async fn board(
-    app: &crate::helpers::TestApp,
-    caller: &luna_engine::accounts::Caller,
-    session: &str,
-) -> luna_protocol::board::Board {
-    app.engine
-        .sessions
-        .snapshot_at_latest(caller, session)
-        .await
-        .unwrap()
-        .view
-        .board
 }

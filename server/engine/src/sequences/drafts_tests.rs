@@ -188,23 +188,10 @@ async fn the_review_card_pages_through_every_recipients_rendered_email() {
 
 #[tokio::test]
 async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
-    use crate::agent::contract::intent::DecisionDraft;
     use crate::agent::decisions;
     let fx = fx().await;
     let s = drafted(&fx).await;
-    let p = decisions::prepare(
-        &fx.engine,
-        &fx.caller,
-        &DecisionDraft::RevisarSecuencia {
-            sequence_id: s.id.clone(),
-        },
-        None,
-    )
-    .await
-    .unwrap();
-    let o = decisions::offer(&fx.engine, &fx.caller, &fx.session, Some("t1"), p)
-        .await
-        .unwrap();
+    let offered = offered_review(&fx, &s).await;
     edit_step(
         &fx.engine,
         &fx.caller,
@@ -223,7 +210,7 @@ async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
         .board
         .pending
         .iter()
-        .find(|c| c.id == o.card.id)
+        .find(|c| c.id == offered.id)
         .unwrap();
     assert!(
         card.steps[0].label.contains("Asunto nuevo"),
@@ -231,7 +218,7 @@ async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
         card.steps[0]
     );
     // The pager and the authorization follow the new version.
-    let r = decisions::sequence_recipient(&fx.engine, &fx.caller, &fx.session, &o.card.id, 2)
+    let r = decisions::sequence_recipient(&fx.engine, &fx.caller, &fx.session, &offered.id, 2)
         .await
         .unwrap();
     assert!(
@@ -240,7 +227,7 @@ async fn an_edit_issues_the_waiting_review_card_again_over_the_new_version() {
         r.steps[0]
     );
     let done =
-        decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &o.card.id, &[0], None)
+        decisions::authorize_steps(&fx.engine, &fx.caller, &fx.session, &offered.id, &[0], None)
             .await
             .unwrap();
     assert!(done.result.unwrap().summary.contains("Autoricé 1 paso"));
